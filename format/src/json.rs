@@ -1,0 +1,233 @@
+//! A tiny JSON object writer for one event line.
+//!
+//! The shim formats an event into a byte buffer with this writer and hands
+//! the finished line to a single `write(2)`. It never panics and does not
+//! allocate beyond the buffer it is given to grow. Strings are escaped per
+//! RFC 8259; bytes that are not valid UTF-8 (possible in Linux paths) are
+//! written as U+FFFD, since JSON text must be Unicode.
+
+/// Builds one JSON object (one trace line) into a `Vec<u8>`.
+pub struct Line<'a> {
+    buf: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Line<'a> {
+    /// Starts a line; clears `buf`.
+    pub fn new(buf: &'a mut Vec<u8>) -> Self {
+        buf.clear();
+        buf.push(b'{');
+        Line { buf, first: true }
+    }
+
+    fn key(&mut self, k: &str) {
+        if !self.first {
+            self.buf.push(b',');
+        }
+        self.first = false;
+        write_str(self.buf, k.as_bytes());
+        self.buf.push(b':');
+    }
+
+    pub fn str(&mut self, k: &str, v: &str) -> &mut Self {
+        self.bytes(k, v.as_bytes())
+    }
+
+    /// A string value from raw bytes (a path); invalid UTF-8 becomes U+FFFD.
+    pub fn bytes(&mut self, k: &str, v: &[u8]) -> &mut Self {
+        self.key(k);
+        write_str(self.buf, v);
+        self
+    }
+
+    /// A string, or `null` when absent.
+    pub fn opt_bytes(&mut self, k: &str, v: Option<&[u8]>) -> &mut Self {
+        match v {
+            Some(v) => self.bytes(k, v),
+            None => self.null(k),
+        }
+    }
+
+    pub fn u64(&mut self, k: &str, v: u64) -> &mut Self {
+        self.key(k);
+        write_u64(self.buf, v);
+        self
+    }
+
+    pub fn i64(&mut self, k: &str, v: i64) -> &mut Self {
+        self.key(k);
+        if v < 0 {
+            self.buf.push(b'-');
+        }
+        write_u64(self.buf, v.unsigned_abs());
+        self
+    }
+
+    pub fn bool(&mut self, k: &str, v: bool) -> &mut Self {
+        self.key(k);
+        self.buf
+            .extend_from_slice(if v { b"true" } else { b"false" });
+        self
+    }
+
+    pub fn null(&mut self, k: &str) -> &mut Self {
+        self.key(k);
+        self.buf.extend_from_slice(b"null");
+        self
+    }
+
+    /// An array of strings.
+    pub fn str_array<'i, I: IntoIterator<Item = &'i [u8]>>(&mut self, k: &str, items: I) -> &mut Self {
+        self.key(k);
+        self.buf.push(b'[');
+        for (i, s) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            write_str(self.buf, s);
+        }
+        self.buf.push(b']');
+        self
+    }
+
+    /// A nested value written by `f` (an object or array built with [`Line`]
+    /// helpers on the same buffer via [`Nested`]).
+    pub fn nested(&mut self, k: &str, f: impl FnOnce(&mut Nested<'_>)) -> &mut Self {
+        self.key(k);
+        let mut n = Nested { buf: self.buf };
+        f(&mut n);
+        self
+    }
+
+    /// Finishes the object and appends the newline. The buffer then holds
+    /// exactly one trace line.
+    pub fn finish(self) {
+        self.buf.extend_from_slice(b"}\n");
+    }
+}
+
+/// Writer for nested arrays and objects inside a [`Line`].
+pub struct Nested<'a> {
+    buf: &'a mut Vec<u8>,
+}
+
+impl Nested<'_> {
+    /// Writes an array whose elements are objects, each built by `each`.
+    pub fn array_of_objects<T>(&mut self, items: &[T], mut each: impl FnMut(&mut Line<'_>, &T)) {
+        self.buf.push(b'[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            self.buf.push(b'{');
+            let mut obj = Line { buf: self.buf, first: true };
+            each(&mut obj, item);
+            self.buf.push(b'}');
+        }
+        self.buf.push(b']');
+    }
+
+    /// Writes an object whose members are built by `f`.
+    pub fn object(&mut self, f: impl FnOnce(&mut Line<'_>)) {
+        self.buf.push(b'{');
+        let mut obj = Line { buf: self.buf, first: true };
+        f(&mut obj);
+        self.buf.push(b'}');
+    }
+}
+
+fn write_u64(buf: &mut Vec<u8>, mut v: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+/// Writes `s` as a JSON string literal.
+pub fn write_str(buf: &mut Vec<u8>, s: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    buf.push(b'"');
+    let mut rest = s;
+    while !rest.is_empty() {
+        let (valid, bad) = match core::str::from_utf8(rest) {
+            Ok(v) => (v, 0),
+            Err(e) => {
+                let (v, _) = rest.split_at(e.valid_up_to());
+                // SAFETY-free: from_utf8 told us this prefix is valid.
+                let v = core::str::from_utf8(v).unwrap_or("");
+                (v, e.error_len().unwrap_or(rest.len() - e.valid_up_to()))
+            }
+        };
+        for &c in valid.as_bytes() {
+            match c {
+                b'"' => buf.extend_from_slice(b"\\\""),
+                b'\\' => buf.extend_from_slice(b"\\\\"),
+                b'\n' => buf.extend_from_slice(b"\\n"),
+                b'\r' => buf.extend_from_slice(b"\\r"),
+                b'\t' => buf.extend_from_slice(b"\\t"),
+                c if c < 0x20 || c == 0x7f => {
+                    buf.extend_from_slice(b"\\u00");
+                    buf.push(HEX[(c >> 4) as usize]);
+                    buf.push(HEX[(c & 15) as usize]);
+                }
+                c => buf.push(c),
+            }
+        }
+        rest = &rest[valid.len()..];
+        if bad > 0 {
+            buf.extend_from_slice("\u{fffd}".as_bytes());
+            rest = &rest[bad.min(rest.len())..];
+        }
+    }
+    buf.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_one_line_with_escapes() {
+        let mut buf = Vec::new();
+        let mut l = Line::new(&mut buf);
+        l.str("ev", "load")
+            .bytes("path", b"/a \"b\"\\c\n\x01")
+            .u64("n", 0)
+            .i64("neg", -42)
+            .bool("ok", true)
+            .null("none")
+            .str_array("argv", [&b"x"[..], b"y"])
+            .nested("tried", |n| {
+                n.array_of_objects(&[1u64, 2], |o, v| {
+                    o.u64("i", *v);
+                })
+            });
+        l.finish();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "{\"ev\":\"load\",\"path\":\"/a \\\"b\\\"\\\\c\\n\\u0001\",\"n\":0,\"neg\":-42,\
+             \"ok\":true,\"none\":null,\"argv\":[\"x\",\"y\"],\"tried\":[{\"i\":1},{\"i\":2}]}\n"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement_char() {
+        let mut buf = Vec::new();
+        write_str(&mut buf, b"a\xffb\xc3");
+        assert_eq!(String::from_utf8(buf).unwrap(), "\"a\u{fffd}b\u{fffd}\"");
+    }
+
+    #[test]
+    fn u64_extremes() {
+        let mut buf = Vec::new();
+        write_u64(&mut buf, u64::MAX);
+        assert_eq!(buf, b"18446744073709551615");
+    }
+}

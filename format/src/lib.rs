@@ -1,0 +1,199 @@
+//! The cudnn-trace event format.
+//!
+//! A trace directory holds one JSON Lines file per traced process image
+//! (`<pid>.jsonl`, or `<pid>.<n>.jsonl` after an `exec` or a pid reuse).
+//! The first line of each file is a [`ev::PROCESS`] header carrying
+//! [`SCHEMA_VERSION`]; every later line is one event. The full schema is
+//! documented in `docs/trace-format.md`; this crate is the single source of
+//! the names both sides use.
+//!
+//! The writer half ([`json`]) has no dependencies and never panics, so the
+//! shim can use it inside other people's processes. The reader half
+//! ([`read`], feature `read`) is for the CLI.
+
+#![forbid(unsafe_code)]
+
+pub mod json;
+#[cfg(feature = "read")]
+pub mod read;
+
+/// Version of the on-disk schema, written in every process header as `v`.
+/// Bump it when a field changes meaning or an event kind is removed; adding a
+/// field or an event kind is compatible (readers skip what they don't know).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Environment variable names shared by the launcher and the shim.
+pub mod envvar {
+    /// Directory where the shim writes its per-process trace files.
+    pub const OUT_DIR: &str = "CUDNN_TRACE_DIR";
+    /// `cuda` (default) keeps the full record for CUDA-family libraries only;
+    /// `all` keeps it for every library.
+    pub const MODE: &str = "CUDNN_TRACE_MODE";
+    /// Path of the shim itself, so that children and diagnostics can name it.
+    pub const SHIM: &str = "CUDNN_TRACE_SHIM";
+    /// Set to `0` to make an inherited shim inert without editing LD_PRELOAD.
+    pub const ENABLE: &str = "CUDNN_TRACE";
+}
+
+/// Event kinds (the `ev` field).
+pub mod ev {
+    /// First line of every file: who the process is.
+    pub const PROCESS: &str = "process";
+    /// A library entered the process (or a request was served by one
+    /// already there: `new` is false).
+    pub const LOAD: &str = "load";
+    /// A load request failed.
+    pub const LOAD_FAILED: &str = "load_failed";
+    /// A library left the process (`dlclose` took its last reference).
+    pub const UNLOAD: &str = "unload";
+    /// The program read the loader's error text for an earlier failed request.
+    pub const DLERROR: &str = "dlerror";
+    /// Something the shim wants the user to know (bad configuration, …).
+    pub const NOTE: &str = "note";
+}
+
+/// Why the loader picked a path (the `reason` field of a load event).
+pub mod reason {
+    /// The request named a path (contained a `/`), possibly after `$ORIGIN` expansion.
+    pub const PATH: &str = "path";
+    /// Served by an object already in the namespace (name or SONAME match).
+    pub const ALREADY_LOADED: &str = "already-loaded";
+    /// The candidate was a different path to a file that was already mapped
+    /// (same device and inode), so the loader reused that object.
+    pub const SAME_FILE: &str = "same-file";
+    pub const LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+    /// DT_RPATH of `reason_owner` (the requester, one of its loaders, or the executable).
+    pub const RPATH: &str = "RPATH";
+    /// DT_RUNPATH of `reason_owner` (always the requester itself).
+    pub const RUNPATH: &str = "RUNPATH";
+    /// An RPATH/RUNPATH directory the shim could not attribute to one object.
+    pub const RPATH_OR_RUNPATH: &str = "RPATH/RUNPATH";
+    pub const LD_SO_CACHE: &str = "ld.so.cache";
+    pub const DEFAULT_DIR: &str = "default-dir";
+    /// A trusted directory searched in secure-execution mode.
+    pub const SECURE_DIR: &str = "secure-dir";
+    pub const MAIN_PROGRAM: &str = "main-program";
+    pub const DYNAMIC_LINKER: &str = "dynamic-linker";
+    pub const VDSO: &str = "vdso";
+    pub const UNKNOWN: &str = "unknown";
+}
+
+/// How the request reached the loader (the `via` field).
+pub mod via {
+    pub const DLOPEN: &str = "dlopen";
+    pub const DLMOPEN: &str = "dlmopen";
+    /// A DT_NEEDED entry of `requester`, at start-up or inside a dlopen.
+    pub const NEEDED: &str = "needed";
+    /// LD_PRELOAD / --preload.
+    pub const PRELOAD: &str = "preload";
+    /// Loaded by the kernel or the dynamic linker itself (main program, ld.so, vdso).
+    pub const STARTUP: &str = "startup";
+    /// A loader request whose origin the shim could not see (for instance a
+    /// `dlopen` from an `RTLD_DEEPBIND` library, which bypasses the hook).
+    pub const LOADER: &str = "loader";
+}
+
+/// Outcome of one candidate path the loader tried (`tried[].result`).
+pub mod tried {
+    /// No file at that path.
+    pub const MISSING: &str = "missing";
+    /// A file exists there but the loader passed over it (wrong ELF class or
+    /// machine, unreadable, not a shared object, …).
+    pub const REJECTED: &str = "rejected";
+    /// The loader took this candidate.
+    pub const USED: &str = "used";
+}
+
+/// Environment variables copied into the process header when set: the ones
+/// that change what gets loaded, and the rank variables that tell which
+/// worker of a distributed job a process is.
+pub const HEADER_ENV: &[&str] = &[
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "LD_BIND_NOW",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CONDA_PREFIX",
+    "VIRTUAL_ENV",
+    "XLA_FLAGS",
+    "TF_CPP_MIN_LOG_LEVEL",
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "SLURM_PROCID",
+    "SLURM_LOCALID",
+    "SLURM_JOB_ID",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "PMI_RANK",
+    "PMIX_RANK",
+    "MV2_COMM_WORLD_RANK",
+    "JAX_PROCESS_ID",
+];
+
+/// CUDA-family library stems: a library whose file name starts with
+/// `<stem>.so` or `<stem>_`… gets the full record by default.
+/// Each entry is (prefix of the file name, family name used in reports).
+/// Order matters: longer prefixes that share a start come first.
+pub const CUDA_FAMILY: &[(&str, &str)] = &[
+    ("libcudnn", "cudnn"),
+    ("libcudart", "cudart"),
+    ("libcuda.so", "cuda"),
+    ("libcublasLt", "cublasLt"),
+    ("libcublas", "cublas"),
+    ("libnvrtc", "nvrtc"),
+    ("libnvJitLink", "nvJitLink"),
+    ("libcufft", "cufft"),
+    ("libcurand", "curand"),
+    ("libcusparse", "cusparse"),
+    ("libcusolver", "cusolver"),
+    ("libnccl", "nccl"),
+];
+
+/// The CUDA family a file name (or path) belongs to, if any.
+///
+/// `libcudnn_graph.so.9` → `cudnn`; `libcuda.so.1` → `cuda`;
+/// `libcudart_static.a` → none (not a shared object name).
+pub fn cuda_family(name: &[u8]) -> Option<&'static str> {
+    let base = match name.iter().rposition(|&c| c == b'/') {
+        Some(i) => &name[i + 1..],
+        None => name,
+    };
+    if !contains(base, b".so") {
+        return None;
+    }
+    CUDA_FAMILY
+        .iter()
+        .find(|(prefix, _)| base.starts_with(prefix.as_bytes()))
+        .map(|&(_, fam)| fam)
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_of_names_and_paths() {
+        assert_eq!(cuda_family(b"libcudnn_graph.so.9"), Some("cudnn"));
+        assert_eq!(cuda_family(b"/x/y/libcudnn.so.9.19.0"), Some("cudnn"));
+        assert_eq!(cuda_family(b"libcuda.so.1"), Some("cuda"));
+        assert_eq!(cuda_family(b"libcudart.so.13"), Some("cudart"));
+        assert_eq!(cuda_family(b"libcublasLt.so.13"), Some("cublasLt"));
+        assert_eq!(cuda_family(b"libcublas.so.13"), Some("cublas"));
+        assert_eq!(cuda_family(b"libnccl.so.2"), Some("nccl"));
+        assert_eq!(cuda_family(b"libnvJitLink.so.13"), Some("nvJitLink"));
+        // Not CUDA: look-alikes and non-shared-object names.
+        assert_eq!(cuda_family(b"libcudart_static.a"), None);
+        assert_eq!(cuda_family(b"libc.so.6"), None);
+        assert_eq!(cuda_family(b"/opt/libcudnn/libfoo.so"), None);
+        assert_eq!(cuda_family(b"libcudatrace.so"), None);
+    }
+}

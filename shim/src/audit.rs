@@ -1,0 +1,703 @@
+//! The rtld-audit role: sees every search step and every object the loader
+//! maps, in every namespace, without wrapping anything.
+//!
+//! glibc calls `la_objsearch` with `LA_SER_ORIG` for each name it is asked to
+//! load (a DT_NEEDED entry, a `dlopen` name or path), then once per candidate
+//! path with the search step that produced it (`LA_SER_LIBPATH`,
+//! `LA_SER_RUNPATH`, `LA_SER_CONFIG`, `LA_SER_DEFAULT`), and `la_objopen` when
+//! one candidate was mapped (glibc 2.36 `elf/dl-load.c` `_dl_map_object`).
+//! Searches on one thread are strictly sequential, so a per-thread "current
+//! search" is enough to know which candidate won and why.
+//!
+//! What the loader does not tell an audit module is that a search *failed*
+//! or was served without mapping anything (a request for a name already
+//! loaded never reaches `la_objsearch`). The preload role reports the result
+//! of each `dlopen`/`dlmopen` through [`crate::bridge`]; without it, an
+//! unfinished search is judged at the thread's next loader activity.
+//!
+//! Everything here runs in the audit namespace (its own libc, malloc, errno),
+//! and only with the loader's own lock held or from the bridge; nothing here
+//! calls back into the loader.
+
+use crate::elf::{self, Candidate};
+use crate::lock::ForkSafeLock;
+use crate::sys::*;
+use crate::trace;
+use cudnn_trace_format::{cuda_family, ev, json::Line, reason, tried, via};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// One `la_objsearch` candidate.
+struct Cand {
+    path: Vec<u8>,
+    flag: u32,
+}
+
+/// The search for one requested name, from `LA_SER_ORIG` to its outcome.
+struct Search {
+    name: Vec<u8>,
+    /// `struct link_map *` of the object on whose behalf the loader searches.
+    requester: usize,
+    tried: Vec<Cand>,
+}
+
+/// A `dlopen`/`dlmopen` call in progress, reported by the preload role.
+struct Request {
+    token: u64,
+    kind: u32,
+    name: Vec<u8>,
+    mode: i32,
+    lmid: i64,
+    caller: usize,
+    /// An object was mapped for this very name.
+    opened: bool,
+}
+
+/// A failure whose error text the program may still read with `dlerror()`.
+struct AwaitingText {
+    seq: u64,
+    /// Names the loader's message would mention (request, failed dependency).
+    names: Vec<Vec<u8>>,
+}
+
+struct ThreadState {
+    search: Option<Search>,
+    requests: Vec<Request>,
+    awaiting: Option<AwaitingText>,
+}
+
+thread_local! {
+    static THREAD: RefCell<ThreadState> = const {
+        RefCell::new(ThreadState { search: None, requests: Vec::new(), awaiting: None })
+    };
+}
+
+/// What the shim remembers about each mapped object.
+struct Obj {
+    /// The link map that asked for it (glibc's `l_loader`), 0 if none.
+    requester: usize,
+    recorded: bool,
+    family: Option<&'static str>,
+    path: Vec<u8>,
+    lmid: i64,
+}
+
+static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap::new());
+/// (caller, name, handle) of `already-loaded` events written, so a program
+/// that opens the same library in a loop (cuDNN does) costs one event.
+static REUSES: ForkSafeLock<BTreeSet<(usize, Vec<u8>, usize)>> = ForkSafeLock::new(BTreeSet::new());
+static MAIN_MAP: AtomicUsize = AtomicUsize::new(0);
+/// Set by `la_preinit`: start-up (preloads and DT_NEEDED of the program) is over.
+static STARTED: AtomicBool = AtomicBool::new(false);
+static PRELOAD_ACTIVE: AtomicBool = AtomicBool::new(false);
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+pub fn preload_active() -> bool {
+    PRELOAD_ACTIVE.load(Ordering::Relaxed)
+}
+
+fn exe_path() -> &'static [u8] {
+    static EXE: OnceLock<Vec<u8>> = OnceLock::new();
+    EXE.get_or_init(|| {
+        use std::os::unix::ffi::OsStrExt;
+        std::fs::read_link("/proc/self/exe")
+            .map(|p| p.as_os_str().as_bytes().to_vec())
+            .unwrap_or_default()
+    })
+}
+
+/// The path to show for a link map (the main program's `l_name` is empty).
+unsafe fn map_path(map: usize) -> Vec<u8> {
+    if map == 0 {
+        return Vec::new();
+    }
+    let name = elf::l_name(map as *const LinkMap);
+    if name.is_empty() && map == MAIN_MAP.load(Ordering::Relaxed) {
+        exe_path().to_vec()
+    } else {
+        name
+    }
+}
+
+fn basename(p: &[u8]) -> &[u8] {
+    p.rsplit(|&c| c == b'/').next().unwrap_or(p)
+}
+
+fn dirname(p: &[u8]) -> &[u8] {
+    match p.iter().rposition(|&c| c == b'/') {
+        Some(0) => b"/",
+        Some(i) => &p[..i],
+        None => b".",
+    }
+}
+
+fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    // try_with: the thread may be exiting; try_borrow_mut: never re-enter.
+    THREAD.try_with(|t| t.try_borrow_mut().ok().map(|mut t| f(&mut t))).ok().flatten()
+}
+
+fn wants(name: &[u8], path: &[u8]) -> Option<Option<&'static str>> {
+    let fam = cuda_family(name).or_else(|| cuda_family(path));
+    let all = trace::config().is_some_and(|c| c.all);
+    (fam.is_some() || all).then_some(fam)
+}
+
+// ---------------------------------------------------------------------------
+// Reason attribution
+
+/// Expands `$ORIGIN` in one RPATH/RUNPATH entry of `owner`; `$LIB` and
+/// `$PLATFORM` become `*` (matched as a wildcard: their values are private to ld.so).
+unsafe fn expand_entry(entry: &[u8], owner: usize) -> Vec<u8> {
+    // glibc takes $ORIGIN from the directory of l_name as given, without
+    // resolving symlinks (libtree's "origin is relative to symlink location").
+    let origin = dirname(&map_path(owner)).to_vec();
+    let mut out = Vec::with_capacity(entry.len() + origin.len());
+    let mut i = 0;
+    while i < entry.len() {
+        if entry[i] != b'$' {
+            out.push(entry[i]);
+            i += 1;
+            continue;
+        }
+        let rest = &entry[i + 1..];
+        let (tok, consumed) = if rest.starts_with(b"{") {
+            match rest.iter().position(|&c| c == b'}') {
+                Some(e) => (&rest[1..e], e + 1),
+                None => (&rest[..0], 0),
+            }
+        } else {
+            let e = rest
+                .iter()
+                .position(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+                .unwrap_or(rest.len());
+            (&rest[..e], e)
+        };
+        match tok {
+            b"ORIGIN" => out.extend_from_slice(&origin),
+            b"LIB" | b"PLATFORM" => out.push(b'*'),
+            _ => {
+                out.push(b'$');
+                i += 1;
+                continue;
+            }
+        }
+        i += 1 + consumed;
+    }
+    out
+}
+
+fn trim_slash(mut p: &[u8]) -> &[u8] {
+    while p.len() > 1 && p.ends_with(b"/") {
+        p = &p[..p.len() - 1];
+    }
+    p
+}
+
+/// Length of the prefix of `s` that `pat` matches, ending at a path
+/// separator of `s`. `pat` may contain `*` (any run of characters).
+fn glob_prefix(pat: &[u8], s: &[u8]) -> Option<usize> {
+    match pat.iter().position(|&c| c == b'*') {
+        None => (s.starts_with(pat) && s.get(pat.len()) == Some(&b'/')).then_some(pat.len()),
+        Some(i) => {
+            let (head, tail) = (&pat[..i], &pat[i + 1..]);
+            if !s.starts_with(head) {
+                return None;
+            }
+            (head.len()..s.len()).find_map(|j| glob_prefix(tail, &s[j..]).map(|n| j + n))
+        }
+    }
+}
+
+/// The entry of an RPATH/RUNPATH `list` of `owner` that produced candidate
+/// `cand`, as the directory it expands to within `cand`.
+unsafe fn list_match(list: &[u8], owner: usize, cand: &[u8]) -> Option<Vec<u8>> {
+    list.split(|&c| c == b':').filter(|e| !e.is_empty()).find_map(|e| {
+        let pat = expand_entry(e, owner);
+        glob_prefix(trim_slash(&pat), cand).map(|n| cand[..n].to_vec())
+    })
+}
+
+/// Hardware-capability subdirectories glibc probes inside each search
+/// directory (`glibc-hwcaps/<level>` since 2.33; the legacy `tls`/platform
+/// ones until 2.36).
+fn search_dir(cand: &[u8]) -> &[u8] {
+    let mut d = dirname(cand);
+    loop {
+        let b = basename(d);
+        let parent = dirname(d);
+        if basename(parent) == b"glibc-hwcaps" {
+            d = dirname(parent);
+        } else if matches!(b, b"tls" | b"x86_64" | b"haswell" | b"xeon_phi" | b"avx512_1" | b"i686" | b"sse2" | b"aarch64" | b"atomics") {
+            d = parent;
+        } else {
+            return d;
+        }
+    }
+}
+
+/// Which object's RPATH or RUNPATH produced candidate `cand`, following
+/// glibc's order (`elf/dl-load.c` `_dl_map_object`): when the requester has
+/// no DT_RUNPATH, the DT_RPATH of the requester, of its loader, and on up,
+/// then of the executable; else the requester's DT_RUNPATH alone.
+/// Returns the reason, the owner and the matching directory.
+unsafe fn attribute_runpath(requester: usize, cand: &[u8]) -> (&'static str, Option<usize>, Vec<u8>) {
+    let fallback = (reason::RPATH_OR_RUNPATH, None, search_dir(cand).to_vec());
+    if requester == 0 {
+        return fallback;
+    }
+    let req_info = elf::dyn_info(requester as *const LinkMap);
+    if req_info.runpath.is_none() {
+        let main = MAIN_MAP.load(Ordering::Relaxed);
+        let mut seen_main = false;
+        let mut cur = requester;
+        for _ in 0..64 {
+            if cur == 0 {
+                break;
+            }
+            if let Some(rp) = &elf::dyn_info(cur as *const LinkMap).rpath {
+                if let Some(dir) = list_match(rp, cur, cand) {
+                    return (reason::RPATH, Some(cur), dir);
+                }
+            }
+            seen_main |= cur == main;
+            cur = OBJECTS.with(|o| o.get(&cur).map_or(0, |x| x.requester));
+        }
+        if !seen_main && main != 0 {
+            if let Some(rp) = &elf::dyn_info(main as *const LinkMap).rpath {
+                if let Some(dir) = list_match(rp, main, cand) {
+                    return (reason::RPATH, Some(main), dir);
+                }
+            }
+        }
+    } else if let Some(rp) = &req_info.runpath {
+        if let Some(dir) = list_match(rp, requester, cand) {
+            return (reason::RUNPATH, Some(requester), dir);
+        }
+    }
+    fallback
+}
+
+/// The reason for one candidate's search step, and its owner object.
+/// Returns the reason, its owner object and the search directory.
+unsafe fn step_reason(c: &Cand, requester: usize) -> (&'static str, Option<usize>, Vec<u8>) {
+    let dir = || search_dir(&c.path).to_vec();
+    match c.flag {
+        LA_SER_LIBPATH => (reason::LD_LIBRARY_PATH, None, dir()),
+        LA_SER_RUNPATH => attribute_runpath(requester, &c.path),
+        LA_SER_CONFIG => (reason::LD_SO_CACHE, None, dir()),
+        LA_SER_DEFAULT => (reason::DEFAULT_DIR, None, dir()),
+        LA_SER_SECURE => (reason::SECURE_DIR, None, dir()),
+        _ => (reason::UNKNOWN, None, dir()),
+    }
+}
+
+/// Writes the `tried` array. The last candidate is `used` when `used_last`.
+unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
+    let n = s.tried.len();
+    let items: Vec<(Vec<u8>, &'static str, &'static str)> = s
+        .tried
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (r, _, _) = step_reason(c, s.requester);
+            let result = if used_last && i + 1 == n {
+                tried::USED
+            } else {
+                match elf::classify(&c.path) {
+                    Candidate::Missing => tried::MISSING,
+                    _ => tried::REJECTED,
+                }
+            };
+            (c.path.clone(), r, result)
+        })
+        .collect();
+    l.nested("tried", |nest| {
+        nest.array_of_objects(&items, |o, (p, r, res)| {
+            o.bytes("path", p).str("reason", r).str("result", res);
+        })
+    });
+}
+
+/// Identity fields shared by `load` events.
+fn write_identity(l: &mut Line<'_>, path: &[u8]) {
+    match elf::file_info(path) {
+        Some(fi) => {
+            l.u64("dev", fi.dev).u64("ino", fi.ino).u64("size", fi.size);
+            match fi.build_id {
+                Some(b) => l.bytes("build_id", &elf::hex(&b)),
+                None => l.null("build_id"),
+            };
+        }
+        None => {
+            l.null("dev").null("ino").null("size").null("build_id");
+        }
+    }
+}
+
+fn opt_str(l: &mut Line<'_>, k: &str, v: Option<&str>) {
+    match v {
+        Some(v) => l.str(k, v),
+        None => l.null(k),
+    };
+}
+
+fn write_mode(l: &mut Line<'_>, mode: Option<i32>) {
+    match mode {
+        Some(m) => l.i64("mode", m as i64),
+        None => l.null("mode"),
+    };
+}
+
+// ---------------------------------------------------------------------------
+// Search outcome
+
+/// How the request that produced `s` reached the loader, and its dlopen mode.
+unsafe fn how_requested(ts: &mut ThreadState, s: &Search) -> (&'static str, Option<i32>) {
+    if let Some(r) = ts.requests.last_mut() {
+        if r.name == s.name && !r.opened && r.caller == s.requester {
+            r.opened = true;
+            let v = if r.kind == 1 { via::DLMOPEN } else { via::DLOPEN };
+            return (v, Some(r.mode));
+        }
+    }
+    if s.requester != 0 && elf::dyn_info(s.requester as *const LinkMap).needed.iter().any(|n| *n == s.name) {
+        return (via::NEEDED, None);
+    }
+    if !STARTED.load(Ordering::Relaxed) {
+        if let Some(cfg) = trace::config() {
+            if cfg.preloads.iter().any(|p| *p == s.name) {
+                return (via::PRELOAD, None);
+            }
+        }
+    }
+    // Not a DT_NEEDED entry, so some dlopen-family call. With the hook active
+    // it is one the hook did not see (RTLD_DEEPBIND callers bypass it).
+    if preload_active() {
+        (via::LOADER, None)
+    } else {
+        (via::DLOPEN, None)
+    }
+}
+
+/// A search that ended without `la_objopen`: either the loader reused an
+/// object already mapped from the same file under another name, or it failed.
+/// Decided from the candidates: a loadable file among them means reuse.
+/// Returns the `seq` of a failure event, if one was written.
+unsafe fn finish_unmapped(ts: &mut ThreadState, s: Search, failed_hint: Option<bool>, errno: Option<i32>) -> Option<u64> {
+    let last_loadable = match s.tried.last() {
+        Some(c) => elf::classify(&c.path) == Candidate::Loadable,
+        // A name with a slash has no candidates: the name is the path.
+        None => s.name.contains(&b'/') && elf::classify(&s.name) == Candidate::Loadable,
+    };
+    let failed = failed_hint.unwrap_or(!last_loadable);
+    let (v, mode) = how_requested(ts, &s);
+    let path = s.tried.last().map(|c| c.path.clone()).unwrap_or_else(|| s.name.clone());
+    let fam = wants(&s.name, &path)?;
+    if failed {
+        let seq = trace::emit(ev::LOAD_FAILED, |l| {
+            l.bytes("name", &s.name)
+                .bytes("requester", &map_path(s.requester))
+                .str("via", v);
+            write_mode(l, mode);
+            l.i64("lmid", obj_lmid(s.requester));
+            opt_str(l, "family", fam);
+            write_tried(l, &s, false);
+            l.null("error");
+            match errno {
+                Some(e) => l.i64("errno", e as i64),
+                None => l.null("errno"),
+            };
+        });
+        Some(seq)
+    } else {
+        let dedupe = (s.requester, s.name.clone(), 0usize);
+        if !REUSES.with(|r| r.len() < 4096 && r.insert(dedupe)) {
+            return None;
+        }
+        trace::emit(ev::LOAD, |l| {
+            l.bytes("name", &s.name).bytes("path", &path);
+            l.opt_bytes("realpath", elf::realpath(&path).as_deref());
+            l.str("reason", reason::SAME_FILE).null("reason_owner").null("search_dir");
+            l.bytes("requester", &map_path(s.requester)).str("via", v);
+            write_mode(l, mode);
+            l.i64("lmid", obj_lmid(s.requester)).null("soname");
+            write_identity(l, &path);
+            opt_str(l, "family", fam);
+            write_tried(l, &s, true);
+            l.bool("new", false);
+        });
+        None
+    }
+}
+
+fn obj_lmid(map: usize) -> i64 {
+    OBJECTS.with(|o| o.get(&map).map_or(0, |x| x.lmid))
+}
+
+/// Resolves a search left open on this thread (see [`finish_unmapped`]).
+unsafe fn flush_pending(ts: &mut ThreadState) {
+    if let Some(s) = ts.search.take() {
+        if let Some(seq) = finish_unmapped(ts, s, None, None) {
+            ts.awaiting = None;
+            let _ = seq;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// rtld-audit callbacks (called from lib.rs inside catch_unwind)
+
+pub unsafe fn objsearch(name: *const libc::c_char, cookie: *mut usize, flag: u32) {
+    let name = CStr::from_ptr(name).to_bytes();
+    with_thread(|ts| {
+        if flag == LA_SER_ORIG {
+            flush_pending(ts);
+            let requester = if cookie.is_null() { 0 } else { *cookie };
+            ts.search = Some(Search { name: name.to_vec(), requester, tried: Vec::new() });
+        } else if let Some(s) = ts.search.as_mut() {
+            s.tried.push(Cand { path: name.to_vec(), flag });
+        }
+    });
+}
+
+pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
+    let _ = cookie;
+    let l_name = elf::l_name(map);
+    crate::bridge::maybe_install(map, &l_name, lmid);
+    let key = map as usize;
+    let search = with_thread(|ts| ts.search.take()).flatten();
+    let startup_kind = if search.is_none() {
+        if l_name.is_empty() && lmid == 0 && MAIN_MAP.load(Ordering::Relaxed) == 0 {
+            MAIN_MAP.store(key, Ordering::Relaxed);
+            Some(reason::MAIN_PROGRAM)
+        } else if l_name.starts_with(b"linux-vdso") || l_name.starts_with(b"linux-gate") {
+            Some(reason::VDSO)
+        } else if elf::dyn_info(map).soname.as_deref().is_some_and(|s| s.starts_with(b"ld-linux")) {
+            Some(reason::DYNAMIC_LINKER)
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    let path = if key == MAIN_MAP.load(Ordering::Relaxed) { exe_path().to_vec() } else { l_name.clone() };
+    let name = search.as_ref().map(|s| s.name.clone());
+    let fam = wants(name.as_deref().unwrap_or(b""), &path);
+    OBJECTS.with(|o| {
+        o.insert(
+            key,
+            Obj {
+                requester: search.as_ref().map_or(0, |s| s.requester),
+                recorded: fam.is_some(),
+                family: fam.flatten(),
+                path: path.clone(),
+                lmid,
+            },
+        )
+    });
+    let Some(fam) = fam else {
+        // Not recorded, but the request may still need its bookkeeping.
+        if let Some(s) = &search {
+            with_thread(|ts| how_requested(ts, s));
+        }
+        return;
+    };
+    let (why, owner, dir, via_, mode) = match &search {
+        None => (startup_kind.unwrap_or(reason::UNKNOWN), None, None, via::STARTUP, None),
+        Some(s) => {
+            let (v, mode) = with_thread(|ts| how_requested(ts, s)).unwrap_or((via::LOADER, None));
+            if s.name.contains(&b'/') || s.tried.is_empty() {
+                (reason::PATH, None, None, v, mode)
+            } else {
+                let last = &s.tried[s.tried.len() - 1];
+                let (r, owner, dir) = step_reason(last, s.requester);
+                (r, owner, Some(dir), v, mode)
+            }
+        }
+    };
+    let info = elf::dyn_info(map);
+    trace::emit(ev::LOAD, |l| {
+        l.opt_bytes("name", name.as_deref()).bytes("path", &path);
+        l.opt_bytes("realpath", elf::realpath(&path).as_deref());
+        l.str("reason", why);
+        l.opt_bytes("reason_owner", owner.map(|o| map_path(o)).as_deref());
+        l.opt_bytes("search_dir", dir.as_deref());
+        l.opt_bytes("requester", search.as_ref().map(|s| map_path(s.requester)).as_deref());
+        l.str("via", via_);
+        write_mode(l, mode);
+        l.i64("lmid", lmid);
+        l.opt_bytes("soname", info.soname.as_deref());
+        write_identity(l, &path);
+        opt_str(l, "family", fam);
+        match &search {
+            Some(s) => write_tried(l, s, true),
+            None => {
+                l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
+            }
+        }
+        l.bool("new", true);
+    });
+}
+
+pub unsafe fn objclose(cookie: *mut usize) {
+    if cookie.is_null() {
+        return;
+    }
+    let key = *cookie;
+    let Some(obj) = OBJECTS.with(|o| o.remove(&key)) else { return };
+    if obj.recorded {
+        trace::emit(ev::UNLOAD, |l| {
+            l.bytes("path", &obj.path).i64("lmid", obj.lmid);
+            opt_str(l, "family", obj.family);
+        });
+    }
+}
+
+pub unsafe fn activity(flag: u32) {
+    if flag != LA_ACT_CONSISTENT {
+        return;
+    }
+    // Inside a dlopen the hook reports the outcome (and knows more); judge
+    // an open search here only when no hooked request is in progress.
+    with_thread(|ts| {
+        if ts.requests.is_empty() {
+            flush_pending(ts);
+        }
+    });
+}
+
+pub fn preinit() {
+    STARTED.store(true, Ordering::Relaxed);
+}
+
+// ---------------------------------------------------------------------------
+// Bridge entry points (called by the preload role, on the calling thread)
+
+pub unsafe fn request_begin(kind: u32, name: *const libc::c_char, mode: i32, lmid: i64, caller: usize) -> u64 {
+    if name.is_null() || trace::config().is_none() {
+        return 0;
+    }
+    let name = CStr::from_ptr(name).to_bytes().to_vec();
+    let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+    with_thread(|ts| {
+        ts.requests.push(Request { token, kind, name, mode, lmid, caller, opened: false });
+        token
+    })
+    .unwrap_or(0)
+}
+
+pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
+    if token == 0 {
+        return;
+    }
+    with_thread(|ts| {
+        let Some(pos) = ts.requests.iter().rposition(|r| r.token == token) else { return };
+        let req = ts.requests.remove(pos);
+        ts.requests.truncate(pos);
+        let pending = ts.search.take();
+        if result != 0 {
+            // Success. A search left open was served by an object already
+            // mapped from the same file (or is a dependency that was).
+            if let Some(s) = pending {
+                if s.name == req.name {
+                    ts.requests.push(Request { opened: true, ..req_clone(&req) });
+                    finish_unmapped(ts, s, Some(false), None);
+                    ts.requests.pop();
+                    return;
+                }
+                finish_unmapped(ts, s, Some(false), None);
+            }
+            if !req.opened {
+                record_reuse(&req, result);
+            }
+            return;
+        }
+        // Failure.
+        let mut names = vec![req.name.clone()];
+        let dep_failed = pending.as_ref().is_some_and(|s| s.name != req.name);
+        if let Some(s) = pending {
+            names.push(s.name.clone());
+            if s.name == req.name {
+                ts.requests.push(req_clone(&req));
+                let seq = finish_unmapped(ts, s, Some(true), Some(errno));
+                ts.requests.pop();
+                if let Some(seq) = seq {
+                    ts.awaiting = Some(AwaitingText { seq, names });
+                }
+                return;
+            }
+            finish_unmapped(ts, s, Some(true), None);
+        }
+        // The request itself was found (or never searched: mapped then
+        // rejected, e.g. an undefined symbol) but failed.
+        let Some(fam) = wants(&req.name, &req.name) else { return };
+        let seq = trace::emit(ev::LOAD_FAILED, |l| {
+            l.bytes("name", &req.name)
+                .bytes("requester", &map_path(req.caller))
+                .str("via", if req.kind == 1 { via::DLMOPEN } else { via::DLOPEN });
+            write_mode(l, Some(req.mode));
+            l.i64("lmid", if req.kind == 1 { req.lmid } else { obj_lmid(req.caller) });
+            opt_str(l, "family", fam);
+            l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
+            l.null("error").i64("errno", errno as i64);
+            l.bool("dependency_failed", dep_failed);
+        });
+        if seq != 0 {
+            ts.awaiting = Some(AwaitingText { seq, names });
+        }
+    });
+}
+
+fn req_clone(r: &Request) -> Request {
+    Request { token: r.token, kind: r.kind, name: r.name.clone(), mode: r.mode, lmid: r.lmid, caller: r.caller, opened: r.opened }
+}
+
+/// A request served by an object already in the namespace: no search ran.
+unsafe fn record_reuse(req: &Request, handle: usize) {
+    // In glibc a dlopen handle is the object's link map.
+    let path = map_path(handle);
+    let Some(fam) = wants(&req.name, &path) else { return };
+    if !REUSES.with(|r| r.len() < 4096 && r.insert((req.caller, req.name.clone(), handle))) {
+        return;
+    }
+    let lmid = OBJECTS.with(|o| o.get(&handle).map_or(0, |x| x.lmid));
+    trace::emit(ev::LOAD, |l| {
+        l.bytes("name", &req.name).bytes("path", &path);
+        l.opt_bytes("realpath", elf::realpath(&path).as_deref());
+        l.str("reason", reason::ALREADY_LOADED).null("reason_owner").null("search_dir");
+        l.bytes("requester", &map_path(req.caller));
+        l.str("via", if req.kind == 1 { via::DLMOPEN } else { via::DLOPEN });
+        write_mode(l, Some(req.mode));
+        l.i64("lmid", lmid);
+        l.opt_bytes("soname", elf::dyn_info(handle as *const LinkMap).soname.as_deref());
+        write_identity(l, &path);
+        opt_str(l, "family", fam);
+        l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
+        l.bool("new", false);
+    });
+}
+
+/// The program read `text` from `dlerror()`: attach it to this thread's last
+/// failure when the message is about that failure.
+pub unsafe fn error_text(text: *const libc::c_char) {
+    let text = CStr::from_ptr(text).to_bytes();
+    with_thread(|ts| {
+        let Some(a) = ts.awaiting.take() else { return };
+        let about_it = a.names.iter().any(|n| {
+            let b = basename(n);
+            !b.is_empty() && text.windows(b.len()).any(|w| w == b)
+        });
+        if about_it {
+            trace::emit(ev::DLERROR, |l| {
+                l.u64("req", a.seq).bytes("error", text);
+            });
+        }
+    });
+}
+
+pub fn mark_preload_active() {
+    PRELOAD_ACTIVE.store(true, Ordering::Relaxed);
+}

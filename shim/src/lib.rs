@@ -1,0 +1,123 @@
+//! `libcdtrace.so`, the library cudnn-trace injects into traced processes.
+//!
+//! It is loaded twice by the launcher, and each copy plays one role:
+//!
+//! * as an **rtld-audit module** (`LD_AUDIT`, [`audit`]) it sees every
+//!   search step and every object the loader maps, including DT_NEEDED
+//!   dependencies, loads from `RTLD_DEEPBIND` libraries and other
+//!   namespaces, without wrapping any function, so the program's loads stay
+//!   exactly as they were. This copy writes the trace ([`trace`]).
+//! * as an **LD_PRELOAD library** ([`preload`]) it hooks `dlopen`,
+//!   `dlmopen` and `dlerror` only to learn results the audit interface does
+//!   not report (a failed load, a request served by a library already there),
+//!   and hands them to the audit copy through [`bridge`].
+//!
+//! Rules everything here follows: never panic across FFI (every entry point
+//! runs in [`guard`]); never hold a lock across a call into the loader; no
+//! thread, timer or signal handler; one `write(2)` per event; preserve
+//! `errno` and the `dlerror()` state of the program.
+
+pub mod audit;
+pub mod bridge;
+pub mod elf;
+pub mod lock;
+pub mod preload;
+pub mod sys;
+pub mod trace;
+
+use core::ffi::{c_char, c_long};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use sys::LinkMap;
+
+/// Runs `f`, turning a panic into `default`: a bug in the shim must cost a
+/// trace event, never the traced program.
+pub fn guard<R>(default: R, f: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(default)
+}
+
+/// A panic in the shim is recorded in the trace, never printed on the
+/// program's stderr.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let _ = catch_unwind(AssertUnwindSafe(|| trace::note("error", &format!("cudnn-trace shim bug: {info}"))));
+    }));
+}
+
+/// rtld-audit entry point: called once when the module is loaded. Returning
+/// 0 makes glibc drop the module, which is how tracing stays off when no
+/// trace directory was given.
+#[unsafe(no_mangle)]
+pub extern "C" fn la_version(version: u32) -> u32 {
+    guard(0, || {
+        if version == 0 || trace::config().is_none() {
+            return 0;
+        }
+        quiet_panics();
+        bridge::init_own_name();
+        trace::ensure_open();
+        version.min(sys::LAV_CURRENT)
+    })
+}
+
+/// # Safety
+/// Called by glibc's dynamic linker with a valid name and cookie.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn la_objsearch(name: *const c_char, cookie: *mut usize, flag: u32) -> *mut c_char {
+    if !name.is_null() {
+        guard((), || audit::objsearch(name, cookie, flag));
+    }
+    // Always the name as given: observing must not change the search.
+    name as *mut c_char
+}
+
+/// # Safety
+/// Called by glibc's dynamic linker with a live link map.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mut usize) -> u32 {
+    if !map.is_null() {
+        guard((), || audit::objopen(map, lmid as i64, cookie));
+    }
+    // No LA_FLG_BINDTO/BINDFROM: symbol binding stays untouched (and on
+    // glibc < 2.35 any binding flag would slow every PLT call, BZ#15533).
+    0
+}
+
+/// # Safety
+/// Called by glibc's dynamic linker.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn la_objclose(cookie: *mut usize) -> u32 {
+    guard((), || audit::objclose(cookie));
+    0
+}
+
+/// # Safety
+/// Called by glibc's dynamic linker.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn la_activity(_cookie: *mut usize, flag: u32) {
+    guard((), || audit::activity(flag));
+}
+
+/// # Safety
+/// Called by glibc's dynamic linker.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
+    guard((), audit::preinit);
+}
+
+/// Constructor of both copies. Only the preload copy has work to do: it
+/// resolves the real `dlopen`/`dlmopen`/`dlerror` now, while no loader error
+/// can be pending (any successful dl* call would clear the program's
+/// `dlerror()` state). Hooks still resolve lazily: libraries' constructors
+/// run before this one.
+extern "C" fn init() {
+    if !bridge::BRIDGE.load(core::sync::atomic::Ordering::Acquire).is_null() {
+        guard((), || {
+            quiet_panics();
+            preload::warm_up();
+        });
+    }
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static INIT: extern "C" fn() = init;

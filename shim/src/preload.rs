@@ -1,0 +1,371 @@
+//! The LD_PRELOAD role: learn the *result* of each `dlopen`/`dlmopen`
+//! without changing it.
+//!
+//! glibc takes the caller of `dlopen` from its return address and uses it
+//! for the caller's RPATH/RUNPATH/`$ORIGIN`, its namespace and `RTLD_NEXT`
+//! (`dlfcn/dlopen.c`, `elf/dl-open.c`). A wrapper that simply calls the real
+//! `dlopen` makes the shim the caller, which is how a naive wrapper made
+//! PyTorch load the wrong cuDNN (`shared/reference/gpu-probe-naive-wrapper.log`).
+//!
+//! So the hooks here never *call* the real function from their own frame.
+//! They jump to it with a return address that lies inside the real caller:
+//! the final `ret` of the caller's `_fini` (or `_init`), whose code is
+//! `add rsp, 8; ret` in every object linked with crti/crtn. The real `dlopen`
+//! sees the real caller, returns into that `ret`, which returns into our
+//! continuation, which reports the result and returns to the real caller:
+//!
+//! ```text
+//!   stack at the jump:  [G = ret in caller's _fini] [C = continuation] [token] [pad] [R = caller]
+//! ```
+//!
+//! When no such `ret` is found, or a CET shadow stack is active (it would
+//! reject the detour), the hook is a pure tail jump: glibc sees the caller
+//! exactly as without the shim, and the audit role learns the outcome later.
+//! The hooks do nothing at all unless the audit role installed the bridge.
+
+use crate::bridge::BRIDGE;
+use crate::sys::*;
+use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+/// Real `dlopen` and `dlmopen`, indexed by hook kind (read by the stubs).
+static REAL: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+static REAL_DLERROR: AtomicUsize = AtomicUsize::new(0);
+static FIND_OBJECT: AtomicUsize = AtomicUsize::new(0);
+
+const KIND_DLOPEN: usize = 0;
+const KIND_DLMOPEN: usize = 1;
+
+#[cfg(target_arch = "x86_64")]
+const VERSIONS: &[&[u8]] = &[b"GLIBC_2.34\0", b"GLIBC_2.2.5\0"];
+#[cfg(target_arch = "aarch64")]
+const VERSIONS: &[&[u8]] = &[b"GLIBC_2.34\0", b"GLIBC_2.17\0"];
+
+/// The next definition of `name` after this library (libc's), by version
+/// first: `dlsym(RTLD_NEXT, "dlsym")`-style lookups would find our own hooks.
+fn resolve(name: &[u8], slot: &AtomicUsize) -> usize {
+    let v = slot.load(Ordering::Acquire);
+    if v != 0 {
+        return v;
+    }
+    let mut p = core::ptr::null_mut();
+    for ver in VERSIONS {
+        // SAFETY: NUL-terminated strings; dlvsym is not hooked.
+        p = unsafe { libc::dlvsym(libc::RTLD_NEXT, name.as_ptr().cast(), ver.as_ptr().cast()) };
+        if !p.is_null() {
+            break;
+        }
+    }
+    if p.is_null() {
+        // SAFETY: as above.
+        p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    }
+    slot.store(p as usize, Ordering::Release);
+    p as usize
+}
+
+fn resolve_kind(kind: usize) -> usize {
+    match kind {
+        KIND_DLOPEN => resolve(b"dlopen\0", &REAL[0]),
+        _ => resolve(b"dlmopen\0", &REAL[1]),
+    }
+}
+
+/// 0 unknown, 1 active, 2 not active.
+static SHADOW_STACK: AtomicU8 = AtomicU8::new(0);
+
+/// Whether a CET user-space shadow stack is enabled (Linux 6.6+
+/// `ARCH_SHSTK_STATUS`): returning through a detour would fault under it.
+fn shadow_stack_active() -> bool {
+    match SHADOW_STACK.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            #[cfg(target_arch = "x86_64")]
+            let active = {
+                const ARCH_SHSTK_STATUS: libc::c_long = 0x5005;
+                let mut features: u64 = 0;
+                // SAFETY: the kernel writes one u64; older kernels return EINVAL.
+                let r = unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_SHSTK_STATUS, &mut features as *mut u64) };
+                r == 0 && features & 1 != 0
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let active = true;
+            SHADOW_STACK.store(if active { 1 } else { 2 }, Ordering::Relaxed);
+            active
+        }
+    }
+}
+
+/// The link map and mapping of the object containing `pc`.
+unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
+    type FindObject = unsafe extern "C" fn(*mut c_void, *mut DlFindObject) -> c_int;
+    let f = FIND_OBJECT.load(Ordering::Acquire);
+    let f = if f == 0 {
+        // glibc 2.35+: lock-free and cheap. Older glibc: dladdr1 below.
+        let p = libc::dlsym(libc::RTLD_DEFAULT, b"_dl_find_object\0".as_ptr().cast()) as usize;
+        FIND_OBJECT.store(if p == 0 { 1 } else { p }, Ordering::Release);
+        if p == 0 { 1 } else { p }
+    } else {
+        f
+    };
+    if f > 1 {
+        let find: FindObject = core::mem::transmute(f);
+        let mut r: DlFindObject = core::mem::zeroed();
+        if find(pc as *mut c_void, &mut r) == 0 && !r.dlfo_link_map.is_null() {
+            return Some((r.dlfo_link_map, r.dlfo_map_start as usize));
+        }
+        return None;
+    }
+    let mut info: libc::Dl_info = core::mem::zeroed();
+    let mut map: *mut LinkMap = core::ptr::null_mut();
+    let ok = libc::dladdr1(
+        pc as *const c_void,
+        &mut info,
+        &mut map as *mut *mut LinkMap as *mut *mut c_void,
+        RTLD_DL_LINKMAP,
+    );
+    (ok != 0 && !map.is_null()).then(|| (map, info.dli_fbase as usize))
+}
+
+/// Whether `[addr, addr+len)` lies in an executable PT_LOAD of the object
+/// whose ELF header is mapped at `ehdr` (with load bias `bias`).
+unsafe fn in_exec_segment(ehdr: usize, bias: usize, addr: usize, len: usize) -> bool {
+    let e = ehdr as *const u8;
+    if ehdr == 0 || core::slice::from_raw_parts(e, 4) != b"\x7fELF" {
+        return false;
+    }
+    let phoff = core::ptr::read_unaligned(e.add(32) as *const u64) as usize;
+    let phentsize = core::ptr::read_unaligned(e.add(54) as *const u16) as usize;
+    let phnum = core::ptr::read_unaligned(e.add(56) as *const u16) as usize;
+    // The program headers must be in the first page we know is mapped.
+    if phentsize < 56 || phnum == 0 || phoff + phentsize * phnum > 4096 {
+        return false;
+    }
+    for i in 0..phnum {
+        let p = e.add(phoff + i * phentsize);
+        let p_type = core::ptr::read_unaligned(p as *const u32);
+        let p_flags = core::ptr::read_unaligned(p.add(4) as *const u32);
+        let vaddr = core::ptr::read_unaligned(p.add(16) as *const u64) as usize;
+        let memsz = core::ptr::read_unaligned(p.add(40) as *const u64) as usize;
+        const PT_LOAD: u32 = 1;
+        const PF_X: u32 = 1;
+        let start = bias.wrapping_add(vaddr);
+        if p_type == PT_LOAD && p_flags & PF_X != 0 && addr >= start && addr + len <= start + memsz {
+            return true;
+        }
+    }
+    false
+}
+
+/// A `ret` inside the object `map` whose stack effect is a plain return
+/// (CFA = rsp + 8): the end of crti/crtn's `_fini`/`_init`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn find_gadget(map: *mut LinkMap, ehdr: usize) -> usize {
+    let bias = (*map).l_addr;
+    let mut d = (*map).l_ld;
+    if d.is_null() {
+        return 0;
+    }
+    let (mut fini, mut init) = (0usize, 0usize);
+    for _ in 0..4096 {
+        let e = *d;
+        match e.d_tag {
+            DT_NULL => break,
+            DT_FINI => fini = e.d_val as usize,
+            DT_INIT => init = e.d_val as usize,
+            _ => {}
+        }
+        d = d.add(1);
+    }
+    const SCAN: usize = 32;
+    for f in [fini, init] {
+        if f == 0 {
+            continue;
+        }
+        // DT_INIT/DT_FINI are not relocated in place by glibc; accept either form.
+        for addr in [bias.wrapping_add(f), f] {
+            if !in_exec_segment(ehdr, bias, addr, SCAN) {
+                continue;
+            }
+            let code = core::slice::from_raw_parts(addr as *const u8, SCAN);
+            // add rsp, 8 ; ret
+            if let Some(i) = code.windows(5).position(|w| w == [0x48, 0x83, 0xc4, 0x08, 0xc3]) {
+                return addr + i + 4;
+            }
+        }
+    }
+    0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn find_gadget(_map: *mut LinkMap, _ehdr: usize) -> usize {
+    0
+}
+
+#[repr(C)]
+struct Enter {
+    gadget: usize,
+    token: u64,
+}
+
+fn errno_slot() -> *mut c_int {
+    // SAFETY: the calling thread's errno (the program's libc: this is the preload copy).
+    unsafe { libc::__errno_location() }
+}
+
+/// Called by the stubs before the real function. Returns the detour address
+/// (0: plain tail jump) and the bridge token. Preserves errno.
+extern "C" fn cdt_enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Enter {
+    let saved = unsafe { *errno_slot() };
+    let none = Enter { gadget: 0, token: 0 };
+    // The stub jumps through REAL[kind] next: it must be resolved first.
+    let out = if resolve_kind(kind) == 0 {
+        none
+    } else {
+        crate::guard(none, || unsafe { enter(kind, a0, a1, a2, ret) })
+    };
+    unsafe { *errno_slot() = saved };
+    out
+}
+
+unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Enter {
+    let none = Enter { gadget: 0, token: 0 };
+    let bridge = BRIDGE.load(Ordering::Acquire);
+    if bridge.is_null() || shadow_stack_active() {
+        return none;
+    }
+    let (name, mode, lmid) = if kind == KIND_DLOPEN {
+        (a0 as *const c_char, a1 as c_int, 0)
+    } else {
+        (a1 as *const c_char, a2 as c_int, a0 as libc::c_long)
+    };
+    if name.is_null() {
+        return none; // dlopen(NULL): the main program, nothing to trace.
+    }
+    let Some((caller, ehdr)) = find_object(ret) else { return none };
+    let gadget = find_gadget(caller, ehdr);
+    if gadget == 0 {
+        return none;
+    }
+    let token = ((*bridge).begin)(kind as u32, name, mode, lmid, caller);
+    if token == 0 {
+        return none;
+    }
+    Enter { gadget, token }
+}
+
+/// Called by the continuation with the real function's result.
+extern "C" fn cdt_leave(token: u64, result: *mut c_void) {
+    let saved = unsafe { *errno_slot() };
+    crate::guard((), || {
+        let bridge = BRIDGE.load(Ordering::Acquire);
+        if !bridge.is_null() {
+            unsafe { ((*bridge).end)(token, result, saved) };
+        }
+    });
+    unsafe { *errno_slot() = saved };
+}
+
+// The stubs. `dlopen(file, mode)` and `dlmopen(lmid, file, mode)` load their
+// kind into r11 and share one body. Argument registers are restored before
+// the jump, so the real function sees exactly the caller's arguments.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlopen(_file: *const c_char, _mode: c_int) -> *mut c_void {
+    core::arch::naked_asm!("xor r11d, r11d", "jmp {common}", common = sym hook_common)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlmopen(_lmid: libc::c_long, _file: *const c_char, _mode: c_int) -> *mut c_void {
+    core::arch::naked_asm!("mov r11d, 1", "jmp {common}", common = sym hook_common)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+unsafe extern "C" fn hook_common() {
+    core::arch::naked_asm!(
+        // Entry: rdi, rsi, rdx = arguments; r11 = kind; [rsp] = R, rsp = 8 mod 16.
+        "push rdi",
+        "push rsi",
+        "push rdx",
+        "push r11",
+        "sub rsp, 8", // 40 bytes pushed: rsp = 0 mod 16 for the call
+        "mov r8, [rsp + 40]", // R
+        "mov rcx, rdx",
+        "mov rdx, rsi",
+        "mov rsi, rdi",
+        "mov rdi, r11",
+        "call {enter}", // -> rax = gadget, rdx = token
+        "mov r8, rdx",
+        "mov r9, rax",
+        "add rsp, 8",
+        "pop r11",
+        "pop rdx",
+        "pop rsi",
+        "pop rdi", // back to the entry state
+        "lea r10, [rip + {real}]",
+        "mov r10, [r10 + r11*8]",
+        "test r9, r9",
+        "jz 2f",
+        // Detour: [G][C][token][pad][R]; 32 bytes keep rsp = 8 mod 16.
+        "sub rsp, 8",
+        "push r8",
+        "lea rax, [rip + {cont}]",
+        "push rax",
+        "push r9",
+        "2:",
+        "jmp r10",
+        enter = sym cdt_enter,
+        real = sym REAL,
+        cont = sym hook_cont,
+    )
+}
+
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+unsafe extern "C" fn hook_cont() {
+    core::arch::naked_asm!(
+        // Entered by the `ret` at G: rax = result, [rsp] = token, [rsp+16] = R.
+        "push rax", // rsp = 0 mod 16
+        "mov rdi, [rsp + 8]",
+        "mov rsi, rax",
+        "call {leave}",
+        "pop rax",
+        "add rsp, 16",
+        "ret",
+        leave = sym cdt_leave,
+    )
+}
+
+/// `dlerror` is not caller-sensitive, so a plain wrapper is exact. It lets
+/// the trace carry the loader's own error text when the program reads it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlerror() -> *mut c_char {
+    let real = resolve(b"dlerror\0", &REAL_DLERROR);
+    if real == 0 {
+        return core::ptr::null_mut();
+    }
+    let real: unsafe extern "C" fn() -> *mut c_char = core::mem::transmute(real);
+    let text = real();
+    if !text.is_null() {
+        let bridge = BRIDGE.load(Ordering::Acquire);
+        if !bridge.is_null() {
+            let saved = *errno_slot();
+            crate::guard((), || ((*bridge).error_text)(text));
+            *errno_slot() = saved;
+        }
+    }
+    text
+}
+
+/// Resolves the real functions early (from the preload constructor), so the
+/// first hooked call does not have to.
+pub fn warm_up() {
+    resolve_kind(KIND_DLOPEN);
+    resolve_kind(KIND_DLMOPEN);
+    resolve(b"dlerror\0", &REAL_DLERROR);
+}

@@ -1,0 +1,278 @@
+//! The per-process trace file: configuration, the header line, and the
+//! one-`write(2)`-per-event writer.
+//!
+//! Crash safety comes from the design, not from flushing: each event is
+//! formatted completely in memory and handed to the kernel with a single
+//! `write` on an `O_APPEND` descriptor. Once that returns, the line survives
+//! `abort()`, `_exit()`, a segfault or SIGKILL of the process. There is no
+//! buffer, no thread and no signal handler.
+//!
+//! This module runs in the audit namespace, which has its own libc, malloc
+//! and errno: allocating here never touches the traced program's heap.
+
+use cudnn_trace_format::{envvar, ev, json::Line, HEADER_ENV, SCHEMA_VERSION};
+use std::ffi::{CStr, CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// What the launcher (or the user) asked for, read once from the environment.
+pub struct Config {
+    pub dir: Vec<u8>,
+    /// Full records for every library, not only the CUDA family.
+    pub all: bool,
+    /// LD_PRELOAD entries, to tell preloads from other loads.
+    pub preloads: Vec<Vec<u8>>,
+    /// LD_PRELOAD also names this library, so the `dlopen` result hook runs.
+    pub preload_role: bool,
+}
+
+static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
+
+/// The configuration, or `None` when tracing is off in this process.
+pub fn config() -> Option<&'static Config> {
+    CONFIG.get_or_init(read_config).as_ref()
+}
+
+fn env_bytes(name: &str) -> Option<Vec<u8>> {
+    std::env::var_os(name).map(|v| v.as_bytes().to_vec())
+}
+
+fn read_config() -> Option<Config> {
+    if env_bytes(envvar::ENABLE).as_deref() == Some(b"0") {
+        return None;
+    }
+    let dir = env_bytes(envvar::OUT_DIR).filter(|d| !d.is_empty())?;
+    let all = env_bytes(envvar::MODE).as_deref() == Some(b"all");
+    let preloads: Vec<Vec<u8>> = env_bytes("LD_PRELOAD")
+        .map(|p| {
+            p.split(|&c| c == b':' || c == b' ')
+                .filter(|s| !s.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect()
+        })
+        .unwrap_or_default();
+    // Both roles are the same file: the audit copy is loaded from an
+    // LD_AUDIT entry, so an LD_PRELOAD entry with the same file name is us.
+    let audits = env_bytes("LD_AUDIT").unwrap_or_default();
+    let base = |p: &[u8]| p.rsplit(|&c| c == b'/').next().unwrap_or(p).to_vec();
+    let preload_role = audits
+        .split(|&c| c == b':')
+        .filter(|s| !s.is_empty())
+        .any(|a| preloads.iter().any(|p| base(p) == base(a)));
+    Some(Config { dir, all, preloads, preload_role })
+}
+
+/// Descriptor of this process's trace file; -1 until opened.
+static FD: AtomicI32 = AtomicI32::new(-1);
+/// The pid `FD` belongs to; a mismatch means we are in a forked child.
+static FD_PID: AtomicU32 = AtomicU32::new(0);
+/// Set while one thread (re)opens the file.
+static OPENING: AtomicBool = AtomicBool::new(false);
+static SEQ: AtomicU64 = AtomicU64::new(0);
+/// Set once opening failed in this process: report it once, then stay quiet.
+static BROKEN_PID: AtomicU32 = AtomicU32::new(0);
+static PPID: AtomicU32 = AtomicU32::new(0);
+
+pub fn pid() -> u32 {
+    // SAFETY: getpid has no preconditions.
+    unsafe { libc::getpid() as u32 }
+}
+
+pub fn tid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Opens (or, after a fork, re-opens) the trace file and writes the header.
+/// Returns the descriptor to write to, or None when tracing is off/broken.
+fn fd() -> Option<i32> {
+    let me = pid();
+    if FD_PID.load(Ordering::Acquire) == me {
+        let fd = FD.load(Ordering::Acquire);
+        return (fd >= 0).then_some(fd);
+    }
+    let cfg = config()?;
+    if BROKEN_PID.load(Ordering::Relaxed) == me {
+        return None;
+    }
+    // Only one thread opens; the others wait for it. After a fork the child
+    // is single-threaded, so this only contends in a brand-new process.
+    while OPENING
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        if FD_PID.load(Ordering::Acquire) == me {
+            let fd = FD.load(Ordering::Acquire);
+            return (fd >= 0).then_some(fd);
+        }
+        std::thread::yield_now();
+    }
+    let forked = FD_PID.load(Ordering::Relaxed) != 0;
+    let old = FD.swap(-1, Ordering::AcqRel);
+    if old >= 0 {
+        // Inherited from the parent across fork: the parent keeps its own.
+        // SAFETY: this descriptor is ours (opened by this module).
+        unsafe { libc::close(old) };
+    }
+    SEQ.store(0, Ordering::Relaxed);
+    // SAFETY: getppid has no preconditions.
+    PPID.store(unsafe { libc::getppid() } as u32, Ordering::Relaxed);
+    let result = open_trace_file(&cfg.dir, me);
+    match result {
+        Ok(fd) => {
+            FD.store(fd, Ordering::Release);
+            FD_PID.store(me, Ordering::Release);
+            OPENING.store(false, Ordering::Release);
+            write_header(fd, cfg, if forked { "fork" } else { "exec" });
+            Some(fd)
+        }
+        Err(err) => {
+            BROKEN_PID.store(me, Ordering::Relaxed);
+            FD_PID.store(me, Ordering::Release);
+            OPENING.store(false, Ordering::Release);
+            // One clear message; the program itself runs on untouched.
+            let msg = format!(
+                "cudnn-trace: cannot write a trace file in {:?}: {err}; process {me} is not traced\n",
+                OsStr::from_bytes(&cfg.dir)
+            );
+            // SAFETY: writing a buffer we own to stderr.
+            unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+            None
+        }
+    }
+}
+
+fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<i32> {
+    for n in 0..10_000u32 {
+        let mut path = dir.to_vec();
+        path.extend_from_slice(b"/");
+        path.extend_from_slice(pid.to_string().as_bytes());
+        if n > 0 {
+            path.push(b'.');
+            path.extend_from_slice(n.to_string().as_bytes());
+        }
+        path.extend_from_slice(b".jsonl");
+        let c = CString::new(path).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        // SAFETY: valid C string; flags are plain ints.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_APPEND | libc::O_CLOEXEC,
+                0o644,
+            )
+        };
+        if fd >= 0 {
+            return Ok(fd);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EEXIST) {
+            return Err(err);
+        }
+    }
+    Err(std::io::ErrorKind::AlreadyExists.into())
+}
+
+fn read_link(path: &str) -> Option<Vec<u8>> {
+    std::fs::read_link(path).ok().map(|p| p.as_os_str().as_bytes().to_vec())
+}
+
+fn write_header(fd: i32, cfg: &Config, origin: &str) {
+    let exe = read_link("/proc/self/exe");
+    let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    let argv: Vec<&[u8]> = cmdline.split(|&c| c == 0).filter(|s| !s.is_empty()).collect();
+    let mut host = [0u8; 256];
+    // SAFETY: buffer and its length.
+    let host = if unsafe { libc::gethostname(host.as_mut_ptr().cast(), host.len()) } == 0 {
+        let end = host.iter().position(|&c| c == 0).unwrap_or(host.len());
+        Some(host[..end].to_vec())
+    } else {
+        None
+    };
+    let cwd = std::env::current_dir().ok().map(|p| p.as_os_str().as_bytes().to_vec());
+    // SAFETY: glibc returns a static string.
+    let glibc = unsafe { CStr::from_ptr(crate::sys::gnu_get_libc_version()) }.to_bytes();
+    let wall_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mut buf = Vec::with_capacity(1024);
+    let mut l = Line::new(&mut buf);
+    l.str("ev", ev::PROCESS)
+        .u64("v", SCHEMA_VERSION as u64)
+        .str("shim", env!("CARGO_PKG_VERSION"))
+        .u64("pid", pid() as u64)
+        .u64("ppid", PPID.load(Ordering::Relaxed) as u64)
+        .u64("tid", tid() as u64)
+        .u64("t_ns", monotonic_ns())
+        .u64("wall_ms", wall_ms)
+        .opt_bytes("exe", exe.as_deref())
+        .str_array("argv", argv.iter().copied())
+        .opt_bytes("hostname", host.as_deref())
+        .opt_bytes("cwd", cwd.as_deref())
+        .nested("env", |n| {
+            n.object(|o| {
+                for name in HEADER_ENV {
+                    if let Some(v) = env_bytes(name) {
+                        o.bytes(name, &v);
+                    }
+                }
+            })
+        })
+        .str("mode", if cfg.all { "all" } else { "cuda" })
+        .str("origin", origin)
+        .bytes("glibc", glibc)
+        .bool("preload", cfg.preload_role);
+    l.finish();
+    write_all(fd, &buf);
+}
+
+fn write_all(fd: i32, buf: &[u8]) {
+    loop {
+        // SAFETY: writing a buffer we own.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // A short write to a regular O_APPEND file only happens on a full
+            // disk; a retry would tear the line anyway.
+            return;
+        }
+    }
+}
+
+/// Makes sure the trace file exists (and its header is written).
+pub fn ensure_open() {
+    let _ = fd();
+}
+
+/// Writes one event. `build` adds the event-specific fields after the common
+/// ones. Returns the event's `seq` (0 when nothing was written).
+pub fn emit(kind: &str, build: impl FnOnce(&mut Line<'_>)) -> u64 {
+    let Some(fd) = fd() else { return 0 };
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut buf = Vec::with_capacity(512);
+    let mut l = Line::new(&mut buf);
+    l.str("ev", kind)
+        .u64("seq", seq)
+        .u64("t_ns", monotonic_ns())
+        .u64("pid", pid() as u64)
+        .u64("ppid", PPID.load(Ordering::Relaxed) as u64)
+        .u64("tid", tid() as u64);
+    build(&mut l);
+    l.finish();
+    write_all(fd, &buf);
+    seq
+}
+
+/// A `note` event (the shim's own message).
+pub fn note(level: &str, msg: &str) {
+    emit(ev::NOTE, |l| {
+        l.str("level", level).str("msg", msg);
+    });
+}
