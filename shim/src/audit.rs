@@ -598,6 +598,11 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
         let req = ts.requests.remove(pos);
         ts.requests.truncate(pos);
         let pending = ts.search.take();
+        if req.mode & libc::RTLD_NOLOAD != 0 {
+            // A probe ("is it loaded?"), not a load: NULL is an answer, not
+            // a failure, and a hit loads nothing.
+            return;
+        }
         if result != 0 {
             // Success. A search left open was served by an object already
             // mapped from the same file (or is a dependency that was).

@@ -1,0 +1,63 @@
+"""Checks one cudnn-trace run of a real framework on the GPU machine.
+
+usage: check_trace.py TRACE_DIR NAME [--expect-cudnn]
+Reads the shim's JSONL files directly (not the CLI's report) and checks:
+the pip cuDNN files come from site-packages/nvidia/cudnn/lib, with reasons;
+libcudart.so.13 and libcuda.so.1 are there; no file of the system cuDNN
+(/usr/lib/x86_64-linux-gnu or /lib/x86_64-linux-gnu) entered any process.
+"""
+import glob, json, os, sys
+
+trace_dir, name = sys.argv[1], sys.argv[2]
+expect_cudnn = "--expect-cudnn" in sys.argv
+loads, failed, procs = [], [], 0
+for f in sorted(glob.glob(os.path.join(trace_dir, "*.jsonl"))):
+    for line in open(f):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e["ev"] == "process":
+            procs += 1
+        elif e["ev"] == "load":
+            loads.append(e)
+        elif e["ev"] == "load_failed":
+            failed.append(e)
+
+problems = []
+def short(p):
+    return p.replace("/opt/torch/.venv/lib/python3.12/site-packages/", "site-packages/") if p else p
+
+print(f"== {name}: {procs} process file(s), {len(loads)} CUDA-family load events, {len(failed)} failed loads")
+for e in loads:
+    if not e.get("new", True):
+        continue
+    owner = f" of {short(e['reason_owner'])}" if e.get("reason_owner") else ""
+    print(f"  {short(e['path'])}\n      {e['reason']}{owner}  via {e['via']}  requested as {e['name']}  by {short(e.get('requester'))}")
+for e in failed:
+    print(f"  FAILED {e['name']} (by {short(e.get('requester'))}, {len(e['tried'])} candidates)")
+
+def seen(pred):
+    return [e for e in loads if pred(e)]
+
+paths = [(e["path"], e.get("realpath") or "") for e in loads]
+system = [p for p, r in paths if any(s in x for x in (p, r) for s in ("/usr/lib/x86_64-linux-gnu/libcudnn", "/lib/x86_64-linux-gnu/libcudnn"))]
+if system:
+    problems.append(f"system cuDNN files entered the process: {system}")
+if expect_cudnn:
+    pip = seen(lambda e: "site-packages/nvidia/cudnn/lib/libcudnn" in e["path"])
+    if not pip:
+        problems.append("no cuDNN file from site-packages/nvidia/cudnn/lib")
+    if not any(os.path.basename(e["path"]).startswith("libcudnn_graph") for e in pip):
+        problems.append("libcudnn_graph from the pip directory not seen")
+    for e in pip:
+        if e["reason"] in ("unknown", "RPATH/RUNPATH"):
+            problems.append(f"unattributed reason for {e['path']}: {e['reason']}")
+if not seen(lambda e: os.path.basename(e["path"]) == "libcudart.so.13"):
+    problems.append("libcudart.so.13 not seen")
+if not seen(lambda e: os.path.basename(e["path"]) == "libcuda.so.1"):
+    problems.append("libcuda.so.1 not seen")
+for p in problems:
+    print("  PROBLEM:", p)
+print(f"== {name}: {'PASS' if not problems else 'FAIL'}")
+sys.exit(1 if problems else 0)

@@ -1,0 +1,9 @@
+import torch
+torch.manual_seed(0)
+torch.backends.cudnn.deterministic = True
+torch.backends.cudnn.benchmark = False
+x = torch.randn(8, 3, 64, 64, device="cuda")
+conv = torch.nn.Conv2d(3, 16, 3).cuda()
+y = conv(x)
+torch.cuda.synchronize()
+print("torch conv ok", tuple(y.shape), "cudnn", torch.backends.cudnn.version(), "checksum", round(float(y.double().sum()), 2))
