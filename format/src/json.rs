@@ -77,7 +77,11 @@ impl<'a> Line<'a> {
     }
 
     /// An array of strings.
-    pub fn str_array<'i, I: IntoIterator<Item = &'i [u8]>>(&mut self, k: &str, items: I) -> &mut Self {
+    pub fn str_array<'i, I: IntoIterator<Item = &'i [u8]>>(
+        &mut self,
+        k: &str,
+        items: I,
+    ) -> &mut Self {
         self.key(k);
         self.buf.push(b'[');
         for (i, s) in items.into_iter().enumerate() {
@@ -120,7 +124,10 @@ impl Nested<'_> {
                 self.buf.push(b',');
             }
             self.buf.push(b'{');
-            let mut obj = Line { buf: self.buf, first: true };
+            let mut obj = Line {
+                buf: self.buf,
+                first: true,
+            };
             each(&mut obj, item);
             self.buf.push(b'}');
         }
@@ -130,7 +137,10 @@ impl Nested<'_> {
     /// Writes an object whose members are built by `f`.
     pub fn object(&mut self, f: impl FnOnce(&mut Line<'_>)) {
         self.buf.push(b'{');
-        let mut obj = Line { buf: self.buf, first: true };
+        let mut obj = Line {
+            buf: self.buf,
+            first: true,
+        };
         f(&mut obj);
         self.buf.push(b'}');
     }

@@ -240,7 +240,10 @@ mod tests {
             parse_line(r#"{"ev":"future","x":1}"#).unwrap_err(),
             LineError::UnknownKind("future".into())
         );
-        assert!(matches!(parse_line(r#"{"ev":"load","seq":1"#), Err(LineError::NotJson(_))));
+        assert!(matches!(
+            parse_line(r#"{"ev":"load","seq":1"#),
+            Err(LineError::NotJson(_))
+        ));
         assert_eq!(parse_line(r#"{"x":1}"#).unwrap_err(), LineError::NoKind);
         assert!(matches!(
             parse_line(r#"{"ev":"unload","seq":"x"}"#),

@@ -136,7 +136,10 @@ fn dirname(p: &[u8]) -> &[u8] {
 
 fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // try_with: the thread may be exiting; try_borrow_mut: never re-enter.
-    THREAD.try_with(|t| t.try_borrow_mut().ok().map(|mut t| f(&mut t))).ok().flatten()
+    THREAD
+        .try_with(|t| t.try_borrow_mut().ok().map(|mut t| f(&mut t)))
+        .ok()
+        .flatten()
 }
 
 fn wants(name: &[u8], path: &[u8]) -> Option<Option<&'static str>> {
@@ -214,10 +217,12 @@ fn glob_prefix(pat: &[u8], s: &[u8]) -> Option<usize> {
 /// The entry of an RPATH/RUNPATH `list` of `owner` that produced candidate
 /// `cand`, as the directory it expands to within `cand`.
 unsafe fn list_match(list: &[u8], owner: usize, cand: &[u8]) -> Option<Vec<u8>> {
-    list.split(|&c| c == b':').filter(|e| !e.is_empty()).find_map(|e| {
-        let pat = expand_entry(e, owner);
-        glob_prefix(trim_slash(&pat), cand).map(|n| cand[..n].to_vec())
-    })
+    list.split(|&c| c == b':')
+        .filter(|e| !e.is_empty())
+        .find_map(|e| {
+            let pat = expand_entry(e, owner);
+            glob_prefix(trim_slash(&pat), cand).map(|n| cand[..n].to_vec())
+        })
 }
 
 /// Hardware-capability subdirectories glibc probes inside each search
@@ -230,7 +235,18 @@ fn search_dir(cand: &[u8]) -> &[u8] {
         let parent = dirname(d);
         if basename(parent) == b"glibc-hwcaps" {
             d = dirname(parent);
-        } else if matches!(b, b"tls" | b"x86_64" | b"haswell" | b"xeon_phi" | b"avx512_1" | b"i686" | b"sse2" | b"aarch64" | b"atomics") {
+        } else if matches!(
+            b,
+            b"tls"
+                | b"x86_64"
+                | b"haswell"
+                | b"xeon_phi"
+                | b"avx512_1"
+                | b"i686"
+                | b"sse2"
+                | b"aarch64"
+                | b"atomics"
+        ) {
             d = parent;
         } else {
             return d;
@@ -243,7 +259,10 @@ fn search_dir(cand: &[u8]) -> &[u8] {
 /// no DT_RUNPATH, the DT_RPATH of the requester, of its loader, and on up,
 /// then of the executable; else the requester's DT_RUNPATH alone.
 /// Returns the reason, the owner and the matching directory.
-unsafe fn attribute_runpath(requester: usize, cand: &[u8]) -> (&'static str, Option<usize>, Vec<u8>) {
+unsafe fn attribute_runpath(
+    requester: usize,
+    cand: &[u8],
+) -> (&'static str, Option<usize>, Vec<u8>) {
     let fallback = (reason::RPATH_OR_RUNPATH, None, search_dir(cand).to_vec());
     if requester == 0 {
         return fallback;
@@ -359,16 +378,24 @@ unsafe fn how_requested(ts: &mut ThreadState, s: &Search) -> (&'static str, Opti
     if let Some(r) = ts.requests.last_mut() {
         if r.name == s.name && !r.opened && r.caller == s.requester {
             r.opened = true;
-            let v = if r.kind == 1 { via::DLMOPEN } else { via::DLOPEN };
+            let v = if r.kind == 1 {
+                via::DLMOPEN
+            } else {
+                via::DLOPEN
+            };
             return (v, Some(r.mode));
         }
     }
-    if s.requester != 0 && elf::dyn_info(s.requester as *const LinkMap).needed.iter().any(|n| *n == s.name) {
+    if s.requester != 0
+        && elf::dyn_info(s.requester as *const LinkMap)
+            .needed
+            .contains(&s.name)
+    {
         return (via::NEEDED, None);
     }
     if !STARTED.load(Ordering::Relaxed) {
         if let Some(cfg) = trace::config() {
-            if cfg.preloads.iter().any(|p| *p == s.name) {
+            if cfg.preloads.contains(&s.name) {
                 return (via::PRELOAD, None);
             }
         }
@@ -386,7 +413,12 @@ unsafe fn how_requested(ts: &mut ThreadState, s: &Search) -> (&'static str, Opti
 /// object already mapped from the same file under another name, or it failed.
 /// Decided from the candidates: a loadable file among them means reuse.
 /// Returns the `seq` of a failure event, if one was written.
-unsafe fn finish_unmapped(ts: &mut ThreadState, s: Search, failed_hint: Option<bool>, errno: Option<i32>) -> Option<u64> {
+unsafe fn finish_unmapped(
+    ts: &mut ThreadState,
+    s: Search,
+    failed_hint: Option<bool>,
+    errno: Option<i32>,
+) -> Option<u64> {
     let last_loadable = match s.tried.last() {
         Some(c) => elf::classify(&c.path) == Candidate::Loadable,
         // A name with a slash has no candidates: the name is the path.
@@ -394,7 +426,11 @@ unsafe fn finish_unmapped(ts: &mut ThreadState, s: Search, failed_hint: Option<b
     };
     let failed = failed_hint.unwrap_or(!last_loadable);
     let (v, mode) = how_requested(ts, &s);
-    let path = s.tried.last().map(|c| c.path.clone()).unwrap_or_else(|| s.name.clone());
+    let path = s
+        .tried
+        .last()
+        .map(|c| c.path.clone())
+        .unwrap_or_else(|| s.name.clone());
     let fam = wants(&s.name, &path)?;
     if failed {
         let seq = trace::emit(ev::LOAD_FAILED, |l| {
@@ -420,7 +456,9 @@ unsafe fn finish_unmapped(ts: &mut ThreadState, s: Search, failed_hint: Option<b
         trace::emit(ev::LOAD, |l| {
             l.bytes("name", &s.name).bytes("path", &path);
             l.opt_bytes("realpath", elf::realpath(&path).as_deref());
-            l.str("reason", reason::SAME_FILE).null("reason_owner").null("search_dir");
+            l.str("reason", reason::SAME_FILE)
+                .null("reason_owner")
+                .null("search_dir");
             l.bytes("requester", &map_path(s.requester)).str("via", v);
             write_mode(l, mode);
             l.i64("lmid", obj_lmid(s.requester)).null("soname");
@@ -456,9 +494,16 @@ pub unsafe fn objsearch(name: *const libc::c_char, cookie: *mut usize, flag: u32
         if flag == LA_SER_ORIG {
             flush_pending(ts);
             let requester = if cookie.is_null() { 0 } else { *cookie };
-            ts.search = Some(Search { name: name.to_vec(), requester, tried: Vec::new() });
+            ts.search = Some(Search {
+                name: name.to_vec(),
+                requester,
+                tried: Vec::new(),
+            });
         } else if let Some(s) = ts.search.as_mut() {
-            s.tried.push(Cand { path: name.to_vec(), flag });
+            s.tried.push(Cand {
+                path: name.to_vec(),
+                flag,
+            });
         }
     });
 }
@@ -475,7 +520,11 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
             Some(reason::MAIN_PROGRAM)
         } else if l_name.starts_with(b"linux-vdso") || l_name.starts_with(b"linux-gate") {
             Some(reason::VDSO)
-        } else if elf::dyn_info(map).soname.as_deref().is_some_and(|s| s.starts_with(b"ld-linux")) {
+        } else if elf::dyn_info(map)
+            .soname
+            .as_deref()
+            .is_some_and(|s| s.starts_with(b"ld-linux"))
+        {
             Some(reason::DYNAMIC_LINKER)
         } else {
             None
@@ -483,7 +532,11 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
     } else {
         None
     };
-    let path = if key == MAIN_MAP.load(Ordering::Relaxed) { exe_path().to_vec() } else { l_name.clone() };
+    let path = if key == MAIN_MAP.load(Ordering::Relaxed) {
+        exe_path().to_vec()
+    } else {
+        l_name.clone()
+    };
     let name = search.as_ref().map(|s| s.name.clone());
     let fam = wants(name.as_deref().unwrap_or(b""), &path);
     OBJECTS.with(|o| {
@@ -506,7 +559,13 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         return;
     };
     let (why, owner, dir, via_, mode) = match &search {
-        None => (startup_kind.unwrap_or(reason::UNKNOWN), None, None, via::STARTUP, None),
+        None => (
+            startup_kind.unwrap_or(reason::UNKNOWN),
+            None,
+            None,
+            via::STARTUP,
+            None,
+        ),
         Some(s) => {
             let (v, mode) = with_thread(|ts| how_requested(ts, s)).unwrap_or((via::LOADER, None));
             if s.name.contains(&b'/') || s.tried.is_empty() {
@@ -525,7 +584,10 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         l.str("reason", why);
         l.opt_bytes("reason_owner", owner.map(|o| map_path(o)).as_deref());
         l.opt_bytes("search_dir", dir.as_deref());
-        l.opt_bytes("requester", search.as_ref().map(|s| map_path(s.requester)).as_deref());
+        l.opt_bytes(
+            "requester",
+            search.as_ref().map(|s| map_path(s.requester)).as_deref(),
+        );
         l.str("via", via_);
         write_mode(l, mode);
         l.i64("lmid", lmid);
@@ -547,7 +609,9 @@ pub unsafe fn objclose(cookie: *mut usize) {
         return;
     }
     let key = *cookie;
-    let Some(obj) = OBJECTS.with(|o| o.remove(&key)) else { return };
+    let Some(obj) = OBJECTS.with(|o| o.remove(&key)) else {
+        return;
+    };
     if obj.recorded {
         trace::emit(ev::UNLOAD, |l| {
             l.bytes("path", &obj.path).i64("lmid", obj.lmid);
@@ -576,14 +640,28 @@ pub fn preinit() {
 // ---------------------------------------------------------------------------
 // Bridge entry points (called by the preload role, on the calling thread)
 
-pub unsafe fn request_begin(kind: u32, name: *const libc::c_char, mode: i32, lmid: i64, caller: usize) -> u64 {
+pub unsafe fn request_begin(
+    kind: u32,
+    name: *const libc::c_char,
+    mode: i32,
+    lmid: i64,
+    caller: usize,
+) -> u64 {
     if name.is_null() || trace::config().is_none() {
         return 0;
     }
     let name = CStr::from_ptr(name).to_bytes().to_vec();
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     with_thread(|ts| {
-        ts.requests.push(Request { token, kind, name, mode, lmid, caller, opened: false });
+        ts.requests.push(Request {
+            token,
+            kind,
+            name,
+            mode,
+            lmid,
+            caller,
+            opened: false,
+        });
         token
     })
     .unwrap_or(0)
@@ -594,7 +672,9 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
         return;
     }
     with_thread(|ts| {
-        let Some(pos) = ts.requests.iter().rposition(|r| r.token == token) else { return };
+        let Some(pos) = ts.requests.iter().rposition(|r| r.token == token) else {
+            return;
+        };
         let req = ts.requests.remove(pos);
         ts.requests.truncate(pos);
         let pending = ts.search.take();
@@ -608,7 +688,10 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
             // mapped from the same file (or is a dependency that was).
             if let Some(s) = pending {
                 if s.name == req.name {
-                    ts.requests.push(Request { opened: true, ..req_clone(&req) });
+                    ts.requests.push(Request {
+                        opened: true,
+                        ..req_clone(&req)
+                    });
                     finish_unmapped(ts, s, Some(false), None);
                     ts.requests.pop();
                     return;
@@ -638,13 +721,29 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
         }
         // The request itself was found (or never searched: mapped then
         // rejected, e.g. an undefined symbol) but failed.
-        let Some(fam) = wants(&req.name, &req.name) else { return };
+        let Some(fam) = wants(&req.name, &req.name) else {
+            return;
+        };
         let seq = trace::emit(ev::LOAD_FAILED, |l| {
             l.bytes("name", &req.name)
                 .bytes("requester", &map_path(req.caller))
-                .str("via", if req.kind == 1 { via::DLMOPEN } else { via::DLOPEN });
+                .str(
+                    "via",
+                    if req.kind == 1 {
+                        via::DLMOPEN
+                    } else {
+                        via::DLOPEN
+                    },
+                );
             write_mode(l, Some(req.mode));
-            l.i64("lmid", if req.kind == 1 { req.lmid } else { obj_lmid(req.caller) });
+            l.i64(
+                "lmid",
+                if req.kind == 1 {
+                    req.lmid
+                } else {
+                    obj_lmid(req.caller)
+                },
+            );
             opt_str(l, "family", fam);
             l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
             l.null("error").i64("errno", errno as i64);
@@ -657,14 +756,24 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
 }
 
 fn req_clone(r: &Request) -> Request {
-    Request { token: r.token, kind: r.kind, name: r.name.clone(), mode: r.mode, lmid: r.lmid, caller: r.caller, opened: r.opened }
+    Request {
+        token: r.token,
+        kind: r.kind,
+        name: r.name.clone(),
+        mode: r.mode,
+        lmid: r.lmid,
+        caller: r.caller,
+        opened: r.opened,
+    }
 }
 
 /// A request served by an object already in the namespace: no search ran.
 unsafe fn record_reuse(req: &Request, handle: usize) {
     // In glibc a dlopen handle is the object's link map.
     let path = map_path(handle);
-    let Some(fam) = wants(&req.name, &path) else { return };
+    let Some(fam) = wants(&req.name, &path) else {
+        return;
+    };
     if !REUSES.with(|r| r.len() < 4096 && r.insert((req.caller, req.name.clone(), handle))) {
         return;
     }
@@ -672,12 +781,24 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
     trace::emit(ev::LOAD, |l| {
         l.bytes("name", &req.name).bytes("path", &path);
         l.opt_bytes("realpath", elf::realpath(&path).as_deref());
-        l.str("reason", reason::ALREADY_LOADED).null("reason_owner").null("search_dir");
+        l.str("reason", reason::ALREADY_LOADED)
+            .null("reason_owner")
+            .null("search_dir");
         l.bytes("requester", &map_path(req.caller));
-        l.str("via", if req.kind == 1 { via::DLMOPEN } else { via::DLOPEN });
+        l.str(
+            "via",
+            if req.kind == 1 {
+                via::DLMOPEN
+            } else {
+                via::DLOPEN
+            },
+        );
         write_mode(l, Some(req.mode));
         l.i64("lmid", lmid);
-        l.opt_bytes("soname", elf::dyn_info(handle as *const LinkMap).soname.as_deref());
+        l.opt_bytes(
+            "soname",
+            elf::dyn_info(handle as *const LinkMap).soname.as_deref(),
+        );
         write_identity(l, &path);
         opt_str(l, "family", fam);
         l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));

@@ -19,7 +19,13 @@ use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 #[repr(C)]
 pub struct Bridge {
     /// A `dlopen` (kind 0) or `dlmopen` (kind 1) is starting; returns a token (0: not traced).
-    pub begin: unsafe extern "C" fn(kind: u32, name: *const c_char, mode: c_int, lmid: c_long, caller: *const LinkMap) -> u64,
+    pub begin: unsafe extern "C" fn(
+        kind: u32,
+        name: *const c_char,
+        mode: c_int,
+        lmid: c_long,
+        caller: *const LinkMap,
+    ) -> u64,
     /// It returned `result` with `errno`.
     pub end: unsafe extern "C" fn(token: u64, result: *mut c_void, errno: c_int),
     /// The program read this text from `dlerror()`.
@@ -44,19 +50,33 @@ fn image_offset<T>(p: *const T) -> usize {
     (p as usize).wrapping_sub(core::ptr::addr_of!(__ehdr_start) as usize)
 }
 
-unsafe extern "C" fn begin(kind: u32, name: *const c_char, mode: c_int, lmid: c_long, caller: *const LinkMap) -> u64 {
-    crate::guard(0, || crate::audit::request_begin(kind, name, mode, lmid as i64, caller as usize))
+unsafe extern "C" fn begin(
+    kind: u32,
+    name: *const c_char,
+    mode: c_int,
+    lmid: c_long,
+    caller: *const LinkMap,
+) -> u64 {
+    crate::guard(0, || {
+        crate::audit::request_begin(kind, name, mode, lmid, caller as usize)
+    })
 }
 
 unsafe extern "C" fn end(token: u64, result: *mut c_void, errno: c_int) {
-    crate::guard((), || crate::audit::request_end(token, result as usize, errno))
+    crate::guard((), || {
+        crate::audit::request_end(token, result as usize, errno)
+    })
 }
 
 unsafe extern "C" fn error_text(text: *const c_char) {
     crate::guard((), || crate::audit::error_text(text))
 }
 
-static TABLE: Bridge = Bridge { begin, end, error_text };
+static TABLE: Bridge = Bridge {
+    begin,
+    end,
+    error_text,
+};
 
 /// This copy's own file name, as the loader knows it (set in `la_version`).
 static OWN_BASENAME: AtomicUsize = AtomicUsize::new(0);
@@ -65,7 +85,9 @@ static OWN_BASENAME: AtomicUsize = AtomicUsize::new(0);
 pub fn init_own_name() {
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
     // SAFETY: dladdr on an address inside this image.
-    if unsafe { libc::dladdr(core::ptr::addr_of!(MAGIC).cast(), &mut info) } != 0 && !info.dli_fname.is_null() {
+    if unsafe { libc::dladdr(core::ptr::addr_of!(MAGIC).cast(), &mut info) } != 0
+        && !info.dli_fname.is_null()
+    {
         // SAFETY: dladdr returns a NUL-terminated name owned by the loader.
         let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
         let base = name.rsplit(|&c| c == b'/').next().unwrap_or(name).to_vec();
@@ -92,7 +114,8 @@ pub unsafe fn maybe_install(map: *mut LinkMap, l_name: &[u8], lmid: i64) {
     if core::ptr::read_volatile(twin_magic) != MAGIC {
         return;
     }
-    let twin_bridge = (base + image_offset(core::ptr::addr_of!(BRIDGE))) as *const AtomicPtr<Bridge>;
+    let twin_bridge =
+        (base + image_offset(core::ptr::addr_of!(BRIDGE))) as *const AtomicPtr<Bridge>;
     (*twin_bridge).store(&TABLE as *const Bridge as *mut Bridge, Ordering::Release);
     crate::audit::mark_preload_active();
 }

@@ -71,7 +71,11 @@ pub unsafe fn dyn_info(map: *const LinkMap) -> DynInfo {
     if l_addr != 0 && strtab < l_addr {
         strtab += l_addr;
     }
-    let s = |off: usize| CStr::from_ptr((strtab + off) as *const libc::c_char).to_bytes().to_vec();
+    let s = |off: usize| {
+        CStr::from_ptr((strtab + off) as *const libc::c_char)
+            .to_bytes()
+            .to_vec()
+    };
     info.soname = soname.map(s);
     info.rpath = rpath.map(s);
     info.runpath = runpath.map(s);
@@ -101,13 +105,19 @@ pub fn file_info(path: &[u8]) -> Option<FileInfo> {
     let file = std::fs::File::open(std::ffi::OsStr::from_bytes(path)).ok()?;
     let meta = file.metadata().ok()?;
     use std::os::unix::fs::MetadataExt;
-    let mut fi = FileInfo { dev: meta.dev(), ino: meta.ino(), size: meta.size(), build_id: None };
+    let mut fi = FileInfo {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        size: meta.size(),
+        build_id: None,
+    };
     let mut eh = [0u8; 64];
     if file.read_exact_at(&mut eh, 0).is_err() || &eh[..4] != b"\x7fELF" || eh[4] != 2 {
         return Some(fi);
     }
     let rd16 = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as u64;
-    let rd32 = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])) as u64;
+    let rd32 =
+        |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])) as u64;
     let rd64 = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
     let (phoff, phentsize, phnum) = (rd64(&eh, 32), rd16(&eh, 54), rd16(&eh, 56));
     if phentsize < 56 || phnum == 0 || phnum > 512 {
@@ -133,8 +143,11 @@ pub fn file_info(path: &[u8]) -> Option<FileInfo> {
         }
         let mut o = 0usize;
         while o + 12 <= notes.len() {
-            let (namesz, descsz, ty) =
-                (rd32(&notes, o) as usize, rd32(&notes, o + 4) as usize, rd32(&notes, o + 8));
+            let (namesz, descsz, ty) = (
+                rd32(&notes, o) as usize,
+                rd32(&notes, o + 4) as usize,
+                rd32(&notes, o + 8),
+            );
             let name_at = o + 12;
             let desc_at = name_at + namesz.div_ceil(4) * 4;
             let next = desc_at + descsz.div_ceil(4) * 4;
@@ -165,13 +178,21 @@ pub enum Candidate {
 pub fn classify(path: &[u8]) -> Candidate {
     use std::os::unix::fs::FileExt;
     let Ok(file) = std::fs::File::open(std::ffi::OsStr::from_bytes(path)) else {
-        return if stat(path).is_some() { Candidate::Rejected } else { Candidate::Missing };
+        return if stat(path).is_some() {
+            Candidate::Rejected
+        } else {
+            Candidate::Missing
+        };
     };
     let mut eh = [0u8; 20];
     if file.read_exact_at(&mut eh, 0).is_err() || &eh[..4] != b"\x7fELF" {
         return Candidate::Rejected;
     }
-    const EM_HOST: u16 = if cfg!(target_arch = "x86_64") { 62 } else { 183 };
+    const EM_HOST: u16 = if cfg!(target_arch = "x86_64") {
+        62
+    } else {
+        183
+    };
     let class_ok = eh[4] == 2;
     let machine = u16::from_le_bytes([eh[18], eh[19]]);
     if class_ok && machine == EM_HOST {
@@ -183,7 +204,10 @@ pub fn classify(path: &[u8]) -> Candidate {
 
 pub fn hex(bytes: &[u8]) -> Vec<u8> {
     const H: &[u8; 16] = b"0123456789abcdef";
-    bytes.iter().flat_map(|b| [H[(b >> 4) as usize], H[(b & 15) as usize]]).collect()
+    bytes
+        .iter()
+        .flat_map(|b| [H[(b >> 4) as usize], H[(b & 15) as usize]])
+        .collect()
 }
 
 /// `realpath(3)`, or None.

@@ -17,13 +17,13 @@
 //! thread, timer or signal handler; one `write(2)` per event; preserve
 //! `errno` and the `dlerror()` state of the program.
 
-pub mod audit;
-pub mod bridge;
-pub mod elf;
-pub mod lock;
-pub mod preload;
-pub mod sys;
-pub mod trace;
+mod audit;
+mod bridge;
+mod elf;
+mod lock;
+mod preload;
+mod sys;
+mod trace;
 
 use core::ffi::{c_char, c_long};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -39,7 +39,9 @@ pub fn guard<R>(default: R, f: impl FnOnce() -> R) -> R {
 /// program's stderr.
 fn quiet_panics() {
     std::panic::set_hook(Box::new(|info| {
-        let _ = catch_unwind(AssertUnwindSafe(|| trace::note("error", &format!("cudnn-trace shim bug: {info}"))));
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            trace::note("error", &format!("cudnn-trace shim bug: {info}"))
+        }));
     }));
 }
 
@@ -62,7 +64,11 @@ pub extern "C" fn la_version(version: u32) -> u32 {
 /// # Safety
 /// Called by glibc's dynamic linker with a valid name and cookie.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn la_objsearch(name: *const c_char, cookie: *mut usize, flag: u32) -> *mut c_char {
+pub unsafe extern "C" fn la_objsearch(
+    name: *const c_char,
+    cookie: *mut usize,
+    flag: u32,
+) -> *mut c_char {
     if !name.is_null() {
         guard((), || audit::objsearch(name, cookie, flag));
     }
@@ -75,7 +81,7 @@ pub unsafe extern "C" fn la_objsearch(name: *const c_char, cookie: *mut usize, f
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mut usize) -> u32 {
     if !map.is_null() {
-        guard((), || audit::objopen(map, lmid as i64, cookie));
+        guard((), || audit::objopen(map, lmid, cookie));
     }
     // No LA_FLG_BINDTO/BINDFROM: symbol binding stays untouched (and on
     // glibc < 2.35 any binding flag would slow every PLT call, BZ#15533).
@@ -110,7 +116,10 @@ pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
 /// `dlerror()` state). Hooks still resolve lazily: libraries' constructors
 /// run before this one.
 extern "C" fn init() {
-    if !bridge::BRIDGE.load(core::sync::atomic::Ordering::Acquire).is_null() {
+    if !bridge::BRIDGE
+        .load(core::sync::atomic::Ordering::Acquire)
+        .is_null()
+    {
         guard((), || {
             quiet_panics();
             preload::warm_up();

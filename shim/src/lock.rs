@@ -19,7 +19,10 @@ unsafe impl<T: Send> Sync for ForkSafeLock<T> {}
 
 impl<T> ForkSafeLock<T> {
     pub const fn new(value: T) -> Self {
-        ForkSafeLock { holder: AtomicU32::new(0), value: UnsafeCell::new(value) }
+        ForkSafeLock {
+            holder: AtomicU32::new(0),
+            value: UnsafeCell::new(value),
+        }
     }
 
     /// Runs `f` with exclusive access. Must not be re-entered on one thread
@@ -27,7 +30,10 @@ impl<T> ForkSafeLock<T> {
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         let me = crate::trace::pid();
         loop {
-            match self.holder.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+            match self
+                .holder
+                .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+            {
                 Ok(_) => break,
                 // Held by a thread of another process image: we are a forked
                 // child and that thread is gone. Take the lock over.

@@ -86,7 +86,13 @@ fn shadow_stack_active() -> bool {
                 const ARCH_SHSTK_STATUS: libc::c_long = 0x5005;
                 let mut features: u64 = 0;
                 // SAFETY: the kernel writes one u64; older kernels return EINVAL.
-                let r = unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_SHSTK_STATUS, &mut features as *mut u64) };
+                let r = unsafe {
+                    libc::syscall(
+                        libc::SYS_arch_prctl,
+                        ARCH_SHSTK_STATUS,
+                        &mut features as *mut u64,
+                    )
+                };
                 r == 0 && features & 1 != 0
             };
             #[cfg(not(target_arch = "x86_64"))]
@@ -103,9 +109,13 @@ unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
     let f = FIND_OBJECT.load(Ordering::Acquire);
     let f = if f == 0 {
         // glibc 2.35+: lock-free and cheap. Older glibc: dladdr1 below.
-        let p = libc::dlsym(libc::RTLD_DEFAULT, b"_dl_find_object\0".as_ptr().cast()) as usize;
+        let p = libc::dlsym(libc::RTLD_DEFAULT, c"_dl_find_object".as_ptr()) as usize;
         FIND_OBJECT.store(if p == 0 { 1 } else { p }, Ordering::Release);
-        if p == 0 { 1 } else { p }
+        if p == 0 {
+            1
+        } else {
+            p
+        }
     } else {
         f
     };
@@ -125,7 +135,7 @@ unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
         &mut map as *mut *mut LinkMap as *mut *mut c_void,
         RTLD_DL_LINKMAP,
     );
-    (ok != 0 && !map.is_null()).then(|| (map, info.dli_fbase as usize))
+    (ok != 0 && !map.is_null()).then_some((map, info.dli_fbase as usize))
 }
 
 /// Whether `[addr, addr+len)` lies in an executable PT_LOAD of the object
@@ -151,7 +161,8 @@ unsafe fn in_exec_segment(ehdr: usize, bias: usize, addr: usize, len: usize) -> 
         const PT_LOAD: u32 = 1;
         const PF_X: u32 = 1;
         let start = bias.wrapping_add(vaddr);
-        if p_type == PT_LOAD && p_flags & PF_X != 0 && addr >= start && addr + len <= start + memsz {
+        if p_type == PT_LOAD && p_flags & PF_X != 0 && addr >= start && addr + len <= start + memsz
+        {
             return true;
         }
     }
@@ -190,7 +201,10 @@ unsafe fn find_gadget(map: *mut LinkMap, ehdr: usize) -> usize {
             }
             let code = core::slice::from_raw_parts(addr as *const u8, SCAN);
             // add rsp, 8 ; ret
-            if let Some(i) = code.windows(5).position(|w| w == [0x48, 0x83, 0xc4, 0x08, 0xc3]) {
+            if let Some(i) = code
+                .windows(5)
+                .position(|w| w == [0x48, 0x83, 0xc4, 0x08, 0xc3])
+            {
                 return addr + i + 4;
             }
         }
@@ -218,7 +232,10 @@ fn errno_slot() -> *mut c_int {
 /// (0: plain tail jump) and the bridge token. Preserves errno.
 extern "C" fn cdt_enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Enter {
     let saved = unsafe { *errno_slot() };
-    let none = Enter { gadget: 0, token: 0 };
+    let none = Enter {
+        gadget: 0,
+        token: 0,
+    };
     // The stub jumps through REAL[kind] next: it must be resolved first.
     let out = if resolve_kind(kind) == 0 {
         none
@@ -230,7 +247,10 @@ extern "C" fn cdt_enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize
 }
 
 unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Enter {
-    let none = Enter { gadget: 0, token: 0 };
+    let none = Enter {
+        gadget: 0,
+        token: 0,
+    };
     let bridge = BRIDGE.load(Ordering::Acquire);
     if bridge.is_null() || shadow_stack_active() {
         return none;
@@ -243,7 +263,9 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
     if name.is_null() {
         return none; // dlopen(NULL): the main program, nothing to trace.
     }
-    let Some((caller, ehdr)) = find_object(ret) else { return none };
+    let Some((caller, ehdr)) = find_object(ret) else {
+        return none;
+    };
     let gadget = find_gadget(caller, ehdr);
     if gadget == 0 {
         return none;
@@ -280,7 +302,11 @@ pub unsafe extern "C" fn dlopen(_file: *const c_char, _mode: c_int) -> *mut c_vo
 #[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dlmopen(_lmid: libc::c_long, _file: *const c_char, _mode: c_int) -> *mut c_void {
+pub unsafe extern "C" fn dlmopen(
+    _lmid: libc::c_long,
+    _file: *const c_char,
+    _mode: c_int,
+) -> *mut c_void {
     core::arch::naked_asm!("mov r11d, 1", "jmp {common}", common = sym hook_common)
 }
 

@@ -60,7 +60,12 @@ fn read_config() -> Option<Config> {
         .split(|&c| c == b':')
         .filter(|s| !s.is_empty())
         .any(|a| preloads.iter().any(|p| base(p) == base(a)));
-    Some(Config { dir, all, preloads, preload_role })
+    Some(Config {
+        dir,
+        all,
+        preloads,
+        preload_role,
+    })
 }
 
 /// Descriptor of this process's trace file; -1 until opened.
@@ -85,7 +90,10 @@ pub fn tid() -> u32 {
 }
 
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer to a timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -181,13 +189,18 @@ fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<i32> {
 }
 
 fn read_link(path: &str) -> Option<Vec<u8>> {
-    std::fs::read_link(path).ok().map(|p| p.as_os_str().as_bytes().to_vec())
+    std::fs::read_link(path)
+        .ok()
+        .map(|p| p.as_os_str().as_bytes().to_vec())
 }
 
 fn write_header(fd: i32, cfg: &Config, origin: &str) {
     let exe = read_link("/proc/self/exe");
     let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
-    let argv: Vec<&[u8]> = cmdline.split(|&c| c == 0).filter(|s| !s.is_empty()).collect();
+    let argv: Vec<&[u8]> = cmdline
+        .split(|&c| c == 0)
+        .filter(|s| !s.is_empty())
+        .collect();
     let mut host = [0u8; 256];
     // SAFETY: buffer and its length.
     let host = if unsafe { libc::gethostname(host.as_mut_ptr().cast(), host.len()) } == 0 {
@@ -196,7 +209,9 @@ fn write_header(fd: i32, cfg: &Config, origin: &str) {
     } else {
         None
     };
-    let cwd = std::env::current_dir().ok().map(|p| p.as_os_str().as_bytes().to_vec());
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|p| p.as_os_str().as_bytes().to_vec());
     // SAFETY: glibc returns a static string.
     let glibc = unsafe { CStr::from_ptr(crate::sys::gnu_get_libc_version()) }.to_bytes();
     let wall_ms = std::time::SystemTime::now()
