@@ -93,6 +93,11 @@ static MAIN_MAP: AtomicUsize = AtomicUsize::new(0);
 /// Set by `la_preinit`: start-up (preloads and DT_NEEDED of the program) is over.
 static STARTED: AtomicBool = AtomicBool::new(false);
 static PRELOAD_ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Set when the main program is closed: that only happens in `_dl_fini` at
+/// exit, which closes it first (glibc 2.36 `elf/dl-fini.c` keeps the main
+/// map at index 0 of its order) and then every other object. Those are not
+/// unloads worth an event.
+static EXITING: AtomicBool = AtomicBool::new(false);
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 pub fn preload_active() -> bool {
@@ -609,10 +614,13 @@ pub unsafe fn objclose(cookie: *mut usize) {
         return;
     }
     let key = *cookie;
+    if key == MAIN_MAP.load(Ordering::Relaxed) {
+        EXITING.store(true, Ordering::Relaxed);
+    }
     let Some(obj) = OBJECTS.with(|o| o.remove(&key)) else {
         return;
     };
-    if obj.recorded {
+    if obj.recorded && !EXITING.load(Ordering::Relaxed) {
         trace::emit(ev::UNLOAD, |l| {
             l.bytes("path", &obj.path).i64("lmid", obj.lmid);
             opt_str(l, "family", obj.family);
