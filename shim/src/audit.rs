@@ -30,18 +30,58 @@ use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// One `la_objsearch` candidate.
+/// One `la_objsearch` candidate, with the search step that offered it.
 struct Cand {
     path: Vec<u8>,
     flag: u32,
+    /// Attribution, computed while the requester is certainly alive (a failed
+    /// `dlopen` frees it before the outcome is known). Only for searches that
+    /// will be recorded.
+    why: Option<Step>,
+}
+
+/// Why a search step offered a candidate.
+struct Step {
+    reason: &'static str,
+    owner: Option<Vec<u8>>,
+    dir: Vec<u8>,
 }
 
 /// The search for one requested name, from `LA_SER_ORIG` to its outcome.
 struct Search {
     name: Vec<u8>,
     /// `struct link_map *` of the object on whose behalf the loader searches.
+    /// Used as an identity only: it may be freed before the search ends.
     requester: usize,
+    /// Facts about the requester, taken when the search started.
+    requester_path: Vec<u8>,
+    requester_lmid: i64,
+    /// `name` is a DT_NEEDED entry of the requester.
+    needed: bool,
+    /// The search will be recorded (CUDA-family name, or `--all`).
+    recorded: bool,
     tried: Vec<Cand>,
+}
+
+impl Search {
+    /// Starts a search on behalf of `requester` (a live link map or 0).
+    unsafe fn new(name: Vec<u8>, requester: usize) -> Search {
+        let recorded = wants(&name, &name).is_some();
+        let needed = recorded
+            && requester != 0
+            && elf::dyn_info(requester as *const LinkMap)
+                .needed
+                .contains(&name);
+        Search {
+            requester_path: map_path(requester),
+            requester_lmid: obj_lmid(requester),
+            needed,
+            recorded,
+            name,
+            requester,
+            tried: Vec::new(),
+        }
+    }
 }
 
 /// A `dlopen`/`dlmopen` call in progress, reported by the preload role.
@@ -161,7 +201,19 @@ fn wants(name: &[u8], path: &[u8]) -> Option<Option<&'static str>> {
 unsafe fn expand_entry(entry: &[u8], owner: usize) -> Vec<u8> {
     // glibc takes $ORIGIN from the directory of l_name as given, without
     // resolving symlinks (libtree's "origin is relative to symlink location").
-    let origin = dirname(&map_path(owner)).to_vec();
+    let mut origin = dirname(&map_path(owner)).to_vec();
+    if !origin.starts_with(b"/") {
+        // glibc makes a relative l_name absolute with the cwd at load time.
+        if let Ok(cwd) = std::env::current_dir() {
+            use std::os::unix::ffi::OsStrExt;
+            let mut abs = cwd.as_os_str().as_bytes().to_vec();
+            if origin != b"." {
+                abs.push(b'/');
+                abs.extend_from_slice(&origin);
+            }
+            origin = abs;
+        }
+    }
     let mut out = Vec::with_capacity(entry.len() + origin.len());
     let mut i = 0;
     while i < entry.len() {
@@ -304,17 +356,28 @@ unsafe fn attribute_runpath(
     fallback
 }
 
-/// The reason for one candidate's search step, and its owner object.
-/// Returns the reason, its owner object and the search directory.
-unsafe fn step_reason(c: &Cand, requester: usize) -> (&'static str, Option<usize>, Vec<u8>) {
-    let dir = || search_dir(&c.path).to_vec();
-    match c.flag {
-        LA_SER_LIBPATH => (reason::LD_LIBRARY_PATH, None, dir()),
-        LA_SER_RUNPATH => attribute_runpath(requester, &c.path),
-        LA_SER_CONFIG => (reason::LD_SO_CACHE, None, dir()),
-        LA_SER_DEFAULT => (reason::DEFAULT_DIR, None, dir()),
-        LA_SER_SECURE => (reason::SECURE_DIR, None, dir()),
-        _ => (reason::UNKNOWN, None, dir()),
+/// Why the search step `flag` offered `path` on behalf of `requester`
+/// (which must be alive: this reads its dynamic section and its loaders').
+unsafe fn step_reason(path: &[u8], flag: u32, requester: usize) -> Step {
+    let plain = |reason| Step {
+        reason,
+        owner: None,
+        dir: search_dir(path).to_vec(),
+    };
+    match flag {
+        LA_SER_LIBPATH => plain(reason::LD_LIBRARY_PATH),
+        LA_SER_RUNPATH => {
+            let (reason, owner, dir) = attribute_runpath(requester, path);
+            Step {
+                reason,
+                owner: owner.map(|o| map_path(o)),
+                dir,
+            }
+        }
+        LA_SER_CONFIG => plain(reason::LD_SO_CACHE),
+        LA_SER_DEFAULT => plain(reason::DEFAULT_DIR),
+        LA_SER_SECURE => plain(reason::SECURE_DIR),
+        _ => plain(reason::UNKNOWN),
     }
 }
 
@@ -326,7 +389,7 @@ unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let (r, _, _) = step_reason(c, s.requester);
+            let r = c.why.as_ref().map_or(reason::UNKNOWN, |w| w.reason);
             let result = if used_last && i + 1 == n {
                 tried::USED
             } else {
@@ -379,38 +442,39 @@ fn write_mode(l: &mut Line<'_>, mode: Option<i32>) {
 // Search outcome
 
 /// How the request that produced `s` reached the loader, and its dlopen mode.
-unsafe fn how_requested(ts: &mut ThreadState, s: &Search) -> (&'static str, Option<i32>) {
+/// How the request that produced `s` reached the loader: `via`, the dlopen
+/// mode, and for `dlmopen` the namespace asked for. Marks a matching hooked
+/// request as served by a mapping.
+fn how_requested(ts: &mut ThreadState, s: &Search) -> (&'static str, Option<i32>, Option<i64>) {
     if let Some(r) = ts.requests.last_mut() {
-        if r.name == s.name && !r.opened && r.caller == s.requester {
+        // By name only: an interposer between the program and libc (another
+        // preload, a host library) makes the loader's requester differ from
+        // the caller the hook saw; the search's requester is the true one.
+        if r.name == s.name && !r.opened {
             r.opened = true;
-            let v = if r.kind == 1 {
-                via::DLMOPEN
+            return if r.kind == 1 {
+                (via::DLMOPEN, Some(r.mode), Some(r.lmid))
             } else {
-                via::DLOPEN
+                (via::DLOPEN, Some(r.mode), None)
             };
-            return (v, Some(r.mode));
         }
     }
-    if s.requester != 0
-        && elf::dyn_info(s.requester as *const LinkMap)
-            .needed
-            .contains(&s.name)
-    {
-        return (via::NEEDED, None);
+    if s.needed {
+        return (via::NEEDED, None, None);
     }
     if !STARTED.load(Ordering::Relaxed) {
         if let Some(cfg) = trace::config() {
             if cfg.preloads.contains(&s.name) {
-                return (via::PRELOAD, None);
+                return (via::PRELOAD, None, None);
             }
         }
     }
     // Not a DT_NEEDED entry, so some dlopen-family call. With the hook active
     // it is one the hook did not see (RTLD_DEEPBIND callers bypass it).
     if preload_active() {
-        (via::LOADER, None)
+        (via::LOADER, None, None)
     } else {
-        (via::DLOPEN, None)
+        (via::DLOPEN, None, None)
     }
 }
 
@@ -430,7 +494,8 @@ unsafe fn finish_unmapped(
         None => s.name.contains(&b'/') && elf::classify(&s.name) == Candidate::Loadable,
     };
     let failed = failed_hint.unwrap_or(!last_loadable);
-    let (v, mode) = how_requested(ts, &s);
+    let (v, mode, ns) = how_requested(ts, &s);
+    let lmid = ns.unwrap_or(s.requester_lmid);
     let path = s
         .tried
         .last()
@@ -440,10 +505,10 @@ unsafe fn finish_unmapped(
     if failed {
         let seq = trace::emit(ev::LOAD_FAILED, |l| {
             l.bytes("name", &s.name)
-                .bytes("requester", &map_path(s.requester))
+                .bytes("requester", &s.requester_path)
                 .str("via", v);
             write_mode(l, mode);
-            l.i64("lmid", obj_lmid(s.requester));
+            l.i64("lmid", lmid);
             opt_str(l, "family", fam);
             write_tried(l, &s, false);
             l.null("error");
@@ -464,9 +529,9 @@ unsafe fn finish_unmapped(
             l.str("reason", reason::SAME_FILE)
                 .null("reason_owner")
                 .null("search_dir");
-            l.bytes("requester", &map_path(s.requester)).str("via", v);
+            l.bytes("requester", &s.requester_path).str("via", v);
             write_mode(l, mode);
-            l.i64("lmid", obj_lmid(s.requester)).null("soname");
+            l.i64("lmid", lmid).null("soname");
             write_identity(l, &path);
             opt_str(l, "family", fam);
             write_tried(l, &s, true);
@@ -499,15 +564,14 @@ pub unsafe fn objsearch(name: *const libc::c_char, cookie: *mut usize, flag: u32
         if flag == LA_SER_ORIG {
             flush_pending(ts);
             let requester = if cookie.is_null() { 0 } else { *cookie };
-            ts.search = Some(Search {
-                name: name.to_vec(),
-                requester,
-                tried: Vec::new(),
-            });
+            ts.search = Some(Search::new(name.to_vec(), requester));
         } else if let Some(s) = ts.search.as_mut() {
+            // The requester is alive during its search; attribute now.
+            let why = s.recorded.then(|| step_reason(name, flag, s.requester));
             s.tried.push(Cand {
                 path: name.to_vec(),
                 flag,
+                why,
             });
         }
     });
@@ -518,7 +582,17 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
     let l_name = elf::l_name(map);
     crate::bridge::maybe_install(map, &l_name, lmid);
     let key = map as usize;
-    let search = with_thread(|ts| ts.search.take()).flatten();
+    let search = with_thread(|ts| {
+        ts.search.take().or_else(|| {
+            // glibc skips la_objsearch when it has no requesting object
+            // (dlmopen with a path and an explicit namespace): the hooked
+            // request names the path.
+            let r = ts.requests.last()?;
+            (!r.opened && r.name.contains(&b'/') && basename(&r.name) == basename(&l_name))
+                .then(|| Search::new(r.name.clone(), r.caller))
+        })
+    })
+    .flatten();
     let startup_kind = if search.is_none() {
         if l_name.is_empty() && lmid == 0 && MAIN_MAP.load(Ordering::Relaxed) == 0 {
             MAIN_MAP.store(key, Ordering::Relaxed);
@@ -563,6 +637,18 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         }
         return;
     };
+    let fresh;
+    let last_why = match search.as_ref().and_then(|s| s.tried.last()) {
+        Some(c) if c.why.is_some() => c.why.as_ref(),
+        Some(c) => {
+            // Recorded only because of the path (`--all` or a name that is
+            // not CUDA-looking): attribute the winner now.
+            let s = search.as_ref().map_or(0, |s| s.requester);
+            fresh = step_reason(&c.path, c.flag, s);
+            Some(&fresh)
+        }
+        None => None,
+    };
     let (why, owner, dir, via_, mode) = match &search {
         None => (
             startup_kind.unwrap_or(reason::UNKNOWN),
@@ -572,13 +658,13 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
             None,
         ),
         Some(s) => {
-            let (v, mode) = with_thread(|ts| how_requested(ts, s)).unwrap_or((via::LOADER, None));
-            if s.name.contains(&b'/') || s.tried.is_empty() {
-                (reason::PATH, None, None, v, mode)
-            } else {
-                let last = &s.tried[s.tried.len() - 1];
-                let (r, owner, dir) = step_reason(last, s.requester);
-                (r, owner, Some(dir), v, mode)
+            let (v, mode, _) =
+                with_thread(|ts| how_requested(ts, s)).unwrap_or((via::LOADER, None, None));
+            match last_why {
+                Some(w) if !s.name.contains(&b'/') => {
+                    (w.reason, w.owner.clone(), Some(w.dir.clone()), v, mode)
+                }
+                _ => (reason::PATH, None, None, v, mode),
             }
         }
     };
@@ -587,12 +673,9 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         l.opt_bytes("name", name.as_deref()).bytes("path", &path);
         l.opt_bytes("realpath", elf::realpath(&path).as_deref());
         l.str("reason", why);
-        l.opt_bytes("reason_owner", owner.map(|o| map_path(o)).as_deref());
+        l.opt_bytes("reason_owner", owner.as_deref());
         l.opt_bytes("search_dir", dir.as_deref());
-        l.opt_bytes(
-            "requester",
-            search.as_ref().map(|s| map_path(s.requester)).as_deref(),
-        );
+        l.opt_bytes("requester", search.as_ref().map(|s| &s.requester_path[..]));
         l.str("via", via_);
         write_mode(l, mode);
         l.i64("lmid", lmid);

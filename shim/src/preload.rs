@@ -41,24 +41,27 @@ const VERSIONS: &[&[u8]] = &[b"GLIBC_2.34\0", b"GLIBC_2.2.5\0"];
 #[cfg(target_arch = "aarch64")]
 const VERSIONS: &[&[u8]] = &[b"GLIBC_2.34\0", b"GLIBC_2.17\0"];
 
-/// The next definition of `name` after this library (libc's), by version
-/// first: `dlsym(RTLD_NEXT, "dlsym")`-style lookups would find our own hooks.
+/// The next definition of `name` after this library: libc's, or another
+/// interposer's that was preloaded after us (calls must reach it exactly as
+/// without the shim, so no version is asked for: `dlvsym` would skip an
+/// unversioned interposer and go straight to libc).
+///
+/// Any successful dl* call clears the program's pending `dlerror()` text, so
+/// this must run before a loader error can be pending: from the constructor
+/// and in the `dlopen` hook before the real call.
 fn resolve(name: &[u8], slot: &AtomicUsize) -> usize {
     let v = slot.load(Ordering::Acquire);
     if v != 0 {
         return v;
     }
-    let mut p = core::ptr::null_mut();
+    // SAFETY: NUL-terminated strings; dlsym and dlvsym are not hooked.
+    let mut p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
     for ver in VERSIONS {
-        // SAFETY: NUL-terminated strings; dlvsym is not hooked.
-        p = unsafe { libc::dlvsym(libc::RTLD_NEXT, name.as_ptr().cast(), ver.as_ptr().cast()) };
         if !p.is_null() {
             break;
         }
-    }
-    if p.is_null() {
         // SAFETY: as above.
-        p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+        p = unsafe { libc::dlvsym(libc::RTLD_NEXT, name.as_ptr().cast(), ver.as_ptr().cast()) };
     }
     slot.store(p as usize, Ordering::Release);
     p as usize
@@ -237,6 +240,8 @@ extern "C" fn cdt_enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize
         token: 0,
     };
     // The stub jumps through REAL[kind] next: it must be resolved first.
+    // dlerror too: once this dlopen fails, resolving it would clear the text.
+    warm_up();
     let out = if resolve_kind(kind) == 0 {
         none
     } else {
