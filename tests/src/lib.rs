@@ -1,1 +1,25 @@
-//! Test support (see tests/README.md).
+//! Test support (see tests/README.md): the loader scenario suite that checks
+//! the shim is transparent — a program traced by cudnn-trace must load the
+//! same objects, in the same order, and print the same output as without it,
+//! and the trace must say so.
+//!
+//! * [`tools`]: workspace/target paths; builds `cudnn-trace` and the shim once.
+//! * [`spec`]: the `scenario.env` format.
+//! * [`run`]: [`build_scenario`], [`run_bare`], [`run_traced`].
+//! * [`lddebug`]: the glibc `LD_DEBUG=libs,files` oracle ([`ld_debug_loaded`]).
+//! * [`trace`]: [`read_trace`] into [`ProcessTrace`]s.
+//! * [`check`]: the comparisons; [`check_scenario`] / [`assert_scenario`].
+
+pub mod check;
+pub mod lddebug;
+pub mod run;
+pub mod spec;
+pub mod tools;
+pub mod trace;
+
+pub use check::{assert_scenario, check_scenario, Outcome};
+pub use lddebug::{ld_debug_loaded, LdObject};
+pub use run::{build_scenario, list_scenarios, run_bare, run_traced, Built, Driver, Run};
+pub use spec::{Spec, Termination};
+pub use tools::{tools, Tools};
+pub use trace::{read_trace, ProcessTrace};

@@ -1,0 +1,1 @@
+int envonly(void) { return 1; }

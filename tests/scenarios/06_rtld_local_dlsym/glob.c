@@ -1,0 +1,1 @@
+int glob_fn(void) { return 7; }

@@ -1,0 +1,1 @@
+const char *dep_name(void) { return NAME; }

@@ -1,0 +1,1 @@
+int grandchild_value(void) { return 43; }

@@ -1,0 +1,1 @@
+int dep_value(void) { return VALUE; }

@@ -1,0 +1,1 @@
+int extra_value(void) { return 5; }

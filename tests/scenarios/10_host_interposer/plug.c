@@ -1,0 +1,1 @@
+const char *plug_name(void) { return NAME; }

@@ -1,0 +1,1 @@
+int other_value(void) { return 3; }

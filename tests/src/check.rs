@@ -1,0 +1,661 @@
+//! The transparency check of one scenario: bare run vs traced run vs trace.
+
+use crate::lddebug::{self, LdObject, LdProcess};
+use crate::run::{self, Built, Run};
+use crate::spec::{Expect, Termination};
+use crate::trace::{read_trace, ProcessTrace};
+use cudnn_trace_format::read::{Event, Load};
+use cudnn_trace_format::{cuda_family, reason};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Substring identifying the shim's file name (`libcdtrace.so`, wherever the
+/// launcher puts it).
+pub const SHIM_MARK: &str = "cdtrace";
+
+/// Result of checking one scenario.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub name: String,
+    /// Each failed assertion, self-contained.
+    pub failures: Vec<String>,
+    /// Context: oracle lists, notes.
+    pub info: Vec<String>,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    /// Human-readable report.
+    pub fn report(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "scenario {}: {}",
+            self.name,
+            if self.passed() { "ok".to_string() } else { format!("{} failure(s)", self.failures.len()) }
+        );
+        for (i, f) in self.failures.iter().enumerate() {
+            let _ = writeln!(s, "--- failure {}: {}", i + 1, f.trim_end());
+        }
+        if !self.passed() || verbose() {
+            for i in &self.info {
+                let _ = writeln!(s, "--- {}", i.trim_end());
+            }
+        }
+        s
+    }
+}
+
+fn verbose() -> bool {
+    std::env::var("CDT_VERBOSE").is_ok_and(|v| v == "1")
+}
+
+/// Line diff (LCS), `-` for `a` only (expected/bare), `+` for `b` only.
+pub fn diff_lines(a: &[String], b: &[String]) -> String {
+    let (n, m) = (a.len(), b.len());
+    let mut l = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            l[i][j] = if a[i] == b[j] { l[i + 1][j + 1] + 1 } else { l[i + 1][j].max(l[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, String::new());
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            let _ = writeln!(out, "  {}", a[i]);
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || l[i][j + 1] >= l[i + 1][j]) {
+            let _ = writeln!(out, "+ {}", b[j]);
+            j += 1;
+        } else {
+            let _ = writeln!(out, "- {}", a[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes).lines().map(String::from).collect()
+}
+
+/// `p` as an absolute path string: relative paths are taken from `cwd`
+/// (a leading `./` dropped); nothing else is normalised.
+pub fn abs(p: &str, cwd: &Path) -> String {
+    if p.starts_with('/') || p.is_empty() {
+        return p.to_string();
+    }
+    let p = p.strip_prefix("./").unwrap_or(p);
+    format!("{}/{}", cwd.display(), p)
+}
+
+/// Shows `p` relative to the build dir as `{B}/…`.
+fn show(p: &str, b: &Path) -> String {
+    let bs = b.display().to_string();
+    match p.strip_prefix(&bs) {
+        Some(rest) => format!("{{B}}{rest}"),
+        None => p.to_string(),
+    }
+}
+
+fn is_shim(p: &str) -> bool {
+    Path::new(p).file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(SHIM_MARK))
+}
+
+/// An oracle process with the shim and what only it pulled in removed, and
+/// namespaces renumbered by first appearance.
+#[derive(Debug, Clone, Default)]
+pub struct Filtered {
+    pub pid: u32,
+    /// (namespace, absolute path)
+    pub objects: Vec<(u64, String)>,
+    /// Objects removed as the shim or its dependencies (absolute paths).
+    pub shim_objects: Vec<String>,
+}
+
+/// Filters one oracle process (see [`Filtered`]). `cuda_only` keeps only
+/// CUDA-family objects.
+pub fn filter_oracle(p: &LdProcess, cwd: &Path, cuda_only: bool) -> Filtered {
+    // namespaces holding the shim other than the base one: the audit namespace
+    let audit_ns: BTreeSet<u64> =
+        p.loaded.iter().filter(|o| o.ns != 0 && is_shim(&o.path)).map(|o| o.ns).collect();
+    let mut dropped: BTreeSet<String> = BTreeSet::new();
+    let mut shim_objects = vec![];
+    let mut kept: Vec<&LdObject> = vec![];
+    for o in &p.loaded {
+        if audit_ns.contains(&o.ns) {
+            continue;
+        }
+        let by_shim = o.requester.as_deref().is_some_and(|r| is_shim(r) || dropped.contains(r));
+        if is_shim(&o.path) || (o.ns == 0 && by_shim) {
+            dropped.insert(o.path.clone());
+            shim_objects.push(abs(&o.path, cwd));
+            continue;
+        }
+        kept.push(o);
+    }
+    let mut renum: BTreeMap<u64, u64> = BTreeMap::from([(0, 0)]);
+    let mut objects = vec![];
+    for o in kept {
+        if cuda_only && cuda_family(o.path.as_bytes()).is_none() {
+            continue;
+        }
+        let next = renum.len() as u64;
+        let ns = *renum.entry(o.ns).or_insert(next);
+        objects.push((ns, abs(&o.path, cwd)));
+    }
+    Filtered { pid: p.pid, objects, shim_objects }
+}
+
+/// The objects a trace file says entered the process, comparable to
+/// [`Filtered::objects`]: `new` loads in `seq` order, without the main
+/// program, ld.so, the vdso and the shim (and `skip` paths), namespaces
+/// renumbered by first appearance.
+pub fn trace_objects(t: &ProcessTrace, cwd: &Path, skip: &BTreeSet<String>) -> Vec<(u64, String)> {
+    let mut renum: BTreeMap<i64, u64> = BTreeMap::from([(0, 0)]);
+    let mut out = vec![];
+    for l in t.new_loads() {
+        if [reason::MAIN_PROGRAM, reason::DYNAMIC_LINKER, reason::VDSO].contains(&l.reason.as_str()) {
+            continue;
+        }
+        let p = abs(&l.path, cwd);
+        if is_shim(&p) || skip.contains(&p) {
+            continue;
+        }
+        let next = renum.len() as u64;
+        let ns = *renum.entry(l.lmid).or_insert(next);
+        out.push((ns, p));
+    }
+    out
+}
+
+fn fmt_objects(v: &[(u64, String)], b: &Path) -> Vec<String> {
+    v.iter().map(|(ns, p)| format!("[{ns}] {}", show(p, b))).collect()
+}
+
+fn sorted(v: &[(u64, String)]) -> Vec<(u64, String)> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
+}
+
+/// Builds, runs bare and traced, and checks scenario `name`.
+pub fn check_scenario(name: &str) -> Outcome {
+    let mut o = Outcome { name: name.to_string(), ..Default::default() };
+    let built = match run::build_scenario(name) {
+        Ok(b) => b,
+        Err(e) => {
+            o.failures.push(e);
+            return o;
+        }
+    };
+    let b = &built.build;
+    o.info.push(format!("build dir {{B}} = {}", b.display()));
+
+    // ---- bare run: the scenario must do what it is meant to do
+    let bare = match run::run_bare(&built) {
+        Ok(r) => r,
+        Err(e) => {
+            o.failures.push(format!("bare run: {e}"));
+            return o;
+        }
+    };
+    check_bare(&built, &bare, &mut o);
+    let bare_oracle = match lddebug::parse_dir(&bare.ld_dir) {
+        Ok(m) => m,
+        Err(e) => {
+            o.failures.push(format!("bare LD_DEBUG oracle: {e}"));
+            return o;
+        }
+    };
+    let cuda_only = built.spec.mode == "cuda";
+    let bare_f: Vec<Filtered> =
+        bare_oracle.values().map(|p| filter_oracle(p, b, false)).filter(|f| !f.objects.is_empty()).collect();
+    for f in &bare_f {
+        o.info.push(format!(
+            "bare oracle, process {} (loaded objects in order):\n{}",
+            f.pid,
+            fmt_objects(&f.objects, b).join("\n")
+        ));
+    }
+
+    // ---- traced run
+    let driver = if built.spec.direct_shim { run::Driver::Shim } else { run::driver_from_env() };
+    let traced = match run::run_traced(&built, driver) {
+        Ok(r) => r,
+        Err(e) => {
+            o.failures.push(format!("traced run ({driver:?}): {e}"));
+            return o;
+        }
+    };
+    let traced_stderr = String::from_utf8_lossy(&traced.stderr).to_string();
+    if !traced_stderr.is_empty() {
+        o.info.push(format!("traced stderr:\n{traced_stderr}"));
+    }
+    if bare.stdout != traced.stdout {
+        o.failures.push(format!(
+            "stdout differs (- bare, + traced):\n{}",
+            diff_lines(&lines(&bare.stdout), &lines(&traced.stdout))
+        ));
+    }
+    if bare.termination != traced.termination {
+        o.failures.push(format!(
+            "termination differs: bare {}, traced {}{}",
+            fmt_term(bare.termination),
+            fmt_term(traced.termination),
+            match (bare.termination, traced.termination) {
+                (Some(Termination::Signal(s)), Some(Termination::Exit(c))) if c == 128 + s =>
+                    format!(" (= 128+{s}: the launcher turned the signal death into an exit code; a parent using waitpid sees WIFEXITED instead of WIFSIGNALED)"),
+                _ => String::new(),
+            }
+        ));
+    }
+
+    // ---- oracle vs oracle
+    let traced_oracle = match lddebug::parse_dir(&traced.ld_dir) {
+        Ok(m) => m,
+        Err(e) => {
+            o.failures.push(format!("traced LD_DEBUG oracle: {e}"));
+            return o;
+        }
+    };
+    let launcher = traced.launcher_pid();
+    let traced_f: Vec<Filtered> = traced_oracle
+        .values()
+        .filter(|p| Some(p.pid) != launcher)
+        .map(|p| filter_oracle(p, b, false))
+        .filter(|f| !f.objects.is_empty())
+        .collect();
+    let shim_objects: BTreeSet<String> = traced_f.iter().flat_map(|f| f.shim_objects.iter().cloned()).collect();
+    if !shim_objects.is_empty() {
+        o.info.push(format!(
+            "objects only the shim pulled in (filtered out):\n{}",
+            shim_objects.iter().map(|p| show(p, b)).collect::<Vec<_>>().join("\n")
+        ));
+    }
+    compare_oracles(&built, &bare_f, &traced_f, &shim_objects, &mut o);
+
+    // ---- the shim's own trace vs the oracle of the same (traced) run
+    let trace_dir = traced.trace_dir.clone().unwrap_or_default();
+    match read_trace(&trace_dir) {
+        Err(e) => o.failures.push(format!("reading the trace: {e}")),
+        Ok(traces) => {
+            check_trace_files(&built, &traces, &mut o);
+            let by_pid: BTreeMap<u32, &Filtered> = traced_f.iter().map(|f| (f.pid, f)).collect();
+            compare_trace_with_oracle(&built, &traces, &traced_oracle, &by_pid, launcher, cuda_only, &shim_objects, &mut o);
+            check_expectations(&built, &traced, &traces, &mut o);
+        }
+    }
+    o
+}
+
+fn fmt_term(t: Option<Termination>) -> String {
+    t.map(|t| t.to_string()).unwrap_or_else(|| "timed out (killed)".into())
+}
+
+fn check_bare(built: &Built, bare: &Run, o: &mut Outcome) {
+    let b = &built.build;
+    if bare.termination != Some(built.spec.termination) {
+        o.failures.push(format!(
+            "scenario broken: bare run ended with {}, scenario.env expects {}\nstdout:\n{}stderr:\n{}",
+            fmt_term(bare.termination),
+            built.spec.termination,
+            String::from_utf8_lossy(&bare.stdout),
+            String::from_utf8_lossy(&bare.stderr)
+        ));
+    }
+    let golden = built.src.join("expected.stdout");
+    let actual = String::from_utf8_lossy(&bare.stdout).replace(&b.display().to_string(), "{B}");
+    if std::env::var("CDT_BLESS").is_ok_and(|v| v == "1") {
+        let _ = std::fs::write(&golden, &actual);
+        o.info.push(format!("blessed {}", golden.display()));
+    } else if let Ok(want) = std::fs::read_to_string(&golden) {
+        if want != actual {
+            o.failures.push(format!(
+                "scenario does not behave as intended on this machine: bare stdout differs from expected.stdout (- expected, + bare):\n{}",
+                diff_lines(
+                    &want.lines().map(String::from).collect::<Vec<_>>(),
+                    &actual.lines().map(String::from).collect::<Vec<_>>()
+                )
+            ));
+        }
+    }
+}
+
+fn compare_oracles(built: &Built, bare: &[Filtered], traced: &[Filtered], shim_objects: &BTreeSet<String>, o: &mut Outcome) {
+    let b = &built.build;
+    if bare.len() != traced.len() {
+        o.failures.push(format!(
+            "LD_DEBUG: {} process(es) loaded something bare, {} traced (pids bare {:?}, traced {:?})",
+            bare.len(),
+            traced.len(),
+            bare.iter().map(|f| f.pid).collect::<Vec<_>>(),
+            traced.iter().map(|f| f.pid).collect::<Vec<_>>()
+        ));
+    }
+    // processes are matched in pid order (children get higher pids)
+    for (i, (bf, tf)) in bare.iter().zip(traced.iter()).enumerate() {
+        let (a, c) = if built.spec.unordered {
+            (sorted(&bf.objects), sorted(&tf.objects))
+        } else {
+            (bf.objects.clone(), tf.objects.clone())
+        };
+        if a != c {
+            let mut msg = format!(
+                "LD_DEBUG oracles differ for process #{i} (bare pid {}, traced pid {}) (- bare, + traced):\n{}",
+                bf.pid,
+                tf.pid,
+                diff_lines(&fmt_objects(&a, b), &fmt_objects(&c, b))
+            );
+            let pre: Vec<_> = a.iter().filter(|(_, p)| shim_objects.contains(p)).collect();
+            if !pre.is_empty() {
+                let _ = write!(
+                    msg,
+                    "note: the program loads {:?} itself, which the shim had already pulled in",
+                    pre.iter().map(|(_, p)| show(p, b)).collect::<Vec<_>>()
+                );
+            }
+            o.failures.push(msg);
+        }
+    }
+}
+
+fn check_trace_files(built: &Built, traces: &[ProcessTrace], o: &mut Outcome) {
+    if traces.is_empty() {
+        o.failures.push("the trace directory holds no *.jsonl file".into());
+        return;
+    }
+    for t in traces {
+        let f = t.file.display();
+        for (n, line, e) in &t.bad_lines {
+            o.failures.push(format!("{f}:{n}: unparsable trace line ({e}): {line}"));
+        }
+        match &t.header {
+            None => o.failures.push(format!("{f}: first line is not a `process` header")),
+            Some(h) => {
+                if h.mode != built.spec.mode {
+                    o.failures.push(format!("{f}: header mode {:?}, run with {:?}", h.mode, built.spec.mode));
+                }
+            }
+        }
+        // seq: unique, 1..=n
+        let mut seqs: Vec<u64> = t
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Load(l) => Some(l.seq),
+                Event::LoadFailed(l) => Some(l.seq),
+                Event::Unload(l) => Some(l.seq),
+                Event::DlError(l) => Some(l.seq),
+                Event::Note(l) => Some(l.seq),
+                Event::Process(_) => None,
+            })
+            .collect();
+        seqs.sort();
+        let want: Vec<u64> = (1..=seqs.len() as u64).collect();
+        if seqs != want {
+            o.failures.push(format!("{f}: seq numbers are not 1..={} without gaps or repeats: {seqs:?}", seqs.len()));
+        }
+        for e in &t.events {
+            if let Event::Note(n) = e {
+                o.info.push(format!("{f}: note [{}] {}", n.level, n.msg));
+                if n.level == "error" {
+                    o.failures.push(format!("{f}: the shim reported an error: {}", n.msg));
+                }
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compare_trace_with_oracle(
+    built: &Built,
+    traces: &[ProcessTrace],
+    oracle: &BTreeMap<u32, LdProcess>,
+    filtered: &BTreeMap<u32, &Filtered>,
+    launcher: Option<u32>,
+    cuda_only: bool,
+    shim_objects: &BTreeSet<String>,
+    o: &mut Outcome,
+) {
+    let b = &built.build;
+    let mut seen = BTreeSet::new();
+    for t in traces {
+        let Some(pid) = t.pid() else { continue };
+        if Some(pid) == launcher {
+            o.failures.push(format!("{}: the launcher itself was traced", t.file.display()));
+            continue;
+        }
+        seen.insert(pid);
+        let got = trace_objects(t, b, shim_objects);
+        let want: Vec<(u64, String)> = match oracle.get(&pid) {
+            Some(p) => filter_oracle(p, b, cuda_only).objects,
+            None => vec![],
+        };
+        let (w, g) = if built.spec.unordered { (sorted(&want), sorted(&got)) } else { (want, got) };
+        if w != g {
+            o.failures.push(format!(
+                "trace {} lists other new objects than the LD_DEBUG oracle of the same run (- oracle, + trace):\n{}",
+                t.file.display(),
+                diff_lines(&fmt_objects(&w, b), &fmt_objects(&g, b))
+            ));
+        }
+    }
+    for (pid, f) in filtered {
+        let want = if cuda_only {
+            f.objects.iter().filter(|(_, p)| cuda_family(p.as_bytes()).is_some()).count()
+        } else {
+            f.objects.len()
+        };
+        if !seen.contains(pid) && want > 0 {
+            o.failures.push(format!(
+                "process {pid} loaded {want} object(s) (LD_DEBUG) but has no trace file:\n{}",
+                fmt_objects(&f.objects, b).join("\n")
+            ));
+        }
+    }
+}
+
+fn check_expectations(built: &Built, run: &Run, traces: &[ProcessTrace], o: &mut Outcome) {
+    let b = &built.build;
+    let real_b = std::fs::canonicalize(b).unwrap_or_else(|_| b.clone());
+    let loads: Vec<&Load> = traces.iter().flat_map(|t| t.loads()).collect();
+    // what "the executable" may be called in reason_owner
+    let mut main_names: BTreeSet<String> = BTreeSet::new();
+    let prog = built.program();
+    main_names.insert(prog.display().to_string());
+    if let Ok(r) = std::fs::canonicalize(&prog) {
+        main_names.insert(r.display().to_string());
+    }
+    for t in traces {
+        if let Some(m) = t.main_program() {
+            main_names.insert(abs(&m.path, &run.cwd));
+            if let Some(r) = &m.realpath {
+                main_names.insert(r.clone());
+            }
+        }
+    }
+    let ev_line = |l: &Load| -> String {
+        format!(
+            "{{seq {} pid {} name {:?} path {} realpath {:?} reason {} owner {:?} dir {:?} via {} lmid {} new {} family {:?}}}",
+            l.seq,
+            l.pid,
+            l.name,
+            show(&l.path, b),
+            l.realpath.as_deref().map(|p| show(p, &real_b)),
+            l.reason,
+            l.reason_owner.as_deref().map(|p| show(p, b)),
+            l.search_dir.as_deref().map(|p| show(p, b)),
+            l.via,
+            l.lmid,
+            l.new,
+            l.family
+        )
+    };
+    for e in &built.spec.expects {
+        let want_new = e.get("new").map(|v| v == "true").unwrap_or(true);
+        let path = e.path.as_deref().map(|p| abs(p, b));
+        let cands: Vec<&&Load> = loads
+            .iter()
+            .filter(|l| l.new == want_new)
+            .filter(|l| path.as_ref().is_none_or(|p| abs(&l.path, b) == *p))
+            .filter(|l| e.get("name").is_none_or(|n| l.name.as_deref() == Some(n)))
+            .filter(|l| e.get("lmid").is_none_or(|v| lmid_matches(v, l.lmid)))
+            .collect();
+        if cands.is_empty() {
+            o.failures.push(format!("`{}`: no matching load event in the trace", e.line));
+            continue;
+        }
+        for l in cands {
+            let bad = expect_mismatches(e, l, b, &real_b, &main_names);
+            if !bad.is_empty() {
+                o.failures.push(format!("`{}`: {} in {}", e.line, bad.join(", "), ev_line(l)));
+            }
+        }
+    }
+    let fails: Vec<_> = traces
+        .iter()
+        .flat_map(|t| t.events.iter())
+        .filter_map(|e| if let Event::LoadFailed(f) = e { Some(f) } else { None })
+        .collect();
+    for fe in &built.spec.fails {
+        let name = fe.path.as_deref().unwrap_or_default();
+        let matching: Vec<_> = fails.iter().filter(|f| f.name == name).collect();
+        if matching.is_empty() {
+            o.failures.push(format!(
+                "`{}`: no load_failed event for it (load_failed names: {:?})",
+                fe.line,
+                fails.iter().map(|f| f.name.as_str()).collect::<Vec<_>>()
+            ));
+        }
+        for f in matching {
+            let mut bad = vec![];
+            for (k, v) in &fe.keys {
+                let ok = match k.as_str() {
+                    "via" => f.via == *v,
+                    "lmid" => lmid_matches(v, f.lmid),
+                    "requester" => match (&f.requester, v.as_str()) {
+                        (Some(r), "@main") => main_names.contains(&abs(r, b)),
+                        (Some(r), v) => abs(r, b) == abs(v, b),
+                        (None, _) => false,
+                    },
+                    _ => false,
+                };
+                if !ok {
+                    bad.push(format!("{k} is not {v}"));
+                }
+            }
+            if !bad.is_empty() {
+                o.failures.push(format!(
+                    "`{}`: {} in {{seq {} pid {} via {} lmid {} requester {:?} error {:?}}}",
+                    fe.line,
+                    bad.join(", "),
+                    f.seq,
+                    f.pid,
+                    f.via,
+                    f.lmid,
+                    f.requester.as_deref().map(|p| show(p, b)),
+                    f.error
+                ));
+            }
+        }
+    }
+    if built.spec.errors_in_stdout {
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        for t in traces {
+            for e in &t.events {
+                let text = match e {
+                    Event::DlError(d) => Some(&d.error),
+                    Event::LoadFailed(f) => f.error.as_ref(),
+                    _ => None,
+                };
+                if let Some(text) = text {
+                    if !stdout.contains(text.as_str()) {
+                        o.failures.push(format!(
+                            "{}: error text {text:?} is not what the program read from dlerror() (not in its stdout)",
+                            t.file.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for p in &built.spec.absent {
+        let ap = abs(p, b);
+        for l in loads.iter().filter(|l| abs(&l.path, b) == ap) {
+            o.failures.push(format!("`absent {p}`: but the trace has {}", ev_line(l)));
+        }
+    }
+    let unloads: Vec<String> = traces
+        .iter()
+        .flat_map(|t| t.events.iter())
+        .filter_map(|e| if let Event::Unload(u) = e { Some(abs(&u.path, b)) } else { None })
+        .collect();
+    for p in &built.spec.unloads {
+        if !unloads.contains(&abs(p, b)) {
+            o.failures.push(format!(
+                "`unload {p}`: no unload event for it (unloads: {:?})",
+                unloads.iter().map(|u| show(u, b)).collect::<Vec<_>>()
+            ));
+        }
+    }
+}
+
+fn lmid_matches(v: &str, lmid: i64) -> bool {
+    match v {
+        "new" => lmid != 0,
+        n => n.parse::<i64>().is_ok_and(|n| n == lmid),
+    }
+}
+
+fn expect_mismatches(
+    e: &Expect,
+    l: &Load,
+    b: &Path,
+    real_b: &Path,
+    main_names: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut bad = vec![];
+    let trim = |s: &str| s.trim_end_matches('/').to_string();
+    for (k, v) in &e.keys {
+        let ok = match k.as_str() {
+            "name" | "new" | "lmid" => true, // selectors
+            "reason" => l.reason == *v,
+            "via" => l.via == *v,
+            "family" => l.family.as_deref() == Some(v.as_str()),
+            "owner" => match (&l.reason_owner, v.as_str()) {
+                (Some(o), "@main") => main_names.contains(&abs(o, b)),
+                (Some(o), v) => abs(o, b) == abs(v, b),
+                (None, _) => false,
+            },
+            "realpath" => l.realpath.as_deref() == Some(abs(v, real_b).as_str()),
+            "dir" => l.search_dir.as_deref().map(|d| trim(&abs(d, b))) == Some(trim(&abs(v, b))),
+            "rejected" => {
+                let p = abs(v, b);
+                l.tried.iter().any(|t| abs(&t.path, b) == p && t.result == "rejected")
+            }
+            _ => false,
+        };
+        if !ok {
+            bad.push(format!("{k} is not {v}"));
+        }
+    }
+    bad
+}
+
+/// Checks scenario `name` and panics with the report if anything failed
+/// (for `#[test]` functions). Prints the report when `CDT_VERBOSE=1`.
+pub fn assert_scenario(name: &str) {
+    let o = check_scenario(name);
+    if !o.passed() {
+        panic!("\n{}", o.report());
+    }
+    if verbose() {
+        println!("{}", o.report());
+    }
+}

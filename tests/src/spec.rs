@@ -1,0 +1,225 @@
+//! `scenario.env`: how to run a scenario and what its trace must say.
+//!
+//! One directive per line, `#` starts a comment line. In values, `{B}` is the
+//! scenario's build directory and `{F:file}` the trimmed content of
+//! `<build dir>/file` (written by `build.sh`).
+//!
+//! | directive | meaning |
+//! |---|---|
+//! | `program PATH` | program to run, relative to the build dir (default `main`) |
+//! | `arg VALUE` | one argument (repeat for more; the whole rest of the line) |
+//! | `env NAME=VALUE` | environment variable for both runs |
+//! | `exit N` / `signal N` | expected termination (default `exit 0`) |
+//! | `mode all\|cuda` | trace mode for the traced run (default `all`) |
+//! | `order unordered` | compare loads per process as sets, not sequences |
+//! | `expect PATH\|- key=value…` | `load` events with this path (and the selectors `name=`, `new=`, `lmid=`) must exist, and all must match the other keys |
+//! | `fail NAME key=value…` | a `load_failed` event for this requested name must exist; all such events must match the keys (`via`, `lmid`, `requester`) |
+//! | `errors-in-stdout` | the program prints every `dlerror()` text it reads: each `dlerror` event's text (and each `load_failed` `error`) must appear in its stdout |
+//! | `absent PATH` | no `load` event may have this path |
+//! | `unload PATH` | an `unload` event for this path must exist |
+//!
+//! `expect` selectors: `name`, `new` (`true` by default), `lmid` (`0`, `new`
+//! = not 0, or a number). Checked keys: `reason`, `owner` (`@main` = the
+//! executable), `realpath`, `via`, `family`, `dir` (search_dir), `rejected`
+//! (a `tried` entry with that path and result `rejected`). Paths are relative to the
+//! build dir unless absolute; they are compared as written (no `..`
+//! folding: the loader does not fold them either).
+
+use std::path::Path;
+
+/// Expected termination of the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    Exit(i32),
+    Signal(i32),
+}
+
+impl std::fmt::Display for Termination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Termination::Exit(c) => write!(f, "exit {c}"),
+            Termination::Signal(s) => write!(f, "signal {s}"),
+        }
+    }
+}
+
+/// One `expect` directive.
+#[derive(Debug, Clone, Default)]
+pub struct Expect {
+    /// Path relative to the build dir, absolute, or `None` for `-`.
+    pub path: Option<String>,
+    /// Required key/value pairs, in the order written.
+    pub keys: Vec<(String, String)>,
+    /// The directive as written (for messages).
+    pub line: String,
+}
+
+impl Expect {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.keys.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A parsed `scenario.env`.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub termination: Termination,
+    /// `all` or `cuda`.
+    pub mode: String,
+    pub unordered: bool,
+    pub expects: Vec<Expect>,
+    /// `fail` directives (`path` holds the requested name).
+    pub fails: Vec<Expect>,
+    pub errors_in_stdout: bool,
+    pub absent: Vec<String>,
+    pub unloads: Vec<String>,
+    /// `driver shim`: run this scenario with the shim set up directly instead
+    /// of through the launcher (see `scenario.env` of 18 for why).
+    pub direct_shim: bool,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Spec {
+            program: "main".into(),
+            args: vec![],
+            env: vec![],
+            termination: Termination::Exit(0),
+            mode: "all".into(),
+            unordered: false,
+            expects: vec![],
+            fails: vec![],
+            errors_in_stdout: false,
+            absent: vec![],
+            unloads: vec![],
+            direct_shim: false,
+        }
+    }
+}
+
+/// Replaces `{B}` and `{F:file}` in `s`.
+pub fn substitute(s: &str, build_dir: &Path) -> Result<String, String> {
+    let b = build_dir.to_string_lossy();
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let Some(j) = tail.find('}') else {
+            out.push_str(tail);
+            rest = "";
+            break;
+        };
+        let key = &tail[1..j];
+        if key == "B" {
+            out.push_str(&b);
+        } else if let Some(f) = key.strip_prefix("F:") {
+            let p = build_dir.join(f);
+            let v = std::fs::read_to_string(&p)
+                .map_err(|e| format!("{{F:{f}}}: reading {}: {e}", p.display()))?;
+            out.push_str(v.trim());
+        } else {
+            out.push_str(&tail[..=j]);
+        }
+        rest = &tail[j + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parses `scenario.env` text; `build_dir` is used for substitutions.
+pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
+    let mut spec = Spec::default();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let err = |m: &str| format!("scenario.env line {}: {m}: {raw:?}", n + 1);
+        let (dir, rest) = match line.split_once(char::is_whitespace) {
+            Some((d, r)) => (d, r.trim()),
+            None => (line, ""),
+        };
+        let rest = substitute(rest, build_dir).map_err(|e| err(&e))?;
+        match dir {
+            "program" => spec.program = rest,
+            "arg" => spec.args.push(rest),
+            "env" => {
+                let (k, v) = rest.split_once('=').ok_or_else(|| err("expected NAME=VALUE"))?;
+                spec.env.push((k.to_string(), v.to_string()));
+            }
+            "exit" => {
+                spec.termination =
+                    Termination::Exit(rest.parse().map_err(|_| err("bad exit status"))?)
+            }
+            "signal" => {
+                spec.termination =
+                    Termination::Signal(rest.parse().map_err(|_| err("bad signal number"))?)
+            }
+            "driver" => {
+                if rest != "shim" {
+                    return Err(err("driver is shim (the launcher is the default)"));
+                }
+                spec.direct_shim = true;
+            }
+            "mode" => {
+                if rest != "all" && rest != "cuda" {
+                    return Err(err("mode is all or cuda"));
+                }
+                spec.mode = rest;
+            }
+            "order" => {
+                spec.unordered = match rest.as_str() {
+                    "unordered" => true,
+                    "ordered" => false,
+                    _ => return Err(err("order is ordered or unordered")),
+                }
+            }
+            "expect" => {
+                let mut words = rest.split_whitespace();
+                let first = words.next().ok_or_else(|| err("expect needs a path or -"))?;
+                let mut e = Expect {
+                    path: (first != "-").then(|| first.to_string()),
+                    keys: vec![],
+                    line: line.to_string(),
+                };
+                for w in words {
+                    let (k, v) = w.split_once('=').ok_or_else(|| err("expected key=value"))?;
+                    const KEYS: &[&str] = &[
+                        "reason", "owner", "realpath", "name", "new", "lmid", "via", "family",
+                        "dir", "rejected",
+                    ];
+                    if !KEYS.contains(&k) {
+                        return Err(err(&format!("unknown expect key {k:?}")));
+                    }
+                    e.keys.push((k.to_string(), v.to_string()));
+                }
+                if e.path.is_none() && e.get("name").is_none() {
+                    return Err(err("expect - needs name="));
+                }
+                spec.expects.push(e);
+            }
+            "fail" => {
+                let mut words = rest.split_whitespace();
+                let name = words.next().ok_or_else(|| err("fail needs a name"))?;
+                let mut e = Expect { path: Some(name.to_string()), keys: vec![], line: line.to_string() };
+                for w in words {
+                    let (k, v) = w.split_once('=').ok_or_else(|| err("expected key=value"))?;
+                    if !["via", "lmid", "requester"].contains(&k) {
+                        return Err(err(&format!("unknown fail key {k:?}")));
+                    }
+                    e.keys.push((k.to_string(), v.to_string()));
+                }
+                spec.fails.push(e);
+            }
+            "errors-in-stdout" => spec.errors_in_stdout = true,
+            "absent" => spec.absent.push(rest),
+            "unload" => spec.unloads.push(rest),
+            _ => return Err(err("unknown directive")),
+        }
+    }
+    Ok(spec)
+}
