@@ -7,7 +7,9 @@ fn main() {
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .filter(|e| e.path().join("build.sh").is_file() && e.path().join("scenario.env").is_file())
+                .filter(|e| {
+                    e.path().join("build.sh").is_file() && e.path().join("scenario.env").is_file()
+                })
                 .filter_map(|e| e.file_name().into_string().ok())
                 .collect()
         })
@@ -17,7 +19,16 @@ fn main() {
     for n in &names {
         // a new scenario directory must re-run this script
         println!("cargo:rerun-if-changed=scenarios/{n}");
-        let ident: String = n.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+        let ident: String = n
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let _ = writeln!(
             out,
             "#[test]\nfn scenario_{ident}() {{\n    cudnn_trace_integration::assert_scenario({n:?});\n}}\n"

@@ -9,5 +9,8 @@ include!(concat!(env!("OUT_DIR"), "/scenario_tests.rs"));
 /// would silently skip a new scenario).
 #[test]
 fn scenario_list_is_current() {
-    assert_eq!(SCENARIOS, cudnn_trace_integration::list_scenarios().as_slice());
+    assert_eq!(
+        SCENARIOS,
+        cudnn_trace_integration::list_scenarios().as_slice()
+    );
 }

@@ -1,1 +1,77 @@
-fn main() {}
+//! cudnn-trace: shows which cuDNN/CUDA shared libraries a program really
+//! loaded, why, and from where.
+//!
+//! `cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]` runs PROGRAM with the shim
+//! (`libcdtrace.so`, embedded in this binary) injected through LD_AUDIT and
+//! LD_PRELOAD; `cudnn-trace report DIR|FILE...` summarizes traces.
+
+/// eprintln! that never panics (a closed stderr is ignored).
+macro_rules! errln {
+    ($($t:tt)*) => {
+        $crate::launch::eprint(&format!("{}\n", format_args!($($t)*)))
+    };
+}
+
+mod args;
+mod launch;
+mod ldenv;
+mod report;
+mod shim;
+mod summary;
+mod target;
+mod trace;
+mod version;
+
+#[cfg(test)]
+mod testutil;
+
+use args::Command;
+
+fn version_text(long: bool) -> String {
+    let mut s = format!("cudnn-trace {}\n", env!("CARGO_PKG_VERSION"));
+    if long {
+        match shim::embedded() {
+            Some(b) => {
+                s += &format!(
+                    "shim: embedded, {} bytes, hash {}\n",
+                    b.len(),
+                    shim::content_hash(b)
+                );
+            }
+            None => s += "shim: NOT embedded (the build could not produce it)\n",
+        }
+        if let Some(p) = std::env::var_os(shim::SHIM_PATH_ENV) {
+            s += &format!("{}={}\n", shim::SHIM_PATH_ENV, p.to_string_lossy());
+        }
+        s += &format!(
+            "trace schema: {}, report JSON: {}\n",
+            cudnn_trace_format::SCHEMA_VERSION,
+            report::REPORT_VERSION
+        );
+    }
+    s
+}
+
+fn main() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let code = match args::parse(&argv) {
+        Ok(Command::Help) => {
+            report::print_stdout(args::USAGE);
+            0
+        }
+        Ok(Command::Version) => {
+            let long = argv.first().is_some_and(|a| a == "version");
+            report::print_stdout(&version_text(long));
+            0
+        }
+        Ok(Command::Report(r)) => report::run(r),
+        Ok(Command::Run(r)) => launch::run(r),
+        Err(e) => {
+            launch::eprint(&format!(
+                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | help\n"
+            ));
+            2
+        }
+    };
+    std::process::exit(code);
+}

@@ -55,7 +55,11 @@ pub fn parse_dir(dir: &Path) -> Result<BTreeMap<u32, LdProcess>, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("ld.")))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ld."))
+        })
         .collect();
     files.sort();
     let mut per_pid: BTreeMap<u32, Vec<String>> = BTreeMap::new();
@@ -63,13 +67,20 @@ pub fn parse_dir(dir: &Path) -> Result<BTreeMap<u32, LdProcess>, String> {
         let text = std::fs::read(&f).map_err(|e| format!("reading {}: {e}", f.display()))?;
         for line in String::from_utf8_lossy(&text).lines() {
             let t = line.trim_start();
-            let Some((pid, rest)) = t.split_once(':') else { continue };
-            let Ok(pid) = pid.parse::<u32>() else { continue };
+            let Some((pid, rest)) = t.split_once(':') else {
+                continue;
+            };
+            let Ok(pid) = pid.parse::<u32>() else {
+                continue;
+            };
             let rest = rest.strip_prefix('\t').unwrap_or(rest);
             per_pid.entry(pid).or_default().push(rest.to_string());
         }
     }
-    Ok(per_pid.into_iter().map(|(pid, lines)| (pid, parse_lines(pid, &lines))).collect())
+    Ok(per_pid
+        .into_iter()
+        .map(|(pid, lines)| (pid, parse_lines(pid, &lines)))
+        .collect())
 }
 
 /// `NAME [NS]` → (NAME, NS).
@@ -81,15 +92,23 @@ fn name_ns(s: &str) -> Option<(&str, u64)> {
 
 /// Parses the lines of one pid.
 pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
-    let mut p = LdProcess { pid, raw_lines: lines.len(), ..Default::default() };
+    let mut p = LdProcess {
+        pid,
+        raw_lines: lines.len(),
+        ..Default::default()
+    };
     // the latest request line: (name, ns, requester, via)
     let mut request: Option<(String, u64, Option<String>, &'static str)> = None;
     let mut last_trying: Option<String> = None;
     for line in lines {
         if let Some(rest) = line.strip_prefix("file=") {
-            let Some((left, right)) = rest.split_once("];  ") else { continue };
+            let Some((left, right)) = rest.split_once("];  ") else {
+                continue;
+            };
             let left = format!("{left}]");
-            let Some((name, ns)) = name_ns(&left) else { continue };
+            let Some((name, ns)) = name_ns(&left) else {
+                continue;
+            };
             if right.starts_with("generating link map") {
                 let path = if name.contains('/') {
                     name.to_string()
@@ -100,7 +119,13 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
                     Some((n, rns, r, v)) if n == name && *rns == ns => (r.clone(), *v),
                     _ => (None, "unknown"),
                 };
-                p.loaded.push(LdObject { ns, name: name.to_string(), path, requester, via });
+                p.loaded.push(LdObject {
+                    ns,
+                    name: name.to_string(),
+                    path,
+                    requester,
+                    via,
+                });
                 request = None;
                 last_trying = None;
             } else if right.starts_with("destroying link map") {
@@ -133,7 +158,10 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
 
 /// Per-pid ordered list of mapped objects (the brief's `ld_debug_loaded`).
 pub fn ld_debug_loaded(dir: &Path) -> Result<BTreeMap<u32, Vec<LdObject>>, String> {
-    Ok(parse_dir(dir)?.into_iter().map(|(pid, p)| (pid, p.loaded)).collect())
+    Ok(parse_dir(dir)?
+        .into_iter()
+        .map(|(pid, p)| (pid, p.loaded))
+        .collect())
 }
 
 #[cfg(test)]
@@ -163,7 +191,11 @@ file=libb.so [0];  generating link map\n\
 file=/x/sub/libb.so [0];  destroying link map\n";
         let lines: Vec<String> = text.lines().map(String::from).collect();
         let p = parse_lines(7, &lines);
-        let got: Vec<_> = p.loaded.iter().map(|o| (o.ns, o.path.as_str(), o.via)).collect();
+        let got: Vec<_> = p
+            .loaded
+            .iter()
+            .map(|o| (o.ns, o.path.as_str(), o.via))
+            .collect();
         assert_eq!(
             got,
             vec![

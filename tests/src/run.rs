@@ -13,7 +13,9 @@ pub fn list_scenarios() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(tools::scenarios_dir())
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .filter(|e| e.path().join("build.sh").is_file() && e.path().join("scenario.env").is_file())
+                .filter(|e| {
+                    e.path().join("build.sh").is_file() && e.path().join("scenario.env").is_file()
+                })
                 .filter_map(|e| e.file_name().into_string().ok())
                 .collect()
         })
@@ -49,7 +51,11 @@ impl Built {
     /// Absolute path of the program to run.
     pub fn program(&self) -> PathBuf {
         let p = Path::new(&self.spec.program);
-        if p.is_absolute() { p.to_path_buf() } else { self.build.join(p) }
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.build.join(p)
+        }
     }
 }
 
@@ -72,15 +78,28 @@ pub fn build_scenario(name: &str) -> Result<Built, String> {
         .env_remove("LD_DEBUG")
         .output()
         .map_err(|e| format!("running build.sh: {e}"))?;
-    let build_log =
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let build_log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if !out.status.success() {
-        return Err(format!("{name}: build.sh failed ({}):\n{build_log}", out.status));
+        return Err(format!(
+            "{name}: build.sh failed ({}):\n{build_log}",
+            out.status
+        ));
     }
     let text = std::fs::read_to_string(src.join("scenario.env"))
         .map_err(|e| format!("{name}: reading scenario.env: {e}"))?;
     let spec = spec::parse(&text, &build).map_err(|e| format!("{name}: {e}"))?;
-    Ok(Built { name: name.to_string(), src, root, build, spec, build_log })
+    Ok(Built {
+        name: name.to_string(),
+        src,
+        root,
+        build,
+        spec,
+        build_log,
+    })
 }
 
 /// How the traced run injects the shim.
@@ -142,7 +161,12 @@ const CLEARED_ENV: &[&str] = &[
 ];
 
 fn timeout() -> Duration {
-    Duration::from_secs(std::env::var("CDT_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(60))
+    Duration::from_secs(
+        std::env::var("CDT_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60),
+    )
 }
 
 struct Finished {
@@ -158,7 +182,9 @@ fn run_cmd(mut cmd: Command, dir: &Path, label: &'static str) -> Result<Finished
     let so = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
     let se = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null()).stdout(so).stderr(se);
-    let mut child = cmd.spawn().map_err(|e| format!("{label}: spawning {cmd:?}: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{label}: spawning {cmd:?}: {e}"))?;
     let pid = child.id();
     let start = Instant::now();
     let status = loop {
@@ -179,7 +205,12 @@ fn run_cmd(mut cmd: Command, dir: &Path, label: &'static str) -> Result<Finished
     });
     let stdout = std::fs::read(&out_path).unwrap_or_default();
     let stderr = std::fs::read(&err_path).unwrap_or_default();
-    Ok(Finished { stdout, stderr, termination, pid })
+    Ok(Finished {
+        stdout,
+        stderr,
+        termination,
+        pid,
+    })
 }
 
 fn base_command(b: &Built, program: &Path, ld_dir: &Path) -> Command {
@@ -191,7 +222,8 @@ fn base_command(b: &Built, program: &Path, ld_dir: &Path) -> Command {
     for (k, v) in &b.spec.env {
         cmd.env(k, v);
     }
-    cmd.env("LD_DEBUG", "libs,files").env("LD_DEBUG_OUTPUT", ld_dir.join("ld"));
+    cmd.env("LD_DEBUG", "libs,files")
+        .env("LD_DEBUG_OUTPUT", ld_dir.join("ld"));
     cmd
 }
 
@@ -251,7 +283,14 @@ pub fn run_traced(b: &Built, driver: Driver) -> Result<Run, String> {
             let mut cmd = base_command(b, &b.program(), &ld_dir);
             // Composed the way the launcher does it: the shim first in
             // LD_PRELOAD, last in LD_AUDIT, the scenario's own entries kept.
-            let user = |k: &str| b.spec.env.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+            let user = |k: &str| {
+                b.spec
+                    .env
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| v.clone())
+            };
             let shim = t.shim.display().to_string();
             let preload = match user("LD_PRELOAD") {
                 Some(u) if !u.is_empty() => format!("{shim}:{u}"),

@@ -56,7 +56,10 @@ pub struct Expect {
 
 impl Expect {
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.keys.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.keys
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -148,7 +151,9 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
             "program" => spec.program = rest,
             "arg" => spec.args.push(rest),
             "env" => {
-                let (k, v) = rest.split_once('=').ok_or_else(|| err("expected NAME=VALUE"))?;
+                let (k, v) = rest
+                    .split_once('=')
+                    .ok_or_else(|| err("expected NAME=VALUE"))?;
                 spec.env.push((k.to_string(), v.to_string()));
             }
             "exit" => {
@@ -180,7 +185,9 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
             }
             "expect" => {
                 let mut words = rest.split_whitespace();
-                let first = words.next().ok_or_else(|| err("expect needs a path or -"))?;
+                let first = words
+                    .next()
+                    .ok_or_else(|| err("expect needs a path or -"))?;
                 let mut e = Expect {
                     path: (first != "-").then(|| first.to_string()),
                     keys: vec![],
@@ -205,7 +212,11 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
             "fail" => {
                 let mut words = rest.split_whitespace();
                 let name = words.next().ok_or_else(|| err("fail needs a name"))?;
-                let mut e = Expect { path: Some(name.to_string()), keys: vec![], line: line.to_string() };
+                let mut e = Expect {
+                    path: Some(name.to_string()),
+                    keys: vec![],
+                    line: line.to_string(),
+                };
                 for w in words {
                     let (k, v) = w.split_once('=').ok_or_else(|| err("expected key=value"))?;
                     if !["via", "lmid", "requester"].contains(&k) {

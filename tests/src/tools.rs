@@ -38,7 +38,11 @@ fn profile_dir_of_current_exe() -> Option<PathBuf> {
 pub fn target_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("CARGO_TARGET_DIR") {
         let d = PathBuf::from(d);
-        return if d.is_absolute() { d } else { workspace_root().join(d) };
+        return if d.is_absolute() {
+            d
+        } else {
+            workspace_root().join(d)
+        };
     }
     if let Some(p) = profile_dir_of_current_exe() {
         // <target>/<profile> or <target>/<triple>/<profile>
@@ -83,7 +87,10 @@ static TOOLS: OnceLock<Result<Tools, String>> = OnceLock::new();
 /// * `CUDNN_TRACE_BIN`, `CUDNN_TRACE_SHIM_LIB`: use these files instead;
 /// * `CDT_SKIP_BUILD=1`: do not run cargo, use what is in the profile dir.
 pub fn tools() -> Result<&'static Tools, String> {
-    TOOLS.get_or_init(build_tools).as_ref().map_err(Clone::clone)
+    TOOLS
+        .get_or_init(build_tools)
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 fn build_tools() -> Result<Tools, String> {
@@ -96,8 +103,13 @@ fn build_tools() -> Result<Tools, String> {
     if !skip {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
         let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root())
-            .args(["build", "-p", "cudnn-trace", "-p", "cudnn-trace-shim"]);
+        cmd.current_dir(workspace_root()).args([
+            "build",
+            "-p",
+            "cudnn-trace",
+            "-p",
+            "cudnn-trace-shim",
+        ]);
         match prof.file_name().and_then(|n| n.to_str()) {
             Some("debug") | None => {}
             Some("release") => {
@@ -115,7 +127,9 @@ fn build_tools() -> Result<Tools, String> {
                 }
             }
         }
-        let out = cmd.output().map_err(|e| format!("running cargo build: {e}"))?;
+        let out = cmd
+            .output()
+            .map_err(|e| format!("running cargo build: {e}"))?;
         build_log = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -130,5 +144,9 @@ fn build_tools() -> Result<Tools, String> {
     }
     let cli = cli_env.unwrap_or_else(|| prof.join("cudnn-trace"));
     let shim = shim_env.unwrap_or_else(|| prof.join("libcdtrace.so"));
-    Ok(Tools { cli, shim, build_log })
+    Ok(Tools {
+        cli,
+        shim,
+        build_log,
+    })
 }

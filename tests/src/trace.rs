@@ -30,7 +30,13 @@ impl ProcessTrace {
         let mut v: Vec<&Load> = self
             .events
             .iter()
-            .filter_map(|e| if let Event::Load(l) = e { Some(l) } else { None })
+            .filter_map(|e| {
+                if let Event::Load(l) = e {
+                    Some(l)
+                } else {
+                    None
+                }
+            })
             .collect();
         v.sort_by_key(|l| l.seq);
         v
@@ -43,7 +49,9 @@ impl ProcessTrace {
 
     /// The main program's `load` event, if recorded.
     pub fn main_program(&self) -> Option<&Load> {
-        self.loads().into_iter().find(|l| l.reason == cudnn_trace_format::reason::MAIN_PROGRAM)
+        self.loads()
+            .into_iter()
+            .find(|l| l.reason == cudnn_trace_format::reason::MAIN_PROGRAM)
     }
 }
 
@@ -69,7 +77,12 @@ pub fn read_trace(dir: &Path) -> Result<Vec<ProcessTrace>, String> {
     for file in files {
         let bytes = std::fs::read(&file).map_err(|e| format!("reading {}: {e}", file.display()))?;
         let text = String::from_utf8_lossy(&bytes);
-        let mut t = ProcessTrace { file: file.clone(), header: None, events: vec![], bad_lines: vec![] };
+        let mut t = ProcessTrace {
+            file: file.clone(),
+            header: None,
+            events: vec![],
+            bad_lines: vec![],
+        };
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;

@@ -1,0 +1,278 @@
+//! Command-line parsing, by hand: the launcher's options end at the first
+//! non-option argument, and everything after it belongs to the program.
+
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+cudnn-trace: show which cuDNN/CUDA libraries a program really loaded, why, and from where
+
+Usage:
+  cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]   run PROGRAM (and all its children) traced
+  cudnn-trace report [--json] [--all] [DIR|FILE...]
+                                                 summarize trace directories or files
+                                                 (default: the newest run in ./cudnn-trace-out)
+  cudnn-trace help | version
+
+Options (before PROGRAM):
+  -o, --out DIR           write the traces to DIR
+                          (default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/)
+      --all               record every library, not only the CUDA family
+  -q, --quiet             print no summary when the program ends
+      --json-summary FILE also write the summary as JSON to FILE ('-': stdout)
+  -h, --help              show this help
+  -V, --version           show the version
+  --                      end of options (needed for a PROGRAM named report, help or version,
+                          or one starting with '-')
+
+Report options:
+      --json              print a machine-readable document instead of the text summary
+      --all               also list libraries outside the CUDA family (traces taken with --all)
+
+Exit status: the program's own, or 128+N if it died of signal N.
+127 when PROGRAM is not found, 126 when it cannot be executed, 125 when cudnn-trace itself
+fails, 2 for usage errors.
+`report` exits 0 when it read at least one trace, 1 when it found none, 2 for usage errors.
+
+Environment:
+  CUDNN_TRACE_SHIM_PATH   use this libcdtrace.so instead of the embedded one
+";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Version,
+    Run(RunArgs),
+    Report(ReportArgs),
+}
+
+#[derive(Debug, PartialEq, Eq, Default)]
+pub struct RunArgs {
+    pub out: Option<PathBuf>,
+    pub all: bool,
+    pub quiet: bool,
+    pub json_summary: Option<PathBuf>,
+    /// The program as typed (argv[0] of the child) and its arguments.
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
+
+#[derive(Debug, PartialEq, Eq, Default)]
+pub struct ReportArgs {
+    pub json: bool,
+    pub all: bool,
+    pub paths: Vec<PathBuf>,
+}
+
+/// A usage error: the message to print before the short usage hint.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Parses the arguments after argv[0].
+pub fn parse(args: &[OsString]) -> Result<Command, UsageError> {
+    match args.first().map(|a| a.as_os_str()) {
+        None => Err(UsageError("missing PROGRAM".into())),
+        Some(a) if a == "report" => parse_report(&args[1..]),
+        Some(a) if a == "help" => Ok(Command::Help),
+        Some(a) if a == "version" => Ok(Command::Version),
+        Some(_) => parse_run(args),
+    }
+}
+
+/// Splits `--name=value`; returns (name, inline value).
+fn split_eq(arg: &OsStr) -> (&OsStr, Option<&OsStr>) {
+    use std::os::unix::ffi::OsStrExt;
+    let b = arg.as_bytes();
+    if b.starts_with(b"--") {
+        if let Some(i) = b.iter().position(|&c| c == b'=') {
+            return (
+                OsStr::from_bytes(&b[..i]),
+                Some(OsStr::from_bytes(&b[i + 1..])),
+            );
+        }
+    }
+    (arg, None)
+}
+
+fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
+    let mut run = RunArgs::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_os_str();
+        let (name, inline) = split_eq(arg);
+        let name = name.to_str().unwrap_or("");
+        let mut value = |what: &str| -> Result<OsString, UsageError> {
+            if let Some(v) = inline {
+                return Ok(v.to_os_string());
+            }
+            i += 1;
+            match args.get(i) {
+                Some(v) => Ok(v.clone()),
+                None => Err(UsageError(format!("{what} needs a value"))),
+            }
+        };
+        match name {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            "-o" | "--out" => {
+                let v = value(name)?;
+                if v.is_empty() {
+                    return Err(UsageError(format!("{name} needs a non-empty value")));
+                }
+                run.out = Some(v.into());
+            }
+            "--json-summary" => {
+                let v = value(name)?;
+                if v.is_empty() {
+                    return Err(UsageError(format!("{name} needs a non-empty value")));
+                }
+                run.json_summary = Some(v.into());
+            }
+            "--all" | "-q" | "--quiet" if inline.is_some() => {
+                return Err(UsageError(format!("{name} takes no value")));
+            }
+            "--all" => run.all = true,
+            "-q" | "--quiet" => run.quiet = true,
+            _ if arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1 => {
+                return Err(UsageError(format!(
+                    "unknown option {} (use `--` before a PROGRAM that starts with '-')",
+                    arg.to_string_lossy()
+                )));
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let Some(program) = args.get(i) else {
+        return Err(UsageError("missing PROGRAM".into()));
+    };
+    if program.is_empty() {
+        return Err(UsageError("empty PROGRAM name".into()));
+    }
+    run.program = program.clone();
+    run.args = args[i + 1..].to_vec();
+    Ok(Command::Run(run))
+}
+
+fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
+    let mut rep = ReportArgs::default();
+    let mut options_done = false;
+    for arg in args {
+        if !options_done && arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1 {
+            match arg.to_str().unwrap_or("") {
+                "--" => options_done = true,
+                "--json" => rep.json = true,
+                "--all" => rep.all = true,
+                "-h" | "--help" => return Ok(Command::Help),
+                other => return Err(UsageError(format!("report: unknown option {other}"))),
+            }
+        } else {
+            rep.paths.push(arg.into());
+        }
+    }
+    Ok(Command::Report(rep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, UsageError> {
+        let v: Vec<OsString> = args.iter().map(OsString::from).collect();
+        parse(&v)
+    }
+
+    fn run(args: &[&str]) -> RunArgs {
+        match p(args) {
+            Ok(Command::Run(r)) => r,
+            other => panic!("{args:?} → {other:?}"),
+        }
+    }
+
+    #[test]
+    fn program_and_its_options() {
+        let r = run(&["python", "train.py", "--all", "-q"]);
+        assert_eq!(r.program, "python");
+        assert_eq!(
+            r.args,
+            vec![OsString::from("train.py"), "--all".into(), "-q".into()]
+        );
+        assert!(!r.all && !r.quiet && r.out.is_none());
+    }
+
+    #[test]
+    fn launcher_options() {
+        let r = run(&[
+            "--out",
+            "d",
+            "--all",
+            "-q",
+            "--json-summary=s.json",
+            "ls",
+            "-l",
+        ]);
+        assert_eq!(r.out, Some(PathBuf::from("d")));
+        assert!(r.all && r.quiet);
+        assert_eq!(r.json_summary, Some(PathBuf::from("s.json")));
+        assert_eq!(r.program, "ls");
+        assert_eq!(r.args, vec![OsString::from("-l")]);
+        assert_eq!(run(&["--out=x/y", "true"]).out, Some(PathBuf::from("x/y")));
+        assert_eq!(run(&["-o", "x", "true"]).out, Some(PathBuf::from("x")));
+    }
+
+    #[test]
+    fn double_dash_forces_program() {
+        let r = run(&["--", "report", "x"]);
+        assert_eq!(r.program, "report");
+        assert_eq!(r.args, vec![OsString::from("x")]);
+        let r = run(&["--quiet", "--", "-weird", "--"]);
+        assert_eq!(r.program, "-weird");
+        assert_eq!(r.args, vec![OsString::from("--")]);
+        // A lone "-" is a program name, not an option.
+        assert_eq!(run(&["-"]).program, "-");
+    }
+
+    #[test]
+    fn subcommands() {
+        assert_eq!(p(&["help"]), Ok(Command::Help));
+        assert_eq!(p(&["version"]), Ok(Command::Version));
+        assert_eq!(p(&["-h"]), Ok(Command::Help));
+        assert_eq!(p(&["--version"]), Ok(Command::Version));
+        assert_eq!(p(&["--all", "--help", "x"]), Ok(Command::Help));
+        // Only the first argument selects a subcommand.
+        assert_eq!(run(&["-q", "report"]).program, "report");
+        assert_eq!(
+            p(&["report", "--json", "a", "b", "--", "--c"]),
+            Ok(Command::Report(ReportArgs {
+                json: true,
+                all: false,
+                paths: vec!["a".into(), "b".into(), "--c".into()],
+            }))
+        );
+        assert_eq!(p(&["report"]), Ok(Command::Report(ReportArgs::default())));
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(p(&[]).is_err());
+        assert!(p(&["--out"]).is_err());
+        assert!(p(&["--out", "d"]).is_err());
+        assert!(p(&["--out="]).is_err());
+        assert!(p(&["--bogus", "ls"]).is_err());
+        assert!(p(&["--all=yes", "ls"]).is_err());
+        assert!(p(&["--"]).is_err());
+        assert!(p(&["--", ""]).is_err());
+        assert!(p(&["report", "--bogus"]).is_err());
+    }
+}

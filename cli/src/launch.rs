@@ -1,0 +1,615 @@
+//! `cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]`: run a program with the shim
+//! injected into it and every process it starts, wait for it, summarize.
+
+use crate::args::RunArgs;
+use crate::ldenv;
+use crate::report;
+use crate::shim;
+use crate::summary::{self, Analysis, TextOptions};
+use crate::target;
+use crate::trace::{self, LauncherRecord, LAUNCHER_FILE};
+use std::fs;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// Exit status when cudnn-trace itself fails (as `env`, `nice`, `timeout`).
+pub const EXIT_INTERNAL: i32 = 125;
+
+/// Writes to stderr, ignoring errors (a closed or hung-up terminal must not
+/// turn into a panic: the program's exit status matters more).
+pub fn eprint(s: &str) {
+    let _ = std::io::stderr().write_all(s.as_bytes());
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Local time of `ms` as (`YYYYmmdd-HHMMSS`, RFC 3339 with offset).
+pub fn local_time(ms: u64) -> (String, String) {
+    let secs = (ms / 1000) as libc::time_t;
+    // SAFETY: zeroed tm is a valid out-parameter; localtime_r is thread-safe.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = !unsafe { libc::localtime_r(&secs, &mut tm) }.is_null();
+    if !ok {
+        return (format!("{secs}"), format!("{secs}"));
+    }
+    let (y, mo, d, h, mi, s) = (
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+    );
+    let off = tm.tm_gmtoff / 60;
+    let sign = if off < 0 { '-' } else { '+' };
+    (
+        format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}"),
+        format!(
+            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}{sign}{:02}:{:02}",
+            ms % 1000,
+            off.abs() / 60,
+            off.abs() % 60
+        ),
+    )
+}
+
+/// Name of a signal (`SIGKILL`), for the common ones.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGCHLD => "SIGCHLD",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return None,
+    })
+}
+
+/// The output directory: created, absolute.
+fn make_out_dir(
+    requested: Option<&Path>,
+    launcher_pid: u32,
+    start_ms: u64,
+) -> Result<PathBuf, String> {
+    let dir = match requested {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let (stamp, _) = local_time(start_ms);
+            Path::new(report::DEFAULT_OUT).join(format!("{stamp}-{launcher_pid}"))
+        }
+    };
+    fs::create_dir_all(&dir).map_err(|e| {
+        format!(
+            "cannot create the trace directory {}: {}",
+            dir.display(),
+            trace::io_msg(&e)
+        )
+    })?;
+    let abs =
+        fs::canonicalize(&dir).map_err(|e| format!("{}: {}", dir.display(), trace::io_msg(&e)))?;
+    if requested.is_some() && trace::looks_like_run(&abs) {
+        eprint(&format!(
+            "cudnn-trace: warning: {} already holds traces; this run's files are added to them\n",
+            dir.display()
+        ));
+    }
+    Ok(abs)
+}
+
+/// Writes launcher.json atomically (temporary file, then rename).
+fn write_record(dir: &Path, rec: &LauncherRecord) {
+    let tmp = dir.join(format!(".{LAUNCHER_FILE}.{}.tmp", std::process::id()));
+    let res = serde_json::to_vec_pretty(rec)
+        .map_err(std::io::Error::other)
+        .and_then(|mut v| {
+            v.push(b'\n');
+            fs::write(&tmp, v)
+        })
+        .and_then(|()| fs::rename(&tmp, dir.join(LAUNCHER_FILE)));
+    if let Err(e) = res {
+        let _ = fs::remove_file(&tmp);
+        eprint(&format!(
+            "cudnn-trace: warning: cannot write {}: {}\n",
+            dir.join(LAUNCHER_FILE).display(),
+            trace::io_msg(&e)
+        ));
+    }
+}
+
+fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: buffer and its length.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+// ---------------------------------------------------------------------------
+// Signals
+//
+// The program stays in our process group and keeps the terminal: it is the
+// user's program, and the terminal must behave as without cudnn-trace.
+// Signals therefore reach it in two ways, and the launcher must not double
+// them:
+//
+// * Keys typed at the terminal (Ctrl-C: SIGINT, Ctrl-\: SIGQUIT) and a
+//   terminal hang-up (SIGHUP) are sent by the kernel to the whole foreground
+//   process group, so the program already received them. Forwarding them
+//   would deliver each twice (a Python program would see a second
+//   KeyboardInterrupt in the middle of its clean-up). Such signals come with
+//   si_code == SI_KERNEL, and are not forwarded.
+// * Signals sent with kill() to the launcher's pid only (`kill PID`,
+//   `timeout`, a job scheduler, `docker stop` when the launcher is PID 1)
+//   would otherwise never reach the program, so they are forwarded to it.
+//   Exception: a signal sent by the program or one of its descendants (for
+//   instance `kill 0` in a shell script, which signals the whole group) is
+//   not forwarded: the sender's group, the program included, got it already.
+//
+// In every case the launcher itself does not die of these signals: it keeps
+// waiting, so that it can still write launcher.json and the summary (as
+// `system()` ignores SIGINT/SIGQUIT while waiting). Then it exits with the
+// program's status, or 128+N when the program died of signal N, as a shell
+// reports it. It does not re-raise the signal: a SIGSEGV or SIGABRT of its
+// own would be a second, misleading crash (and core file) in the job logs.
+// A signal sent with kill() to the whole process group from outside the tree
+// still reaches the program twice; that cannot be told apart from one sent to
+// the launcher alone. Signals the launcher inherited as ignored (nohup, a
+// background job of a non-interactive shell) stay ignored, for the program
+// too.
+// ---------------------------------------------------------------------------
+
+const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
+
+static PIPE_W: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // Async-signal-safe: one write(2) of a fixed record; errno preserved.
+    // SAFETY: the kernel passes a valid siginfo_t (SA_SIGINFO); errno
+    // location is valid for this thread.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let (code, pid) = if info.is_null() {
+            (0, 0)
+        } else {
+            ((*info).si_code, (*info).si_pid())
+        };
+        let rec: [i32; 3] = [sig, code, pid];
+        let fd = PIPE_W.load(Ordering::Relaxed);
+        if fd >= 0 {
+            libc::write(fd, rec.as_ptr().cast(), std::mem::size_of_val(&rec));
+        }
+        *libc::__errno_location() = errno;
+    }
+}
+
+struct Signals {
+    read_fd: i32,
+}
+
+impl Signals {
+    /// Installs the handlers (not for signals inherited as ignored) and a
+    /// SIGCHLD handler that wakes the wait loop.
+    fn install() -> std::io::Result<Signals> {
+        let mut fds = [0i32; 2];
+        // SAFETY: fds is a valid array of two ints.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        PIPE_W.store(fds[1], Ordering::Relaxed);
+        for sig in FORWARDED.iter().copied().chain([libc::SIGCHLD]) {
+            // SAFETY: querying and setting dispositions with valid sigaction structs.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                // SIGCHLD is always caught: ignoring it would make the
+                // kernel reap the program before we could read its status.
+                if sig != libc::SIGCHLD
+                    && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as *const () as usize;
+                sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+                if sig == libc::SIGCHLD {
+                    sa.sa_flags |= libc::SA_NOCLDSTOP;
+                }
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+        Ok(Signals { read_fd: fds[0] })
+    }
+
+    /// Waits for a signal record (or a SIGCHLD wake-up).
+    fn wait(&self) -> Vec<[i32; 3]> {
+        let mut pfd = libc::pollfd {
+            fd: self.read_fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd. EINTR just returns early.
+        unsafe { libc::poll(&mut pfd, 1, 1000) };
+        let mut out = Vec::new();
+        let mut buf = [0i32; 3 * 16];
+        loop {
+            // SAFETY: reading into a buffer we own from our non-blocking pipe.
+            let n = unsafe {
+                libc::read(
+                    self.read_fd,
+                    buf.as_mut_ptr().cast(),
+                    std::mem::size_of_val(&buf),
+                )
+            };
+            if n <= 0 {
+                break;
+            }
+            let recs = n as usize / std::mem::size_of::<[i32; 3]>();
+            out.extend(buf.chunks_exact(3).take(recs).map(|c| [c[0], c[1], c[2]]));
+        }
+        out
+    }
+}
+
+/// Whether `pid` is `child` or one of its descendants (walks /proc parents).
+fn in_tree(pid: i32, child: i32) -> bool {
+    let me = std::process::id() as i32;
+    let mut cur = pid;
+    for _ in 0..256 {
+        if cur == child {
+            return true;
+        }
+        if cur <= 1 || cur == me {
+            return false;
+        }
+        let Ok(stat) = fs::read_to_string(format!("/proc/{cur}/stat")) else {
+            return false;
+        };
+        // "pid (comm) state ppid …": comm may hold spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            return false;
+        };
+        match after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            Some(ppid) => cur = ppid,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Whether a signal the launcher received must be passed on to the program
+/// (see the comment above).
+fn should_forward(code: i32, sender: i32, child: i32) -> bool {
+    if code == libc::SI_KERNEL {
+        return false;
+    }
+    // SI_USER (kill), SI_QUEUE (sigqueue), SI_TKILL (tgkill): a process sent it.
+    if code <= 0 && sender > 0 && in_tree(sender, child) {
+        return false;
+    }
+    true
+}
+
+/// How the program ended.
+enum Ended {
+    Exited(i32),
+    Signaled { sig: i32, core: bool },
+}
+
+fn wait_child(child: i32, signals: &Signals) -> Ended {
+    loop {
+        // Reap every finished child (orphans are ours when we are PID 1).
+        loop {
+            let mut status = 0;
+            // SAFETY: valid out pointer.
+            let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if r == child {
+                if libc::WIFEXITED(status) {
+                    return Ended::Exited(libc::WEXITSTATUS(status));
+                }
+                if libc::WIFSIGNALED(status) {
+                    return Ended::Signaled {
+                        sig: libc::WTERMSIG(status),
+                        core: libc::WCOREDUMP(status),
+                    };
+                }
+                continue;
+            }
+            if r <= 0 {
+                if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+                    // Someone else reaped it (should not happen): unknown status.
+                    return Ended::Exited(EXIT_INTERNAL);
+                }
+                break;
+            }
+        }
+        for [sig, code, sender] in signals.wait() {
+            if sig != libc::SIGCHLD && should_forward(code, sender, child) {
+                // SAFETY: kill with a valid pid and signal number.
+                unsafe { libc::kill(child, sig) };
+            }
+        }
+    }
+}
+
+/// Runs the launcher; returns the exit status.
+pub fn run(args: RunArgs) -> i32 {
+    let start_ms = now_ms();
+    let launcher_pid = std::process::id();
+    let shim_path = match shim::locate() {
+        Ok(p) => p,
+        Err(e) => {
+            eprint(&format!("cudnn-trace: {e}\n"));
+            return EXIT_INTERNAL;
+        }
+    };
+    let path_var = std::env::var_os("PATH");
+    let resolved = match target::resolve(&args.program, path_var.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprint(&format!("cudnn-trace: {}\n", e.message));
+            return e.code;
+        }
+    };
+    let out_dir = match make_out_dir(args.out.as_deref(), launcher_pid, start_ms) {
+        Ok(d) => d,
+        Err(e) => {
+            eprint(&format!("cudnn-trace: {e}\n"));
+            return EXIT_INTERNAL;
+        }
+    };
+    let mut warnings = Vec::new();
+    if let Some(w) = target::untraceable(&resolved, target::shim_arch(&shim_path)) {
+        eprint(&format!("cudnn-trace: warning: {w}; running it anyway\n"));
+        warnings.push(w);
+    }
+
+    let mut argv = vec![args.program.to_string_lossy().into_owned()];
+    argv.extend(args.args.iter().map(|a| a.to_string_lossy().into_owned()));
+    let mut rec = LauncherRecord {
+        launcher_version: env!("CARGO_PKG_VERSION").to_string(),
+        program: args.program.to_string_lossy().into_owned(),
+        command: Some(resolved.display().to_string()),
+        argv,
+        cwd: std::env::current_dir()
+            .ok()
+            .map(|p| p.display().to_string()),
+        out_dir: out_dir.display().to_string(),
+        mode: if args.all { "all" } else { "cuda" }.to_string(),
+        shim: Some(shim_path.display().to_string()),
+        hostname: hostname(),
+        launcher_pid,
+        start_wall_ms: start_ms,
+        start: local_time(start_ms).1,
+        warnings,
+        ..Default::default()
+    };
+
+    let env = ldenv::program_env(&shim_path, &out_dir, args.all, |k| std::env::var_os(k));
+    let signals = match Signals::install() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprint(&format!(
+                "cudnn-trace: warning: cannot set up signal handling: {e}\n"
+            ));
+            None
+        }
+    };
+    let build = |file: &Path, shell: bool| {
+        let mut cmd = if shell {
+            // execvp runs a file the kernel cannot execute with /bin/sh.
+            let mut c = Command::new("/bin/sh");
+            c.arg0(&args.program).arg(file);
+            c
+        } else {
+            let mut c = Command::new(file);
+            c.arg0(&args.program);
+            c
+        };
+        cmd.args(&args.args);
+        for (k, v) in &env.set {
+            cmd.env(k, v);
+        }
+        for k in &env.remove {
+            cmd.env_remove(k);
+        }
+        cmd
+    };
+    let spawned = match build(&resolved, false).spawn() {
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => build(&resolved, true).spawn(),
+        other => other,
+    };
+    let child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            let (code, msg) = match e.raw_os_error() {
+                // The file exists (it was checked), so ENOENT means its
+                // interpreter (#! line or ELF PT_INTERP) is missing.
+                Some(libc::ENOENT) => (
+                    127,
+                    format!(
+                        "{}: cannot execute: its interpreter or loader is missing ({})",
+                        resolved.display(),
+                        trace::io_msg(&e)
+                    ),
+                ),
+                _ => (
+                    126,
+                    format!(
+                        "{}: cannot execute: {}",
+                        resolved.display(),
+                        trace::io_msg(&e)
+                    ),
+                ),
+            };
+            eprint(&format!("cudnn-trace: {msg}\n"));
+            let end = now_ms();
+            rec.error = Some(msg);
+            rec.end_wall_ms = Some(end);
+            rec.end = Some(local_time(end).1);
+            rec.status = Some(code);
+            write_record(&out_dir, &rec);
+            return code;
+        }
+    };
+    let child_pid = child.id() as i32;
+    // The Child handle is not used for waiting: wait_child reaps by pid.
+    drop(child);
+    rec.pid = Some(child_pid as u32);
+    write_record(&out_dir, &rec);
+
+    let ended = match &signals {
+        Some(s) => wait_child(child_pid, s),
+        None => {
+            let mut status = 0;
+            // SAFETY: valid out pointer.
+            while unsafe { libc::waitpid(child_pid, &mut status, 0) } < 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+            {}
+            if libc::WIFSIGNALED(status) {
+                Ended::Signaled {
+                    sig: libc::WTERMSIG(status),
+                    core: libc::WCOREDUMP(status),
+                }
+            } else {
+                Ended::Exited(libc::WEXITSTATUS(status))
+            }
+        }
+    };
+    let end = now_ms();
+    let status = match ended {
+        Ended::Exited(c) => {
+            rec.exit_code = Some(c);
+            c
+        }
+        Ended::Signaled { sig, core } => {
+            rec.signal = Some(sig);
+            rec.signal_name = signal_name(sig).map(str::to_string);
+            rec.core_dumped = Some(core);
+            128 + sig
+        }
+    };
+    rec.end_wall_ms = Some(end);
+    rec.end = Some(local_time(end).1);
+    rec.status = Some(status);
+    write_record(&out_dir, &rec);
+
+    if !args.quiet || args.json_summary.is_some() {
+        let set = trace::read_paths(std::slice::from_ref(&out_dir));
+        let a = Analysis::new(&set);
+        if !args.quiet {
+            report::print_problems(&set.problems);
+            let opts = TextOptions {
+                all: false,
+                location: vec![report::display_path(&out_dir)],
+                prefix: None,
+            };
+            eprint(&format!("\n{}", summary::render(&a, &opts)));
+        }
+        if let Some(dest) = &args.json_summary {
+            write_json_summary(&a, dest, args.all);
+        }
+    }
+    status
+}
+
+fn write_json_summary(a: &Analysis, dest: &Path, all: bool) {
+    let doc = report::document(a, all);
+    let text = match serde_json::to_string_pretty(&doc) {
+        Ok(t) => t + "\n",
+        Err(e) => {
+            eprint(&format!(
+                "cudnn-trace: cannot write the JSON summary: {e}\n"
+            ));
+            return;
+        }
+    };
+    let res = if dest == Path::new("-") {
+        std::io::stdout()
+            .write_all(text.as_bytes())
+            .and_then(|()| std::io::stdout().flush())
+    } else {
+        fs::write(dest, text)
+    };
+    if let Err(e) = res {
+        eprint(&format!(
+            "cudnn-trace: cannot write the JSON summary to {}: {}\n",
+            dest.display(),
+            trace::io_msg(&e)
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_formats() {
+        let (stamp, rfc) = local_time(1_763_700_000_123);
+        assert_eq!(stamp.len(), 15);
+        assert_eq!(&stamp[8..9], "-");
+        assert!(rfc.contains(".123"), "{rfc}");
+        assert_eq!(rfc.len(), "2025-11-21T04:40:00.123+00:00".len());
+    }
+
+    #[test]
+    fn kernel_signals_are_not_forwarded() {
+        assert!(!should_forward(libc::SI_KERNEL, 0, 12345));
+        // Sent by a process outside the tree (here: a pid that is not ours).
+        assert!(should_forward(libc::SI_USER, 1, 12345));
+        // Sent by the program itself.
+        assert!(!should_forward(libc::SI_USER, 12345, 12345));
+        // Sent by a descendant of the program: a shell (the "program") and
+        // the sleep it started in the background.
+        let mut sh = std::process::Command::new("/bin/sh")
+            .args(["-c", "sleep 5 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(sh.stdout.as_mut().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        assert!(in_tree(grandchild, sh.id() as i32));
+        assert!(!should_forward(libc::SI_USER, grandchild, sh.id() as i32));
+        assert!(!in_tree(sh.id() as i32, grandchild));
+        // SAFETY: plain kill of processes we started.
+        unsafe { libc::kill(grandchild, libc::SIGKILL) };
+        let _ = sh.wait();
+    }
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(9), Some("SIGKILL"));
+        assert_eq!(signal_name(11), Some("SIGSEGV"));
+        assert_eq!(signal_name(64), None);
+    }
+}

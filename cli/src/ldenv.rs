@@ -1,0 +1,179 @@
+//! The environment a traced program gets: LD_PRELOAD / LD_AUDIT composed with
+//! what the user already had, and the shim's own variables.
+//!
+//! The values are inherited by every child (fork, exec, multiprocessing,
+//! torchrun workers), which is how the whole process tree gets traced.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
+
+use crate::shim::SHIM_FILE;
+
+/// Whether an LD_PRELOAD/LD_AUDIT entry is a cudnn-trace shim (this one or one
+/// from an outer, nested run, perhaps another version): it is replaced rather
+/// than loaded twice.
+fn is_shim_entry(entry: &[u8], shim: &[u8]) -> bool {
+    entry == shim || entry.rsplit(|&c| c == b'/').next() == Some(SHIM_FILE.as_bytes())
+}
+
+/// LD_PRELOAD for the program: the shim first, then what the user had.
+/// glibc splits LD_PRELOAD on spaces and colons; the user's value is kept
+/// verbatim unless it already names a shim, which is then dropped from it.
+pub fn compose_preload(existing: Option<&OsStr>, shim: &Path) -> OsString {
+    let shim = shim.as_os_str().as_bytes();
+    let existing = existing.map(OsStr::as_bytes).unwrap_or_default();
+    let entries: Vec<&[u8]> = existing
+        .split(|&c| c == b' ' || c == b':')
+        .filter(|e| !e.is_empty())
+        .collect();
+    let mut out = shim.to_vec();
+    if entries.iter().any(|e| is_shim_entry(e, shim)) {
+        for e in entries.iter().filter(|e| !is_shim_entry(e, shim)) {
+            out.push(b':');
+            out.extend_from_slice(e);
+        }
+    } else if !entries.is_empty() {
+        out.push(b':');
+        out.extend_from_slice(existing);
+    }
+    OsString::from_vec(out)
+}
+
+/// LD_AUDIT for the program: what the user had (colon-separated), then the
+/// shim, without a second copy of it.
+pub fn compose_audit(existing: Option<&OsStr>, shim: &Path) -> OsString {
+    let shim = shim.as_os_str().as_bytes();
+    let existing = existing.map(OsStr::as_bytes).unwrap_or_default();
+    let mut out: Vec<u8> = Vec::new();
+    for e in existing.split(|&c| c == b':') {
+        if e.is_empty() || is_shim_entry(e, shim) {
+            continue;
+        }
+        out.extend_from_slice(e);
+        out.push(b':');
+    }
+    out.extend_from_slice(shim);
+    OsString::from_vec(out)
+}
+
+/// Variables to set and to remove for the traced program.
+pub struct ProgramEnv {
+    pub set: Vec<(OsString, OsString)>,
+    pub remove: Vec<OsString>,
+}
+
+pub fn program_env(
+    shim: &Path,
+    out_dir: &Path,
+    all: bool,
+    get: impl Fn(&str) -> Option<OsString>,
+) -> ProgramEnv {
+    use cudnn_trace_format::envvar;
+    let set = vec![
+        (envvar::OUT_DIR.into(), out_dir.as_os_str().to_os_string()),
+        (
+            envvar::MODE.into(),
+            OsString::from(if all { "all" } else { "cuda" }),
+        ),
+        (envvar::SHIM.into(), shim.as_os_str().to_os_string()),
+        (
+            "LD_AUDIT".into(),
+            compose_audit(get("LD_AUDIT").as_deref(), shim),
+        ),
+        (
+            "LD_PRELOAD".into(),
+            compose_preload(get("LD_PRELOAD").as_deref(), shim),
+        ),
+    ];
+    // CUDNN_TRACE=0 makes an inherited shim inert; running under the launcher
+    // means tracing is wanted.
+    let remove = vec![envvar::ENABLE.into()];
+    ProgramEnv { set, remove }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHIM: &str = "/c/cudnn-trace/0.1.0-ab/libcdtrace.so";
+
+    fn pre(existing: Option<&str>) -> String {
+        compose_preload(existing.map(OsStr::new), Path::new(SHIM))
+            .into_string()
+            .unwrap()
+    }
+
+    fn aud(existing: Option<&str>) -> String {
+        compose_audit(existing.map(OsStr::new), Path::new(SHIM))
+            .into_string()
+            .unwrap()
+    }
+
+    #[test]
+    fn preload_prepends_and_keeps_user_value() {
+        assert_eq!(pre(None), SHIM);
+        assert_eq!(pre(Some("")), SHIM);
+        assert_eq!(pre(Some("  ")), SHIM);
+        assert_eq!(pre(Some("/x/libfoo.so")), format!("{SHIM}:/x/libfoo.so"));
+        // Space-separated user values are kept verbatim.
+        assert_eq!(
+            pre(Some("libA.so libB.so")),
+            format!("{SHIM}:libA.so libB.so")
+        );
+        assert_eq!(pre(Some("$LIB/x.so")), format!("{SHIM}:$LIB/x.so"));
+    }
+
+    #[test]
+    fn preload_nested_run_has_no_duplicates() {
+        assert_eq!(pre(Some(SHIM)), SHIM);
+        assert_eq!(
+            pre(Some(&format!("{SHIM}:/x/libfoo.so"))),
+            format!("{SHIM}:/x/libfoo.so")
+        );
+        // An outer run with another shim copy (other version / cache dir).
+        assert_eq!(
+            pre(Some("/x/libfoo.so /old/cache/libcdtrace.so:libB.so")),
+            format!("{SHIM}:/x/libfoo.so:libB.so")
+        );
+    }
+
+    #[test]
+    fn audit_appends_without_duplicates() {
+        assert_eq!(aud(None), SHIM);
+        assert_eq!(aud(Some("")), SHIM);
+        assert_eq!(
+            aud(Some("/a/libaudit.so")),
+            format!("/a/libaudit.so:{SHIM}")
+        );
+        assert_eq!(
+            aud(Some("/a/x.so::/b/y.so")),
+            format!("/a/x.so:/b/y.so:{SHIM}")
+        );
+        assert_eq!(aud(Some(SHIM)), SHIM);
+        assert_eq!(
+            aud(Some(&format!("{SHIM}:/a/x.so"))),
+            format!("/a/x.so:{SHIM}")
+        );
+        assert_eq!(aud(Some("/old/libcdtrace.so")), SHIM);
+    }
+
+    #[test]
+    fn program_env_sets_everything() {
+        let env = program_env(Path::new(SHIM), Path::new("/out"), true, |k| {
+            (k == "LD_PRELOAD").then(|| OsString::from("/u.so"))
+        });
+        let get = |k: &str| {
+            env.set
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.to_str().unwrap().to_string())
+        };
+        assert_eq!(get("CUDNN_TRACE_DIR").as_deref(), Some("/out"));
+        assert_eq!(get("CUDNN_TRACE_MODE").as_deref(), Some("all"));
+        assert_eq!(get("CUDNN_TRACE_SHIM").as_deref(), Some(SHIM));
+        assert_eq!(get("LD_AUDIT").as_deref(), Some(SHIM));
+        assert_eq!(get("LD_PRELOAD"), Some(format!("{SHIM}:/u.so")));
+        assert_eq!(env.remove, vec![OsString::from("CUDNN_TRACE")]);
+    }
+}

@@ -1,0 +1,335 @@
+//! `cudnn-trace report DIR|FILE... [--json]`, and the JSON document shared
+//! with the launcher's `--json-summary`.
+
+use crate::args::ReportArgs;
+use crate::summary::{self, Analysis, LibraryView, Link, TextOptions};
+use crate::trace::{self, LauncherRecord, Problem, TraceSet};
+use cudnn_trace_format::read::Tried;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Version of the JSON document; bump when a field changes meaning.
+pub const REPORT_VERSION: u32 = 1;
+
+/// Default place of runs when `report` gets no path.
+pub const DEFAULT_OUT: &str = "cudnn-trace-out";
+
+#[derive(Serialize)]
+pub struct Document<'a> {
+    pub report_version: u32,
+    pub tool_version: &'static str,
+    pub sources: Vec<String>,
+    pub launchers: Vec<&'a LauncherRecord>,
+    pub processes: Vec<ProcessDoc<'a>>,
+    pub problems: &'a [Problem],
+}
+
+#[derive(Serialize)]
+pub struct ProcessDoc<'a> {
+    pub file: String,
+    pub pid: u32,
+    pub ppid: u32,
+    /// `n` of `<pid>.<n>.jsonl`: 0 for the first image of a pid.
+    pub image: u32,
+    pub hostname: Option<&'a str>,
+    pub exe: Option<&'a str>,
+    pub argv: &'a [String],
+    pub cwd: Option<&'a str>,
+    /// `exec` or `fork`.
+    pub origin: &'a str,
+    pub mode: &'a str,
+    pub shim: &'a str,
+    pub glibc: Option<&'a str>,
+    pub preload: bool,
+    pub wall_ms: u64,
+    pub env: &'a BTreeMap<String, String>,
+    /// The trace file of the parent image in the tree (its process, or for
+    /// an exec, the previous image of the same pid).
+    pub parent: Option<String>,
+    /// `child`, `exec` (new image of `parent`'s pid) or `root`.
+    pub link: &'static str,
+    /// Whether this pid is the program the launcher started.
+    pub top: bool,
+    /// How it ended, when the launcher knows.
+    pub ended: Option<String>,
+    pub libraries: Vec<LibraryView>,
+    pub failed_loads: Vec<FailedDoc<'a>>,
+    pub notes: Vec<NoteDoc<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct FailedDoc<'a> {
+    pub seq: u64,
+    pub name: &'a str,
+    pub family: Option<&'a str>,
+    pub requester: Option<&'a str>,
+    pub via: &'a str,
+    pub mode: Option<i64>,
+    pub lmid: i64,
+    pub tried: Vec<TriedDoc<'a>>,
+    /// The loader's error texts (recorded with the failure, and what the
+    /// program read from `dlerror()`), without repeats.
+    pub errors: Vec<&'a str>,
+    pub errno: Option<i32>,
+}
+
+#[derive(Serialize)]
+pub struct TriedDoc<'a> {
+    pub path: &'a str,
+    pub reason: &'a str,
+    pub result: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct NoteDoc<'a> {
+    pub seq: u64,
+    pub level: &'a str,
+    pub msg: &'a str,
+}
+
+fn tried(t: &Tried) -> TriedDoc<'_> {
+    TriedDoc {
+        path: &t.path,
+        reason: &t.reason,
+        result: &t.result,
+    }
+}
+
+/// The machine-readable document. `all`: include libraries outside the
+/// CUDA family (only in traces taken with `--all`).
+pub fn document<'a>(a: &'a Analysis<'a>, all: bool) -> Document<'a> {
+    let set = a.set;
+    let processes = set
+        .images
+        .iter()
+        .enumerate()
+        .map(|(i, img)| {
+            let h = &img.header;
+            let (parent, link) = match a.link[i] {
+                Link::Root => (None, "root"),
+                Link::Child(p) => (Some(set.images[p].file.display().to_string()), "child"),
+                Link::Exec(p) => (Some(set.images[p].file.display().to_string()), "exec"),
+            };
+            ProcessDoc {
+                file: img.file.display().to_string(),
+                pid: h.pid,
+                ppid: h.ppid,
+                image: img.index,
+                hostname: h.hostname.as_deref(),
+                exe: h.exe.as_deref(),
+                argv: &h.argv,
+                cwd: h.cwd.as_deref(),
+                origin: &h.origin,
+                mode: &h.mode,
+                shim: &h.shim,
+                glibc: h.glibc.as_deref(),
+                preload: h.preload,
+                wall_ms: h.wall_ms,
+                env: &h.env,
+                parent,
+                link,
+                top: a.top[i],
+                ended: a.ending[i].clone(),
+                libraries: summary::libraries(img, all),
+                failed_loads: img
+                    .failed
+                    .iter()
+                    .map(|f| FailedDoc {
+                        seq: f.ev.seq,
+                        name: &f.ev.name,
+                        family: f.ev.family.as_deref(),
+                        requester: f.ev.requester.as_deref(),
+                        via: &f.ev.via,
+                        mode: f.ev.mode,
+                        lmid: f.ev.lmid,
+                        tried: f.ev.tried.iter().map(tried).collect(),
+                        errors: f.errors(),
+                        errno: f.ev.errno,
+                    })
+                    .collect(),
+                notes: img
+                    .notes
+                    .iter()
+                    .map(|n| NoteDoc {
+                        seq: n.seq,
+                        level: &n.level,
+                        msg: &n.msg,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Document {
+        report_version: REPORT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        sources: set
+            .sources
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        launchers: summary::launchers(set),
+        processes,
+        problems: &set.problems,
+    }
+}
+
+/// The newest run directory under `./cudnn-trace-out`.
+fn newest_run() -> Option<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(DEFAULT_OUT)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && trace::looks_like_run(p))
+        .collect();
+    // Names start with YYYYmmdd-HHMMSS: the last in name order is the newest.
+    runs.sort();
+    runs.pop()
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
+pub fn print_stdout(s: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Prints problems to stderr, a bounded number of them.
+pub fn print_problems(problems: &[Problem]) {
+    const MAX: usize = 50;
+    for p in problems.iter().take(MAX) {
+        crate::launch::eprint(&format!("cudnn-trace: {p}\n"));
+    }
+    if problems.len() > MAX {
+        crate::launch::eprint(&format!(
+            "cudnn-trace: … and {} more problems\n",
+            problems.len() - MAX
+        ));
+    }
+}
+
+/// A path as the user would type it: relative to the current directory when
+/// it is below it.
+pub fn display_path(p: &Path) -> String {
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Ok(rel) = p.strip_prefix(&cwd) {
+            if !rel.as_os_str().is_empty() {
+                return rel.display().to_string();
+            }
+        }
+    }
+    p.display().to_string()
+}
+
+/// Runs `report`; returns the exit status.
+pub fn run(args: ReportArgs) -> i32 {
+    let mut paths = args.paths.clone();
+    if paths.is_empty() {
+        match newest_run() {
+            Some(p) => {
+                if !args.json {
+                    errln!("cudnn-trace: reading the newest run, {}", p.display());
+                }
+                paths.push(p);
+            }
+            None => {
+                errln!(
+                    "cudnn-trace: report: no DIR or FILE given and no run found in ./{DEFAULT_OUT}\n\
+                     usage: cudnn-trace report [--json] [--all] DIR|FILE..."
+                );
+                return 2;
+            }
+        }
+    }
+    let set = trace::read_paths(&paths);
+    print_problems(&set.problems);
+    let a = Analysis::new(&set);
+    if args.json {
+        let doc = document(&a, args.all);
+        match serde_json::to_string_pretty(&doc) {
+            Ok(s) => print_stdout(&(s + "\n")),
+            Err(e) => {
+                errln!("cudnn-trace: cannot write JSON: {e}");
+                return 1;
+            }
+        }
+    } else {
+        let opts = TextOptions {
+            all: args.all,
+            location: paths.iter().map(|p| p.display().to_string()).collect(),
+            prefix: None,
+        };
+        print_stdout(&summary::render(&a, &opts));
+    }
+    exit_status(&set)
+}
+
+fn exit_status(set: &TraceSet) -> i32 {
+    if set.images.is_empty() {
+        if !set.launchers.is_empty() {
+            errln!("cudnn-trace: a launcher record but no trace file was found");
+        } else {
+            errln!("cudnn-trace: no readable trace found");
+        }
+        1
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{header, tempdir};
+    use std::fs;
+
+    #[test]
+    fn json_document_with_problems() {
+        let d = tempdir("reportjson");
+        let load = r#"{"ev":"load","seq":1,"t_ns":10,"pid":10,"ppid":1,"tid":10,"name":"libcudnn.so.9","path":"/l/libcudnn.so.9","realpath":"/l/libcudnn.so.9.1.0","reason":"LD_LIBRARY_PATH","reason_owner":null,"search_dir":"/l","requester":"/usr/bin/python3.11","via":"dlopen","mode":1,"lmid":0,"soname":"libcudnn.so.9","dev":1,"ino":2,"size":3,"build_id":null,"family":"cudnn","tried":[{"path":"/l/libcudnn.so.9","reason":"LD_LIBRARY_PATH","result":"used"}],"new":true}"#;
+        let failed = r#"{"ev":"load_failed","seq":2,"t_ns":11,"pid":10,"ppid":1,"tid":10,"name":"libcudnn_adv.so.9","requester":"/l/libcudnn.so.9","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":"E1","errno":2}"#;
+        let dlerr =
+            r#"{"ev":"dlerror","seq":3,"t_ns":12,"pid":10,"ppid":1,"tid":10,"req":2,"error":"E2"}"#;
+        let note = r#"{"ev":"note","seq":4,"t_ns":13,"pid":10,"ppid":1,"tid":10,"level":"warning","msg":"hello"}"#;
+        fs::write(
+            d.join("10.jsonl"),
+            format!("{}\n{load}\n{failed}\n{dlerr}\n{note}\n{{\"ev\":\"mystery\"}}\n{{\"ev\":\"load\",\"s", header(10, 1, "exec")),
+        )
+        .unwrap();
+        fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
+        let set = trace::read_paths(std::slice::from_ref(&d));
+        let a = Analysis::new(&set);
+        let v = serde_json::to_value(document(&a, false)).unwrap();
+        assert_eq!(v["report_version"], 1);
+        assert_eq!(v["processes"].as_array().unwrap().len(), 1);
+        let p = &v["processes"][0];
+        assert_eq!(p["pid"], 10);
+        assert_eq!(p["libraries"][0]["version"]["version"], "9.1.0");
+        assert_eq!(p["libraries"][0]["version"]["kind"], "full");
+        assert_eq!(
+            p["failed_loads"][0]["errors"],
+            serde_json::json!(["E1", "E2"])
+        );
+        assert_eq!(p["notes"][0]["msg"], "hello");
+        let probs = v["problems"].as_array().unwrap();
+        assert_eq!(probs.len(), 3, "{probs:?}");
+        assert_eq!(exit_status(&set), 0);
+
+        // Text rendering of the same set does not panic and names the failure.
+        let text = summary::render(&a, &TextOptions::default());
+        assert!(text.contains("FAILED  libcudnn_adv.so.9"), "{text}");
+        assert!(text.contains("error: E1"), "{text}");
+        assert!(text.contains("note    warning: hello"), "{text}");
+    }
+
+    #[test]
+    fn nothing_readable_exits_1() {
+        let d = tempdir("reportnone");
+        fs::write(d.join("1.jsonl"), "").unwrap();
+        let set = trace::read_paths(&[d]);
+        assert_eq!(exit_status(&set), 1);
+        let a = Analysis::new(&set);
+        let _ = summary::render(&a, &TextOptions::default());
+        let _ = serde_json::to_string(&document(&a, true)).unwrap();
+    }
+}

@@ -1,0 +1,1316 @@
+//! The summary of a trace set: the process tree, and per process the
+//! CUDA-family libraries (path, version told by the name, why, who asked),
+//! failed loads and shim notes. Shared by the launcher and `report`.
+//!
+//! Facts only: no diagnosis rules here.
+
+use crate::trace::{Failed, Image, LauncherRecord, TraceSet};
+use crate::version::{self, NameVersion};
+use cudnn_trace_format::read::Load;
+use cudnn_trace_format::{reason, via, CUDA_FAMILY};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+/// How an image hangs in the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// No traced parent.
+    Root,
+    /// A child process (fork, or fork + exec) of the parent image.
+    Child(usize),
+    /// The same pid after `exec`: a new program image of the previous one.
+    Exec(usize),
+}
+
+/// The trace set arranged as a tree.
+pub struct Analysis<'a> {
+    pub set: &'a TraceSet,
+    pub link: Vec<Link>,
+    /// Child processes and exec successors of each image, in start order.
+    pub children: Vec<Vec<usize>>,
+    pub roots: Vec<usize>,
+    /// How the image ended, when the launcher knows (the program's last image).
+    pub ending: Vec<Option<String>>,
+    /// Images whose pid is the program the launcher started.
+    pub top: Vec<bool>,
+}
+
+impl<'a> Analysis<'a> {
+    pub fn new(set: &'a TraceSet) -> Self {
+        let imgs = &set.images;
+        let n = imgs.len();
+        let mut by_pid: HashMap<(&str, u32), Vec<usize>> = HashMap::new();
+        for (i, img) in imgs.iter().enumerate() {
+            by_pid
+                .entry((img.host(), img.header.pid))
+                .or_default()
+                .push(i);
+        }
+        for v in by_pid.values_mut() {
+            v.sort_by_key(|&i| (imgs[i].index, imgs[i].header.t_ns));
+        }
+        let mut link = vec![Link::Root; n];
+        for (i, img) in imgs.iter().enumerate() {
+            let same = &by_pid[&(img.host(), img.header.pid)];
+            let pos = same.iter().position(|&j| j == i).unwrap_or(0);
+            if pos > 0 && img.header.origin == "exec" {
+                link[i] = Link::Exec(same[pos - 1]);
+                continue;
+            }
+            if let Some(parents) = by_pid.get(&(img.host(), img.header.ppid)) {
+                if img.header.ppid != img.header.pid {
+                    // The parent's image that was running when this one started.
+                    let p = parents
+                        .iter()
+                        .copied()
+                        .filter(|&j| imgs[j].header.t_ns <= img.header.t_ns)
+                        .max_by_key(|&j| (imgs[j].header.t_ns, imgs[j].index))
+                        .unwrap_or(parents[0]);
+                    link[i] = Link::Child(p);
+                }
+            }
+        }
+        // Reused pids could make a cycle: cut it.
+        for i in 0..n {
+            let mut seen = BTreeSet::new();
+            let mut cur = i;
+            seen.insert(cur);
+            while let Link::Child(p) | Link::Exec(p) = link[cur] {
+                if !seen.insert(p) {
+                    // Cut the cycle at the image that closes it; others
+                    // leading into it are cut when their turn comes.
+                    if p == i {
+                        link[i] = Link::Root;
+                    }
+                    break;
+                }
+                cur = p;
+            }
+        }
+        let mut children = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, l) in link.iter().enumerate() {
+            match *l {
+                Link::Root => roots.push(i),
+                Link::Child(p) | Link::Exec(p) => children[p].push(i),
+            }
+        }
+        let order = |v: &mut Vec<usize>| {
+            v.sort_by_key(|&i| {
+                (
+                    imgs[i].header.wall_ms,
+                    imgs[i].header.t_ns,
+                    imgs[i].header.pid,
+                    imgs[i].index,
+                )
+            })
+        };
+        order(&mut roots);
+        children.iter_mut().for_each(order);
+
+        let mut ending = vec![None; n];
+        let mut top = vec![false; n];
+        for (_, rec) in &set.launchers {
+            let Some(pid) = rec.pid else { continue };
+            let host_ok = |img: &Image| match (&rec.hostname, &img.header.hostname) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            let mine: Vec<usize> = (0..n)
+                .filter(|&i| imgs[i].header.pid == pid && host_ok(&imgs[i]))
+                .collect();
+            for &i in &mine {
+                top[i] = true;
+            }
+            if let Some(&last) = mine
+                .iter()
+                .max_by_key(|&&i| (imgs[i].index, imgs[i].header.t_ns))
+            {
+                ending[last] = rec.ending();
+            }
+        }
+        Analysis {
+            set,
+            link,
+            children,
+            roots,
+            ending,
+            top,
+        }
+    }
+}
+
+/// One library as the summary shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryView {
+    pub family: Option<String>,
+    /// What was requested (bare name, path or DT_NEEDED entry).
+    pub name: Option<String>,
+    pub path: String,
+    pub realpath: Option<String>,
+    pub version: Option<NameVersion>,
+    pub reason: String,
+    pub reason_owner: Option<String>,
+    pub search_dir: Option<String>,
+    pub requester: Option<String>,
+    pub via: String,
+    pub lmid: i64,
+    pub soname: Option<String>,
+    pub build_id: Option<String>,
+    pub size: Option<u64>,
+    pub dev: Option<u64>,
+    pub ino: Option<u64>,
+    pub seq: u64,
+    /// False when only requests served by an already-loaded object were seen.
+    pub new: bool,
+    /// Later requests served by this object (`new: false` load events).
+    pub requests: Vec<RequestView>,
+    /// An unload event followed the load.
+    pub unloaded: bool,
+}
+
+/// A request served by an object already loaded.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestView {
+    pub seq: u64,
+    pub name: Option<String>,
+    pub path: String,
+    pub reason: String,
+    pub requester: Option<String>,
+    pub via: String,
+}
+
+/// The libraries of an image: one per object that entered the process, plus
+/// requests served by an object whose own load was not recorded.
+pub fn libraries(img: &Image, all: bool) -> Vec<LibraryView> {
+    let mut out: Vec<LibraryView> = Vec::new();
+    // An object is known by its path, its resolved path, and its file
+    // identity (a request through another path to the same file).
+    let mut by_path: HashMap<(String, i64), usize> = HashMap::new();
+    let mut by_file: HashMap<(u64, u64, i64), usize> = HashMap::new();
+    let wanted = |l: &Load| all || l.family.is_some();
+    let remember = |l: &Load,
+                    i: usize,
+                    bp: &mut HashMap<(String, i64), usize>,
+                    bf: &mut HashMap<(u64, u64, i64), usize>| {
+        bp.entry((l.path.clone(), l.lmid)).or_insert(i);
+        if let Some(r) = &l.realpath {
+            bp.entry((r.clone(), l.lmid)).or_insert(i);
+        }
+        if let (Some(d), Some(n)) = (l.dev, l.ino) {
+            bf.entry((d, n, l.lmid)).or_insert(i);
+        }
+    };
+    for l in img.loads.iter().filter(|l| l.new && wanted(l)) {
+        remember(l, out.len(), &mut by_path, &mut by_file);
+        out.push(view(l));
+    }
+    for l in img.loads.iter().filter(|l| !l.new && wanted(l)) {
+        let found = by_path
+            .get(&(l.path.clone(), l.lmid))
+            .or_else(|| {
+                l.realpath
+                    .as_ref()
+                    .and_then(|r| by_path.get(&(r.clone(), l.lmid)))
+            })
+            .or_else(|| match (l.dev, l.ino) {
+                (Some(d), Some(n)) => by_file.get(&(d, n, l.lmid)),
+                _ => None,
+            })
+            .copied();
+        match found {
+            Some(i) => out[i].requests.push(RequestView {
+                seq: l.seq,
+                name: l.name.clone(),
+                path: l.path.clone(),
+                reason: l.reason.clone(),
+                requester: l.requester.clone(),
+                via: l.via.clone(),
+            }),
+            None => {
+                remember(l, out.len(), &mut by_path, &mut by_file);
+                out.push(view(l));
+            }
+        }
+    }
+    for u in &img.unloads {
+        if let Some(&i) = by_path.get(&(u.path.clone(), u.lmid)) {
+            if u.seq > out[i].seq {
+                out[i].unloaded = true;
+            }
+        }
+    }
+    out.sort_by_key(|v| (family_rank(v.family.as_deref()), v.seq));
+    out
+}
+
+/// Libraries recorded outside the CUDA family (traces taken with `--all`).
+pub fn other_count(img: &Image) -> usize {
+    img.loads
+        .iter()
+        .filter(|l| l.new && l.family.is_none())
+        .count()
+}
+
+fn family_rank(f: Option<&str>) -> usize {
+    match f {
+        Some(f) => CUDA_FAMILY
+            .iter()
+            .position(|(_, fam)| *fam == f)
+            .unwrap_or(CUDA_FAMILY.len()),
+        None => CUDA_FAMILY.len() + 1,
+    }
+}
+
+fn view(l: &Load) -> LibraryView {
+    LibraryView {
+        family: l.family.clone(),
+        name: l.name.clone(),
+        path: l.path.clone(),
+        realpath: l.realpath.clone(),
+        version: version::of_library(&l.path, l.realpath.as_deref()),
+        reason: l.reason.clone(),
+        reason_owner: l.reason_owner.clone(),
+        search_dir: l.search_dir.clone(),
+        requester: l.requester.clone(),
+        via: l.via.clone(),
+        lmid: l.lmid,
+        soname: l.soname.clone(),
+        build_id: l.build_id.clone(),
+        size: l.size,
+        dev: l.dev,
+        ino: l.ino,
+        seq: l.seq,
+        new: l.new,
+        requests: Vec::new(),
+        unloaded: false,
+    }
+}
+
+fn basename(p: &str) -> &str {
+    let t = p.trim_end_matches('/');
+    t.rsplit('/').next().unwrap_or(t)
+}
+
+fn dirname(p: &str) -> &str {
+    match p.rfind('/') {
+        Some(0) => "/",
+        Some(i) => &p[..i],
+        None => "",
+    }
+}
+
+/// Shortens object paths to their file name where that is unambiguous among
+/// every path this image's summary mentions.
+struct Shortener {
+    names: HashMap<String, BTreeSet<String>>,
+    /// A long directory prefix shown as `…/` (see [`common_prefix`]).
+    prefix: Option<String>,
+}
+
+impl Shortener {
+    fn new(img: &Image, prefix: Option<&str>) -> Self {
+        let mut names: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut add = |p: &str| {
+            if p.contains('/') {
+                names
+                    .entry(basename(p).to_string())
+                    .or_default()
+                    .insert(p.to_string());
+            }
+        };
+        if let Some(e) = &img.header.exe {
+            add(e);
+        }
+        for l in &img.loads {
+            add(&l.path);
+            l.realpath.as_deref().map(&mut add);
+            l.requester.as_deref().map(&mut add);
+            l.reason_owner.as_deref().map(&mut add);
+        }
+        for f in &img.failed {
+            f.ev.requester.as_deref().map(&mut add);
+        }
+        Shortener {
+            names,
+            prefix: prefix.map(str::to_string),
+        }
+    }
+
+    /// An object's file name when that is unambiguous, else its path.
+    fn short(&self, p: &str) -> String {
+        let b = basename(p);
+        match self.names.get(b) {
+            Some(set) if set.len() == 1 && !b.is_empty() => b.to_string(),
+            _ => self.abbr(p),
+        }
+    }
+
+    /// A path with the common prefix written `…/`.
+    fn abbr(&self, p: &str) -> String {
+        match &self.prefix {
+            Some(pre) if p.starts_with(pre.as_str()) && p.len() > pre.len() => {
+                format!("…/{}", &p[pre.len()..])
+            }
+            _ => p.to_string(),
+        }
+    }
+}
+
+fn requester_text(sh: &Shortener, via_: &str, requester: Option<&str>) -> String {
+    let who = match requester {
+        Some("") => "the main program".to_string(),
+        Some(r) => sh.short(r),
+        None => String::new(),
+    };
+    let by = |verb: &str| {
+        if who.is_empty() {
+            verb.to_string()
+        } else {
+            format!("{verb} by {who}")
+        }
+    };
+    match via_ {
+        via::NEEDED => by("needed"),
+        via::DLOPEN => by("dlopen"),
+        via::DLMOPEN => by("dlmopen"),
+        via::PRELOAD => "LD_PRELOAD".into(),
+        via::STARTUP => "startup".into(),
+        via::LOADER => by("loader request"),
+        other => by(other),
+    }
+}
+
+fn why_text(sh: &Shortener, v: &LibraryView) -> String {
+    let mut s = match (v.reason.as_str(), v.reason_owner.as_deref()) {
+        (reason::RPATH | reason::RUNPATH | reason::RPATH_OR_RUNPATH, Some(owner))
+            if !owner.is_empty() =>
+        {
+            format!("{} of {}", v.reason, sh.short(owner))
+        }
+        (reason::PATH, _) => "path given".into(),
+        (r, _) => r.to_string(),
+    };
+    if v.lmid != 0 {
+        let _ = write!(s, " [namespace {}]", v.lmid);
+    }
+    s
+}
+
+/// Quotes an argument for display when it would be ambiguous unquoted.
+fn quote(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&c));
+    if plain {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    }
+}
+
+/// argv for one line: quoted where needed, cut at `max` characters.
+pub fn argv_text(argv: &[String], max: usize) -> String {
+    let s = argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
+    let s = s.replace(['\n', '\r', '\t'], " ");
+    if s.chars().count() > max {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    } else {
+        s
+    }
+}
+
+/// Options of the text summary.
+#[derive(Debug, Default, Clone)]
+pub struct TextOptions {
+    /// List libraries outside the CUDA family too.
+    pub all: bool,
+    /// Where the trace is, as shown to the user.
+    pub location: Vec<String>,
+    /// Written `…/` in paths; `render` chooses it (see [`common_prefix`]).
+    pub prefix: Option<String>,
+}
+
+/// A long directory prefix that many paths of the summary share (say
+/// `/opt/venv/lib/python3.12/site-packages/`), to write as `…/` with one
+/// legend line. None when no prefix is worth it.
+pub fn common_prefix(set: &TraceSet, all: bool) -> Option<String> {
+    // Distinct library and requester paths; the many candidates of failed
+    // requests would otherwise outvote them.
+    let mut paths: BTreeSet<&str> = BTreeSet::new();
+    for img in &set.images {
+        for l in img.loads.iter().filter(|l| all || l.family.is_some()) {
+            paths.insert(&l.path);
+            paths.extend(l.requester.as_deref());
+        }
+    }
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for p in &paths {
+        for (i, c) in p.char_indices() {
+            // Directory prefixes of at least 24 characters, up to a '/'.
+            if c == '/' && i + 1 >= 24 && i + 1 < p.len() {
+                *counts.entry(&p[..=i]).or_default() += 1;
+            }
+        }
+    }
+    // The one that covers the most paths; the longest of those.
+    counts
+        .into_iter()
+        .filter(|&(_, n)| n >= 4)
+        .max_by_key(|&(pre, n)| (n, pre.len(), std::cmp::Reverse(pre)))
+        .map(|(pre, _)| pre.to_string())
+}
+
+/// Whether an image has something to show beyond its header line.
+fn interesting(a: &Analysis, i: usize, all: bool) -> bool {
+    let img = &a.set.images[i];
+    a.top[i]
+        || img.loads.iter().any(|l| all || l.family.is_some())
+        || !img.failed.is_empty()
+        || !img.notes.is_empty()
+}
+
+/// The text summary.
+pub fn render(a: &Analysis, opts: &TextOptions) -> String {
+    let set = a.set;
+    let mut opts = opts.clone();
+    if opts.prefix.is_none() {
+        opts.prefix = common_prefix(set, opts.all);
+    }
+    let opts = &opts;
+    let n = set.images.len();
+    let mut out = String::new();
+    let with_cuda = set
+        .images
+        .iter()
+        .filter(|img| img.loads.iter().any(|l| l.family.is_some()))
+        .count();
+    let pids: BTreeSet<(&str, u32)> = set
+        .images
+        .iter()
+        .map(|i| (i.host(), i.header.pid))
+        .collect();
+    let _ = writeln!(
+        out,
+        "cudnn-trace: {} process{} traced ({n} program image{}), {with_cuda} image{} with CUDA libraries",
+        pids.len(),
+        if pids.len() == 1 { "" } else { "es" },
+        if n == 1 { "" } else { "s" },
+        if with_cuda == 1 { "" } else { "s" },
+    );
+    for loc in &opts.location {
+        let _ = writeln!(out, "trace: {loc}");
+    }
+    if let Some(p) = &opts.prefix {
+        let _ = writeln!(out, "paths: …/ stands for {p}");
+    }
+    for (path, rec) in &set.launchers {
+        let mut line = format!("program: {}", argv_text(&rec.argv, 100));
+        if let Some(pid) = rec.pid {
+            let _ = write!(line, "  (pid {pid})");
+        }
+        if let Some(e) = rec.ending() {
+            let _ = write!(line, "  {e}");
+        }
+        let _ = writeln!(out, "{line}");
+        for w in &rec.warnings {
+            let _ = writeln!(out, "warning: {w}");
+        }
+        if n == 0 && rec.error.is_none() {
+            let _ = writeln!(
+                out,
+                "no trace files were written next to {}",
+                path.display()
+            );
+        }
+    }
+    let hosts: BTreeSet<&str> = set.images.iter().map(Image::host).collect();
+    let multi_host = hosts.len() > 1;
+
+    // Which images to show: the interesting ones and everything above them;
+    // the rest is collapsed into one line unless there are only a few.
+    let mut shown = vec![false; n];
+    for i in 0..n {
+        if interesting(a, i, opts.all) {
+            let mut cur = i;
+            loop {
+                shown[cur] = true;
+                match a.link[cur] {
+                    Link::Root => break,
+                    Link::Child(p) | Link::Exec(p) => cur = p,
+                }
+            }
+        }
+    }
+    let hidden = shown.iter().filter(|s| !**s).count();
+    if hidden <= 5 {
+        shown.iter_mut().for_each(|s| *s = true);
+    }
+    for &r in &a.roots {
+        render_tree(a, r, 0, &shown, multi_host, opts, Vec::new(), &mut out);
+    }
+    if hidden > 5 {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for i in (0..n).filter(|&i| !shown[i]) {
+            *counts.entry(program_name(&set.images[i])).or_default() += 1;
+        }
+        let mut v: Vec<(String, usize)> = counts.into_iter().collect();
+        v.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        let list = v
+            .iter()
+            .take(8)
+            .map(|(name, c)| {
+                if *c > 1 {
+                    format!("{name} ×{c}")
+                } else {
+                    name.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = if v.len() > 8 { ", …" } else { "" };
+        let _ = writeln!(
+            out,
+            "\n{hidden} other process images loaded no CUDA library: {list}{more}"
+        );
+    }
+    out
+}
+
+fn program_name(img: &Image) -> String {
+    img.header
+        .argv
+        .first()
+        .map(|a| basename(a).to_string())
+        .or_else(|| img.header.exe.as_deref().map(|e| basename(e).to_string()))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Whether an image's block would be its header line only.
+fn plain(a: &Analysis, i: usize, all: bool) -> bool {
+    let img = &a.set.images[i];
+    a.ending[i].is_none()
+        && !img.loads.iter().any(|l| all || l.family.is_some())
+        && img.failed.is_empty()
+        && img.notes.is_empty()
+}
+
+/// Renders image `i` and what hangs below it. `chain`: names of the plain
+/// images of the same pid that exec'd into this one, shown on its line.
+#[allow(clippy::too_many_arguments)]
+fn render_tree(
+    a: &Analysis,
+    i: usize,
+    depth: usize,
+    shown: &[bool],
+    multi_host: bool,
+    opts: &TextOptions,
+    mut chain: Vec<(String, Link)>,
+    out: &mut String,
+) {
+    if !shown[i] {
+        return;
+    }
+    let kids = &a.children[i];
+    let exec_next: Vec<usize> = kids
+        .iter()
+        .copied()
+        .filter(|&c| shown[c] && matches!(a.link[c], Link::Exec(_)))
+        .collect();
+    let forks = kids
+        .iter()
+        .any(|&c| shown[c] && matches!(a.link[c], Link::Child(_)));
+    if plain(a, i, opts.all) && exec_next.len() == 1 && !forks {
+        chain.push((program_name(&a.set.images[i]), a.link[i]));
+        render_tree(a, exec_next[0], depth, shown, multi_host, opts, chain, out);
+        return;
+    }
+    render_image(a, i, depth, multi_host, opts, &chain, out);
+    for &c in kids {
+        let d = if matches!(a.link[c], Link::Exec(_)) {
+            depth
+        } else {
+            depth + 1
+        };
+        render_tree(a, c, d, shown, multi_host, opts, Vec::new(), out);
+    }
+}
+
+fn render_image(
+    a: &Analysis,
+    i: usize,
+    depth: usize,
+    multi_host: bool,
+    opts: &TextOptions,
+    chain: &[(String, Link)],
+    out: &mut String,
+) {
+    let img = &a.set.images[i];
+    let h = &img.header;
+    let pad = "   ".repeat(depth);
+    let body = format!("{pad}  ");
+    let mut head = String::new();
+    let pid = if multi_host {
+        format!("{}:{}", img.host(), h.pid)
+    } else {
+        h.pid.to_string()
+    };
+    // The line starts as the first image of the chain would.
+    let (link, origin) = match chain.first() {
+        Some((_, l)) => (*l, None),
+        None => (a.link[i], Some(h.origin.as_str())),
+    };
+    match link {
+        Link::Exec(_) => {
+            let _ = write!(head, "{pad}pid {pid} exec → ");
+        }
+        Link::Child(_) => {
+            let _ = write!(head, "{pad}└ pid {pid} ");
+        }
+        Link::Root => {
+            let _ = write!(head, "{pad}pid {pid} (ppid {}) ", h.ppid);
+        }
+    }
+    if origin == Some("fork") {
+        head.push_str("(fork) ");
+    }
+    if !head.ends_with("→ ") {
+        head.push(' ');
+    }
+    for (name, _) in chain {
+        let _ = write!(head, "{name} → ");
+    }
+    if !chain.is_empty() {
+        head.push_str("exec ");
+    }
+    head.push_str(&argv_text(&h.argv, 80));
+    if let Some(exe) = &h.exe {
+        if h.argv.first() != Some(exe) {
+            let _ = write!(head, "  [{exe}]");
+        }
+    }
+    if let Some(e) = &a.ending[i] {
+        let _ = write!(head, "  → {e}");
+    }
+    let libs = libraries(img, opts.all);
+    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() {
+        head.push_str("  — no CUDA library");
+    }
+    let _ = writeln!(out, "\n{head}");
+
+    let sh = Shortener::new(img, opts.prefix.as_deref());
+    // Libraries, one aligned row each, grouped by family.
+    let rows: Vec<[String; 6]> = libs
+        .iter()
+        .map(|v| {
+            let mut dir = sh.abbr(dirname(&v.path));
+            if let Some(rp) = &v.realpath {
+                if rp != &v.path && dirname(rp) != dirname(&v.path) {
+                    let _ = write!(dir, " (→ {})", sh.abbr(rp));
+                }
+            }
+            let mut extra = Vec::new();
+            let again = v.requests.len();
+            if again > 0 {
+                extra.push(format!(
+                    "+{} more request{}",
+                    again,
+                    if again == 1 { "" } else { "s" }
+                ));
+            }
+            if !extra.is_empty() {
+                let _ = write!(dir, "  ({})", extra.join(", "));
+            }
+            [
+                v.family.clone().unwrap_or_else(|| "other".into()),
+                basename(&v.path).to_string(),
+                v.version
+                    .as_ref()
+                    .map(NameVersion::text)
+                    .unwrap_or_else(|| "-".into()),
+                why_text(&sh, v),
+                requester_text(&sh, &v.via, v.requester.as_deref()),
+                dir,
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..5)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut last_family = String::new();
+    for r in &rows {
+        let fam = if r[0] == last_family {
+            ""
+        } else {
+            r[0].as_str()
+        };
+        let mut line = format!("{body}{}", padr(fam, widths[0]));
+        for c in 1..5 {
+            let _ = write!(line, "  {}", padr(&r[c], widths[c]));
+        }
+        let _ = write!(line, "  {}", r[5]);
+        let _ = writeln!(out, "{}", line.trim_end());
+        last_family = r[0].clone();
+    }
+    if !opts.all && h.mode == "all" {
+        let others = other_count(img);
+        if others > 0 {
+            let _ = writeln!(
+                out,
+                "{body}(+{others} other librar{} recorded; `cudnn-trace report --all` lists them)",
+                if others == 1 { "y" } else { "ies" }
+            );
+        }
+    }
+    for (f, times) in grouped_failures(img) {
+        render_failed(&sh, f, times, &body, out);
+    }
+    for note in &img.notes {
+        let _ = writeln!(out, "{body}note    {}: {}", note.level, note.msg);
+    }
+}
+
+fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut String) {
+    let ev = &f.ev;
+    let fam = ev
+        .family
+        .as_deref()
+        .map(|f| format!(" [{f}]"))
+        .unwrap_or_default();
+    let ns = if ev.lmid != 0 {
+        format!(" [namespace {}]", ev.lmid)
+    } else {
+        String::new()
+    };
+    let again = if times > 1 {
+        format!("  ({times} times)")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{body}FAILED  {}{fam}  {}{ns}{again}",
+        ev.name,
+        requester_text(sh, &ev.via, ev.requester.as_deref())
+    );
+    let errors = f.errors();
+    if errors.is_empty() {
+        let _ = writeln!(out, "{body}        error: not seen by the shim");
+    }
+    for e in errors {
+        let _ = writeln!(out, "{body}        error: {e}");
+    }
+    let rows = compact_tried(&ev.tried);
+    if rows.is_empty() {
+        return;
+    }
+    let all_missing = rows
+        .iter()
+        .all(|r| r.result == cudnn_trace_format::tried::MISSING);
+    let _ = writeln!(
+        out,
+        "{body}        tried{}:",
+        if all_missing { ", all missing" } else { "" }
+    );
+    // One line per search step, in the loader's order.
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    let want = basename(&ev.name);
+    for r in &rows {
+        let mut item = if basename(&r.path) == want {
+            sh.abbr(dirname(&r.path))
+        } else {
+            sh.abbr(&r.path)
+        };
+        if r.folded > 0 {
+            let _ = write!(
+                item,
+                " (+{} platform subdir{})",
+                r.folded,
+                if r.folded == 1 { "" } else { "s" }
+            );
+        }
+        if !all_missing {
+            let _ = write!(item, " [{}]", r.result);
+        }
+        match groups.last_mut() {
+            Some((reason, items)) if *reason == r.reason => items.push(item),
+            _ => groups.push((&r.reason, vec![item])),
+        }
+    }
+    let w = groups
+        .iter()
+        .map(|g| g.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (reason, items) in groups {
+        let _ = writeln!(
+            out,
+            "{body}          {}  {}",
+            padr(reason, w),
+            items.join(", ")
+        );
+    }
+}
+
+/// One candidate of a failed request, as the text summary shows it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TriedRow {
+    pub path: String,
+    pub reason: String,
+    pub result: String,
+    /// Platform subdirectories of this directory tried just before it with
+    /// the same outcome.
+    pub folded: usize,
+}
+
+/// The tried candidates for the text summary: repeats removed, and the
+/// platform subdirectories the loader tries below a search directory
+/// (`glibc-hwcaps/x86-64-v3/`, `tls/`, `x86_64/`, …) folded into the entry
+/// of that directory when they share its reason and result. The JSON
+/// document keeps every candidate.
+pub fn compact_tried(tried: &[cudnn_trace_format::read::Tried]) -> Vec<TriedRow> {
+    // Directories glibc tries below each search directory.
+    const PLATFORM: &[&str] = &[
+        "glibc-hwcaps",
+        "tls",
+        "x86_64",
+        "haswell",
+        "xeon_phi",
+        "avx512_1",
+        "i386",
+        "i486",
+        "i586",
+        "i686",
+        "sse2",
+        "aarch64",
+        "atomics",
+        "power8",
+        "power9",
+        "power10",
+        "z13",
+        "z14",
+        "z15",
+        "z16",
+    ];
+    let mut rows: Vec<TriedRow> = Vec::new();
+    for t in tried {
+        if rows
+            .iter()
+            .any(|u| u.path == t.path && u.reason == t.reason && u.result == t.result)
+        {
+            continue;
+        }
+        // The loader tries a directory's platform subdirectories right
+        // before the directory itself: fold the run just before it.
+        let dir = dirname(&t.path).trim_end_matches('/').to_string() + "/";
+        let mut folded = 0;
+        while let Some(u) = rows.last() {
+            let sub = dirname(&u.path)
+                .strip_prefix(dir.as_str())
+                .map(|r| r.split('/').next().unwrap_or(""));
+            let platform = sub.is_some_and(|c| PLATFORM.contains(&c));
+            if platform
+                && u.reason == t.reason
+                && u.result == t.result
+                && basename(&u.path) == basename(&t.path)
+            {
+                folded += 1 + u.folded;
+                rows.pop();
+            } else {
+                break;
+            }
+        }
+        rows.push(TriedRow {
+            path: t.path.clone(),
+            reason: t.reason.clone(),
+            result: t.result.clone(),
+            folded,
+        });
+    }
+    rows
+}
+
+/// Failed requests with identical facts (cuDNN probes the same names again
+/// and again), each with how often it happened, in first-seen order.
+pub fn grouped_failures(img: &Image) -> Vec<(&Failed, usize)> {
+    let mut groups: Vec<(&Failed, usize)> = Vec::new();
+    for f in &img.failed {
+        let same = |g: &Failed| {
+            let (a, b) = (&g.ev, &f.ev);
+            a.name == b.name
+                && a.requester == b.requester
+                && a.via == b.via
+                && a.lmid == b.lmid
+                && a.family == b.family
+                && a.tried.len() == b.tried.len()
+                && a.tried
+                    .iter()
+                    .zip(&b.tried)
+                    .all(|(x, y)| x.path == y.path && x.reason == y.reason && x.result == y.result)
+                && g.errors() == f.errors()
+        };
+        match groups.iter_mut().find(|(g, _)| same(g)) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((f, 1)),
+        }
+    }
+    groups
+}
+
+fn padr(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.to_string()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+/// The launcher records of the set, for the JSON document.
+pub fn launchers(set: &TraceSet) -> Vec<&LauncherRecord> {
+    set.launchers.iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::header;
+    use crate::trace::parse_trace;
+    use std::path::Path;
+
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        pid: u32,
+        seq: u64,
+        path: &str,
+        real: &str,
+        reason: &str,
+        owner: &str,
+        req: &str,
+        via: &str,
+        new: bool,
+    ) -> String {
+        let fam = cudnn_trace_format::cuda_family(path.as_bytes())
+            .map(|f| format!("\"{f}\""))
+            .unwrap_or_else(|| "null".into());
+        format!(
+            r#"{{"ev":"load","seq":{seq},"t_ns":1,"pid":{pid},"ppid":1,"tid":{pid},"name":"x","path":"{path}","realpath":"{real}","reason":"{reason}","reason_owner":{owner},"search_dir":null,"requester":"{req}","via":"{via}","mode":null,"lmid":0,"soname":null,"dev":1,"ino":{ino},"size":3,"build_id":null,"family":{fam},"tried":[],"new":{new}}}"#,
+            ino = path.bytes().map(u64::from).sum::<u64>(),
+            owner = if owner.is_empty() {
+                "null".to_string()
+            } else {
+                format!("\"{owner}\"")
+            }
+        )
+    }
+
+    fn image(pid: u32, ppid: u32, origin: &str, lines: &[String], file: &str) -> Image {
+        let mut s = header(pid, ppid, origin);
+        s.push('\n');
+        for l in lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+        let (img, probs) = parse_trace(s.as_bytes(), Path::new(file));
+        assert!(probs.is_empty(), "{probs:?}");
+        img.unwrap()
+    }
+
+    #[test]
+    fn tree_exec_chain_and_children() {
+        let mut set = TraceSet::default();
+        let cudnn = load(
+            101,
+            1,
+            "/v/nvidia/cudnn/lib/libcudnn.so.9",
+            "/v/nvidia/cudnn/lib/libcudnn.so.9.14.0",
+            "RUNPATH",
+            "/v/torch/lib/libtorch_cuda.so",
+            "/v/torch/lib/libtorch_cuda.so",
+            "needed",
+            true,
+        );
+        set.images.push(image(100, 50, "exec", &[], "100.jsonl"));
+        set.images.push(image(
+            100,
+            50,
+            "exec",
+            std::slice::from_ref(&cudnn),
+            "100.1.jsonl",
+        ));
+        set.images
+            .push(image(101, 100, "fork", &[cudnn], "101.jsonl"));
+        for k in 0..7 {
+            set.images.push(image(
+                200 + k,
+                100,
+                "exec",
+                &[],
+                &format!("{}.jsonl", 200 + k),
+            ));
+        }
+        set.images.sort_by_key(|i| (i.header.pid, i.index));
+        set.launchers.push((
+            "launcher.json".into(),
+            LauncherRecord {
+                pid: Some(100),
+                exit_code: Some(3),
+                argv: vec!["sh".into(), "run.sh".into()],
+                ..Default::default()
+            },
+        ));
+        let a = Analysis::new(&set);
+        assert_eq!(a.roots, vec![0]);
+        assert_eq!(a.link[1], Link::Exec(0));
+        // The fork child started (t_ns 101000) after image 100.1 (t_ns 100000).
+        assert_eq!(a.link[2], Link::Child(1));
+        assert_eq!(a.ending[1].as_deref(), Some("exit status 3"));
+        assert_eq!(a.ending[0], None);
+        let text = render(
+            &a,
+            &TextOptions {
+                all: false,
+                location: vec!["out/x".into()],
+                prefix: None,
+            },
+        );
+        assert!(
+            text.contains("pid 100 (ppid 50)  python → exec python train.py"),
+            "{text}"
+        );
+        assert!(text.contains("→ exit status 3"), "{text}");
+        assert!(text.contains("9.14.0"), "{text}");
+        assert!(text.contains("RUNPATH of libtorch_cuda.so"), "{text}");
+        assert!(text.contains("needed by libtorch_cuda.so"), "{text}");
+        assert!(text.contains("/v/nvidia/cudnn/lib"), "{text}");
+        assert!(
+            text.contains("7 other process images loaded no CUDA library: python ×7"),
+            "{text}"
+        );
+        assert!(text.contains("trace: out/x"), "{text}");
+    }
+
+    #[test]
+    fn same_file_through_another_path_is_one_library() {
+        let a = r#"{"ev":"load","seq":1,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libcudart.so.13","path":"/v/torch/lib/../../nvidia/cu13/lib/libcudart.so.13","realpath":"/v/nvidia/cu13/lib/libcudart.so.13","reason":"RPATH","reason_owner":"/v/torch/lib/libtorch_global_deps.so","search_dir":null,"requester":"/v/torch/lib/libtorch_global_deps.so","via":"needed","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":true}"#;
+        let b = r#"{"ev":"load","seq":2,"t_ns":2,"pid":1,"ppid":0,"tid":1,"name":"/w/libcudart.so.13","path":"/w/libcudart.so.13","realpath":"/w/libcudart.so.13","reason":"same-file","reason_owner":null,"search_dir":null,"requester":"/x/_ctypes.so","via":"loader","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":false}"#;
+        let img = image(1, 0, "exec", &[a.to_string(), b.to_string()], "1.jsonl");
+        let libs = libraries(&img, false);
+        assert_eq!(libs.len(), 1);
+        assert_eq!(libs[0].requests.len(), 1);
+        assert_eq!(libs[0].requests[0].reason, "same-file");
+    }
+
+    #[test]
+    fn identical_failures_are_grouped() {
+        let f = |seq: u64, name: &str| {
+            format!(
+                r#"{{"ev":"load_failed","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"/l/libcudnn.so.9","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[{{"path":"/a/{name}","reason":"LD_LIBRARY_PATH","result":"missing"}},{{"path":"/b/{name}","reason":"LD_LIBRARY_PATH","result":"missing"}},{{"path":"/l/{name}","reason":"RUNPATH","result":"rejected"}}],"error":null,"errno":null}}"#
+            )
+        };
+        let lines = vec![
+            f(1, "libcudnn_graph.so.9.1"),
+            f(2, "libcudnn_graph.so.9.1"),
+            f(3, "libcudnn_adv.so.9"),
+        ];
+        let img = image(1, 0, "exec", &lines, "1.jsonl");
+        let groups = grouped_failures(&img);
+        assert_eq!(groups.iter().map(|g| g.1).collect::<Vec<_>>(), vec![2, 1]);
+        let mut set = TraceSet::default();
+        set.images.push(img);
+        let text = render(&Analysis::new(&set), &TextOptions::default());
+        assert!(
+            text.contains(
+                "FAILED  libcudnn_graph.so.9.1 [cudnn]  dlopen by libcudnn.so.9  (2 times)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("LD_LIBRARY_PATH  /a [missing], /b [missing]"),
+            "{text}"
+        );
+        assert!(text.contains("RUNPATH          /l [rejected]"), "{text}");
+        assert!(text.contains("error: not seen by the shim"), "{text}");
+    }
+
+    #[test]
+    fn reused_pids_forming_a_cycle_do_not_hang() {
+        let mut set = TraceSet::default();
+        set.images.push(image(5, 6, "exec", &[], "5.jsonl"));
+        set.images.push(image(6, 5, "exec", &[], "6.jsonl"));
+        set.images.push(image(7, 5, "exec", &[], "7.jsonl"));
+        let a = Analysis::new(&set);
+        assert_eq!(a.roots.len(), 1);
+        let text = render(&a, &TextOptions::default());
+        assert_eq!(text.matches("python train.py").count(), 3, "{text}");
+    }
+
+    #[test]
+    fn already_loaded_and_unloads() {
+        let a = load(
+            1,
+            1,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "LD_LIBRARY_PATH",
+            "",
+            "/x/libtorch.so",
+            "dlopen",
+            true,
+        );
+        let b = load(
+            1,
+            2,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "already-loaded",
+            "",
+            "/y/libother.so",
+            "dlopen",
+            false,
+        );
+        let c = load(
+            1,
+            3,
+            "/m/libcudart.so.13",
+            "/m/libcudart.so.13.0.1",
+            "already-loaded",
+            "",
+            "/y/libother.so",
+            "dlopen",
+            false,
+        );
+        let u = r#"{"ev":"unload","seq":4,"t_ns":5,"pid":1,"ppid":0,"tid":1,"path":"/l/libcudnn.so.9","lmid":0,"family":"cudnn"}"#.to_string();
+        let img = image(1, 0, "exec", &[a, b, c, u], "1.jsonl");
+        let libs = libraries(&img, false);
+        assert_eq!(libs.len(), 2);
+        assert_eq!(libs[0].family.as_deref(), Some("cudnn"));
+        assert_eq!(libs[0].requests.len(), 1);
+        assert!(libs[0].unloaded);
+        assert_eq!(libs[1].family.as_deref(), Some("cudart"));
+        assert!(!libs[1].new);
+        assert_eq!(libs[1].version, Some(NameVersion::Full("13.0.1".into())));
+    }
+
+    #[test]
+    fn common_prefix_is_chosen_and_written_once() {
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        let lines: Vec<String> = [
+            "cudnn/lib/libcudnn.so.9",
+            "cudnn/lib/libcudnn_graph.so.9",
+            "cu13/lib/libcublas.so.13",
+            "cu13/lib/libcudart.so.13",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let full = format!("{sp}/nvidia/{p}");
+            load(
+                1,
+                k as u64 + 1,
+                &full,
+                &full,
+                "RUNPATH",
+                &format!("{sp}/torch/lib/libtorch.so"),
+                &format!("{sp}/torch/lib/libtorch.so"),
+                "needed",
+                true,
+            )
+        })
+        .collect();
+        let mut set = TraceSet::default();
+        set.images.push(image(1, 0, "exec", &lines, "1.jsonl"));
+        assert_eq!(
+            common_prefix(&set, false).as_deref(),
+            Some("/opt/venv/lib/python3.12/site-packages/")
+        );
+        let a = Analysis::new(&set);
+        let text = render(&a, &TextOptions::default());
+        assert!(
+            text.contains("paths: …/ stands for /opt/venv/lib/python3.12/site-packages/"),
+            "{text}"
+        );
+        assert!(text.contains("…/nvidia/cudnn/lib"), "{text}");
+        assert_eq!(text.matches(sp).count(), 1, "{text}");
+    }
+
+    #[test]
+    fn shortening_only_when_unambiguous() {
+        let a = load(
+            1,
+            1,
+            "/a/libcudnn.so.9",
+            "/a/libcudnn.so.9",
+            "RUNPATH",
+            "/a/libtorch.so",
+            "/a/libtorch.so",
+            "needed",
+            true,
+        );
+        let b = load(
+            1,
+            2,
+            "/b/libcudnn.so.9",
+            "/b/libcudnn.so.9",
+            "RUNPATH",
+            "/b/libtorch.so",
+            "/b/libtorch.so",
+            "needed",
+            true,
+        );
+        let img = image(1, 0, "exec", &[a, b], "1.jsonl");
+        let sh = Shortener::new(&img, None);
+        assert_eq!(sh.short("/a/libtorch.so"), "/a/libtorch.so");
+        assert_eq!(sh.short("/usr/bin/python3.11"), "python3.11");
+    }
+
+    #[test]
+    fn tried_platform_subdirectories_are_folded() {
+        use cudnn_trace_format::read::Tried;
+        let t = |p: &str, r: &str| Tried {
+            path: p.into(),
+            reason: r.into(),
+            result: "missing".into(),
+        };
+        let tried = vec![
+            t("/a/b/glibc-hwcaps/x86-64-v3/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/x86_64/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/lib/x86_64-linux-gnu/libx.so.1", "default-dir"),
+            t("/lib/tls/libx.so.1", "default-dir"),
+            t("/lib/libx.so.1", "default-dir"),
+        ];
+        let rows: Vec<(String, usize)> = compact_tried(&tried)
+            .into_iter()
+            .map(|r| (r.path, r.folded))
+            .collect();
+        let want: Vec<(String, usize)> = [
+            ("/a/b/libx.so.1", 4),
+            ("/a/libx.so.1", 1),
+            ("/lib/x86_64-linux-gnu/libx.so.1", 0),
+            ("/lib/libx.so.1", 1),
+        ]
+        .iter()
+        .map(|(p, n)| (p.to_string(), *n))
+        .collect();
+        assert_eq!(rows, want);
+    }
+
+    #[test]
+    fn argv_abbreviation() {
+        let v: Vec<String> = vec!["python".into(), "-c".into(), "print('hi there')".into()];
+        assert_eq!(argv_text(&v, 100), r#"python -c 'print('\''hi there'\'')'"#);
+        let long: Vec<String> = vec!["x".repeat(50), "y".repeat(50)];
+        let t = argv_text(&long, 20);
+        assert_eq!(t.chars().count(), 20);
+        assert!(t.ends_with('…'));
+    }
+}

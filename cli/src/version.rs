@@ -1,0 +1,128 @@
+//! What a library's file name says about its version.
+//!
+//! Only the name is used (`libcudnn_graph.so.9.14.0` → 9.14.0): the trace
+//! records no version numbers from inside the files.
+
+use serde::Serialize;
+
+/// A version read from a file name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "version", rename_all = "kebab-case")]
+pub enum NameVersion {
+    /// Two or more components (`9.14.0`, `13.0`).
+    Full(String),
+    /// A single component (`libcudnn.so.9`): the soname major only.
+    MajorOnly(String),
+    /// `libcuda.so.<driver version>`: the version of the NVIDIA driver.
+    Driver(String),
+}
+
+impl NameVersion {
+    pub fn text(&self) -> String {
+        match self {
+            NameVersion::Full(v) => v.clone(),
+            NameVersion::MajorOnly(v) => format!("{v} (major only)"),
+            NameVersion::Driver(v) => format!("driver {v}"),
+        }
+    }
+
+    fn components(&self) -> usize {
+        match self {
+            NameVersion::Full(v) | NameVersion::MajorOnly(v) | NameVersion::Driver(v) => {
+                v.split('.').count()
+            }
+        }
+    }
+}
+
+/// The numeric dot-separated components after `.so.` in a file name.
+fn so_suffix(base: &str) -> Option<String> {
+    let i = base.rfind(".so.")?;
+    let parts: Vec<&str> = base[i + 4..]
+        .split('.')
+        .take_while(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+/// The version told by one file name (or path).
+pub fn from_name(name: &str) -> Option<NameVersion> {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let v = so_suffix(base)?;
+    let single = !v.contains('.');
+    if cudnn_trace_format::cuda_family(base.as_bytes()) == Some("cuda") {
+        // libcuda.so.1 carries the driver API's ABI major, not a version.
+        return (!single).then_some(NameVersion::Driver(v));
+    }
+    Some(if single {
+        NameVersion::MajorOnly(v)
+    } else {
+        NameVersion::Full(v)
+    })
+}
+
+/// The most precise version told by a library's path and its resolved path
+/// (`libcudnn.so.9` → `libcudnn.so.9.14.0` gives 9.14.0).
+pub fn of_library(path: &str, realpath: Option<&str>) -> Option<NameVersion> {
+    let a = from_name(path);
+    let b = realpath.and_then(from_name);
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.components() > a.components() {
+            b
+        } else {
+            a
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(name: &str) -> Option<String> {
+        from_name(name).map(|v| v.text())
+    }
+
+    #[test]
+    fn versions_from_names() {
+        assert_eq!(v("libcudnn_graph.so.9.14.0").as_deref(), Some("9.14.0"));
+        assert_eq!(v("/opt/x/libcudnn.so.9").as_deref(), Some("9 (major only)"));
+        assert_eq!(
+            v("libcuda.so.580.159.04").as_deref(),
+            Some("driver 580.159.04")
+        );
+        assert_eq!(v("/usr/lib/libcuda.so.1"), None);
+        assert_eq!(v("libcudart.so.13.0.96").as_deref(), Some("13.0.96"));
+        assert_eq!(v("libnvrtc-builtins.so.13.0").as_deref(), Some("13.0"));
+        assert_eq!(v("libcudart-d0da41ae.so.11.0").as_deref(), Some("11.0"));
+        assert_eq!(v("libcublasLt.so.12.4.5.8").as_deref(), Some("12.4.5.8"));
+        assert_eq!(v("libnccl.so.2.21.5").as_deref(), Some("2.21.5"));
+        // No version in the name.
+        assert_eq!(v("libcudnn.so"), None);
+        assert_eq!(v("libfoo.so.x"), None);
+        assert_eq!(v("libfoo.so."), None);
+        assert_eq!(v("noversion"), None);
+        // Trailing non-numeric parts are ignored.
+        assert_eq!(v("libfoo.so.1.2.debug").as_deref(), Some("1.2"));
+    }
+
+    #[test]
+    fn realpath_wins_when_more_precise() {
+        let t = |p, r| of_library(p, r).map(|v| v.text());
+        assert_eq!(
+            t("/l/libcudnn.so.9", Some("/l/libcudnn.so.9.14.0")).as_deref(),
+            Some("9.14.0")
+        );
+        assert_eq!(
+            t("/l/libcuda.so.1", Some("/l/libcuda.so.580.159.04")).as_deref(),
+            Some("driver 580.159.04")
+        );
+        assert_eq!(
+            t("/l/libcudnn.so.9", Some("/l/libcudnn.so.9")).as_deref(),
+            Some("9 (major only)")
+        );
+        assert_eq!(t("/l/libcudnn.so", None), None);
+        assert_eq!(t("/l/libcudnn.so", Some("/store/abc")), None);
+    }
+}
