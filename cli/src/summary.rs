@@ -713,6 +713,15 @@ fn render_image(
                 }
             }
             let mut extra = Vec::new();
+            let missed = variants_missed(img, v);
+            if !missed.is_empty() {
+                let stem = v.name.as_deref().and_then(so_stem).unwrap_or("");
+                let short: Vec<&str> = missed
+                    .iter()
+                    .map(|n| n.strip_prefix(stem).filter(|s| !s.is_empty()).unwrap_or(n))
+                    .collect();
+                extra.push(format!("after {} not found", short.join(", ")));
+            }
             let again = v.requests.len();
             if again > 0 {
                 extra.push(format!(
@@ -935,9 +944,54 @@ pub fn compact_tried(tried: &[cudnn_trace_format::read::Tried]) -> Vec<TriedRow>
 
 /// Failed requests with identical facts (cuDNN probes the same names again
 /// and again), each with how often it happened, in first-seen order.
+/// `libcudnn_graph.so.9.19.0` → `libcudnn_graph.so`: a file name up to its `.so`.
+fn so_stem(name: &str) -> Option<&str> {
+    let b = basename(name);
+    b.find(".so").map(|i| &b[..i + 3])
+}
+
+/// A failed request for a name of which the same requester got another
+/// variant. cuDNN 9 asks for `X.so.9.19.0`, then
+/// `X.so.9.19`, then `X.so.9`; with pip wheels only the last exists. Those
+/// misses are its search order, not failures, and are folded into the row of
+/// the library that was found (`after … not found`).
+pub fn superseded(img: &Image, f: &Failed) -> bool {
+    let Some(stem) = so_stem(&f.ev.name) else {
+        return false;
+    };
+    // Any time, not only after: the shim records a repeated request served
+    // by an already-loaded object once, so later rounds of the same search
+    // order have no load event of their own.
+    img.loads.iter().any(|l| {
+        l.requester == f.ev.requester
+            && l.lmid == f.ev.lmid
+            && l.name.as_deref().and_then(so_stem) == Some(stem)
+    })
+}
+
+/// The variant names that failed before `v` was found, for its row.
+fn variants_missed(img: &Image, v: &LibraryView) -> Vec<String> {
+    let Some(stem) = v.name.as_deref().and_then(so_stem) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = Vec::new();
+    for f in &img.failed {
+        if f.ev.requester == v.requester
+            && so_stem(&f.ev.name) == Some(stem)
+            && superseded(img, f)
+            && !names.contains(&f.ev.name)
+        {
+            names.push(f.ev.name.clone());
+        }
+    }
+    names
+}
+
+/// Failures of an image, identical ones grouped (with their count), without
+/// the [`superseded`] ones.
 pub fn grouped_failures(img: &Image) -> Vec<(&Failed, usize)> {
     let mut groups: Vec<(&Failed, usize)> = Vec::new();
-    for f in &img.failed {
+    for f in img.failed.iter().filter(|f| !superseded(img, f)) {
         let same = |g: &Failed| {
             let (a, b) = (&g.ev, &f.ev);
             a.name == b.name
@@ -1102,6 +1156,40 @@ mod tests {
         assert_eq!(libs.len(), 1);
         assert_eq!(libs[0].requests.len(), 1);
         assert_eq!(libs[0].requests[0].reason, "same-file");
+    }
+
+    #[test]
+    fn versioned_name_misses_fold_into_the_library_found() {
+        // cuDNN 9's search order: .9.1.0 and .9.1 miss, .9 is found (by the
+        // same requester); a miss by another requester stays a failure.
+        let fail = |seq: u64, name: &str, req: &str| {
+            format!(
+                r#"{{"ev":"load_failed","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"{req}","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":null,"errno":null}}"#
+            )
+        };
+        let found = r#"{"ev":"load","seq":3,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libcudnn_graph.so.9","path":"/l/libcudnn_graph.so.9","realpath":null,"reason":"RUNPATH","reason_owner":"/l/libcudnn.so.9","search_dir":"/l","requester":"/l/libcudnn.so.9","via":"dlopen","mode":2,"lmid":0,"soname":null,"dev":null,"ino":null,"size":null,"build_id":null,"family":"cudnn","tried":[],"new":true}"#;
+        let lines = vec![
+            fail(1, "libcudnn_graph.so.9.1.0", "/l/libcudnn.so.9"),
+            fail(2, "libcudnn_graph.so.9.1", "/l/libcudnn.so.9"),
+            found.to_string(),
+            fail(4, "libcudnn_graph.so.9.1.0", "/l/libcudnn.so.9"),
+            fail(5, "libcudnn_graph.so.9.1", "/other/libx.so"),
+        ];
+        let img = image(1, 0, "exec", &lines, "1.jsonl");
+        let left: Vec<u64> = grouped_failures(&img)
+            .iter()
+            .map(|(f, _)| f.ev.seq)
+            .collect();
+        assert_eq!(left, vec![5]);
+        let mut set = TraceSet::default();
+        set.images.push(img);
+        let text = render(&Analysis::new(&set), &TextOptions::default());
+        assert!(text.contains("(after .9.1.0, .9.1 not found)"), "{text}");
+        assert!(
+            text.contains("FAILED  libcudnn_graph.so.9.1 [cudnn]  dlopen by libx.so"),
+            "{text}"
+        );
+        assert_eq!(text.matches("FAILED").count(), 1, "{text}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 """Checks one cudnn-trace run of a real framework on the GPU machine.
 
-usage: check_trace.py TRACE_DIR NAME [--expect-cudnn]
+usage: check_trace.py TRACE_DIR NAME [--expect-cudnn] [--static-cudart]
 Reads the shim's JSONL files directly (not the CLI's report) and checks:
 the pip cuDNN files come from site-packages/nvidia/cudnn/lib, with reasons;
 libcudart.so.13 and libcuda.so.1 are there; no file of the system cuDNN
@@ -10,6 +10,10 @@ import glob, json, os, sys
 
 trace_dir, name = sys.argv[1], sys.argv[2]
 expect_cudnn = "--expect-cudnn" in sys.argv
+# CuPy 14 links the CUDA runtime statically: it reports runtime 13020 while
+# the only cudart file on the machine's pip path is 13.0, and no libcudart
+# file enters its process. Then only the driver is expected as a file.
+static_cudart = "--static-cudart" in sys.argv
 loads, failed, procs = [], [], 0
 for f in sorted(glob.glob(os.path.join(trace_dir, "*.jsonl"))):
     for line in open(f):
@@ -53,7 +57,10 @@ if expect_cudnn:
     for e in pip:
         if e["reason"] in ("unknown", "RPATH/RUNPATH"):
             problems.append(f"unattributed reason for {e['path']}: {e['reason']}")
-if not seen(lambda e: os.path.basename(e["path"]) == "libcudart.so.13"):
+cudart = seen(lambda e: os.path.basename(e["path"]) == "libcudart.so.13")
+if static_cudart and cudart:
+    problems.append("libcudart.so.13 entered a process said to link cudart statically")
+if not static_cudart and not cudart:
     problems.append("libcudart.so.13 not seen")
 if not seen(lambda e: os.path.basename(e["path"]) == "libcuda.so.1"):
     problems.append("libcuda.so.1 not seen")

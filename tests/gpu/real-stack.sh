@@ -33,6 +33,6 @@ run_one() { # name script [--expect-cudnn]
 echo "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) glibc $(ldd --version | head -1 | awk '{print $NF}')"
 run_one torch torch_conv.py --expect-cudnn
 run_one jax jax_conv.py --expect-cudnn
-run_one cupy cupy_call.py
+run_one cupy cupy_call.py --static-cudart
 echo "=================== overall: $([ $fail = 0 ] && echo PASS || echo FAIL)"
 exit $fail
