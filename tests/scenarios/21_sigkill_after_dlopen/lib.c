@@ -1,0 +1,1 @@
+int lib_value(void) { return 1; }
