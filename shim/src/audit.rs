@@ -408,10 +408,12 @@ unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
     });
 }
 
-/// Identity fields shared by `load` events.
+/// Identity fields shared by `load` events: real path, device, inode, size,
+/// build-id, all from one open of the file.
 fn write_identity(l: &mut Line<'_>, path: &[u8]) {
     match elf::file_info(path) {
         Some(fi) => {
+            l.opt_bytes("realpath", fi.realpath.as_deref());
             l.u64("dev", fi.dev).u64("ino", fi.ino).u64("size", fi.size);
             match fi.build_id {
                 Some(b) => l.bytes("build_id", &elf::hex(&b)),
@@ -419,7 +421,11 @@ fn write_identity(l: &mut Line<'_>, path: &[u8]) {
             };
         }
         None => {
-            l.null("dev").null("ino").null("size").null("build_id");
+            l.null("realpath")
+                .null("dev")
+                .null("ino")
+                .null("size")
+                .null("build_id");
         }
     }
 }
@@ -525,7 +531,6 @@ unsafe fn finish_unmapped(
         }
         trace::emit(ev::LOAD, |l| {
             l.bytes("name", &s.name).bytes("path", &path);
-            l.opt_bytes("realpath", elf::realpath(&path).as_deref());
             l.str("reason", reason::SAME_FILE)
                 .null("reason_owner")
                 .null("search_dir");
@@ -671,7 +676,6 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
     let info = elf::dyn_info(map);
     trace::emit(ev::LOAD, |l| {
         l.opt_bytes("name", name.as_deref()).bytes("path", &path);
-        l.opt_bytes("realpath", elf::realpath(&path).as_deref());
         l.str("reason", why);
         l.opt_bytes("reason_owner", owner.as_deref());
         l.opt_bytes("search_dir", dir.as_deref());
@@ -871,7 +875,6 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
     let lmid = OBJECTS.with(|o| o.get(&handle).map_or(0, |x| x.lmid));
     trace::emit(ev::LOAD, |l| {
         l.bytes("name", &req.name).bytes("path", &path);
-        l.opt_bytes("realpath", elf::realpath(&path).as_deref());
         l.str("reason", reason::ALREADY_LOADED)
             .null("reason_owner")
             .null("search_dir");

@@ -85,6 +85,8 @@ pub unsafe fn dyn_info(map: *const LinkMap) -> DynInfo {
 
 /// Identity of a file on disk.
 pub struct FileInfo {
+    /// The path with symlinks resolved (from the open descriptor).
+    pub realpath: Option<Vec<u8>>,
     pub dev: u64,
     pub ino: u64,
     pub size: u64,
@@ -98,14 +100,23 @@ pub fn stat(path: &[u8]) -> Option<libc::stat> {
     (unsafe { libc::stat(c.as_ptr(), &mut st) } == 0).then_some(st)
 }
 
-/// File identity and build-id, read with `pread` (never mapping the file:
-/// cuDNN engine libraries are hundreds of megabytes).
+/// File identity, real path and build-id from one open descriptor, read
+/// with `pread` (never mapping the file: cuDNN engine libraries are hundreds
+/// of megabytes). About six system calls.
 pub fn file_info(path: &[u8]) -> Option<FileInfo> {
     use std::os::unix::fs::FileExt;
+    use std::os::unix::io::AsRawFd;
     let file = std::fs::File::open(std::ffi::OsStr::from_bytes(path)).ok()?;
     let meta = file.metadata().ok()?;
     use std::os::unix::fs::MetadataExt;
+    // The kernel's name for the open file is its resolved path: one
+    // readlink instead of realpath(3)'s walk over every component.
+    let realpath = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .ok()
+        .map(|p| p.as_os_str().as_bytes().to_vec())
+        .or_else(|| realpath(path));
     let mut fi = FileInfo {
+        realpath,
         dev: meta.dev(),
         ino: meta.ino(),
         size: meta.size(),
@@ -177,12 +188,12 @@ pub enum Candidate {
 
 pub fn classify(path: &[u8]) -> Candidate {
     use std::os::unix::fs::FileExt;
+    // Most candidates do not exist: one stat settles those.
+    if stat(path).is_none() {
+        return Candidate::Missing;
+    }
     let Ok(file) = std::fs::File::open(std::ffi::OsStr::from_bytes(path)) else {
-        return if stat(path).is_some() {
-            Candidate::Rejected
-        } else {
-            Candidate::Missing
-        };
+        return Candidate::Rejected;
     };
     let mut eh = [0u8; 20];
     if file.read_exact_at(&mut eh, 0).is_err() || &eh[..4] != b"\x7fELF" {

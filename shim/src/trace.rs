@@ -101,8 +101,7 @@ pub fn monotonic_ns() -> u64 {
 
 /// Opens (or, after a fork, re-opens) the trace file and writes the header.
 /// Returns the descriptor to write to, or None when tracing is off/broken.
-fn fd() -> Option<i32> {
-    let me = pid();
+fn fd(me: u32) -> Option<i32> {
     if FD_PID.load(Ordering::Acquire) == me {
         let fd = FD.load(Ordering::Acquire);
         return (fd >= 0).then_some(fd);
@@ -263,20 +262,21 @@ fn write_all(fd: i32, buf: &[u8]) {
 
 /// Makes sure the trace file exists (and its header is written).
 pub fn ensure_open() {
-    let _ = fd();
+    let _ = fd(pid());
 }
 
 /// Writes one event. `build` adds the event-specific fields after the common
 /// ones. Returns the event's `seq` (0 when nothing was written).
 pub fn emit(kind: &str, build: impl FnOnce(&mut Line<'_>)) -> u64 {
-    let Some(fd) = fd() else { return 0 };
+    let me = pid();
+    let Some(fd) = fd(me) else { return 0 };
     let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
     let mut buf = Vec::with_capacity(512);
     let mut l = Line::new(&mut buf);
     l.str("ev", kind)
         .u64("seq", seq)
         .u64("t_ns", monotonic_ns())
-        .u64("pid", pid() as u64)
+        .u64("pid", me as u64)
         .u64("ppid", PPID.load(Ordering::Relaxed) as u64)
         .u64("tid", tid() as u64);
     build(&mut l);
