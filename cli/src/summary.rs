@@ -311,13 +311,21 @@ struct Shortener {
 
 impl Shortener {
     fn new(img: &Image, prefix: Option<&str>) -> Self {
+        // A path and its resolved path (`…/torch/lib/../../nvidia/x.so` and
+        // `…/nvidia/x.so`) are one object: count it once.
+        let canon: HashMap<&str, &str> = img
+            .loads
+            .iter()
+            .filter_map(|l| Some((l.path.as_str(), l.realpath.as_deref()?)))
+            .collect();
         let mut names: HashMap<String, BTreeSet<String>> = HashMap::new();
         let mut add = |p: &str| {
             if p.contains('/') {
+                let key = canon.get(p).copied().unwrap_or(p);
                 names
                     .entry(basename(p).to_string())
                     .or_default()
-                    .insert(p.to_string());
+                    .insert(key.to_string());
             }
         };
         if let Some(e) = &img.header.exe {
