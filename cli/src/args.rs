@@ -16,7 +16,8 @@ Usage:
 
 Options (before PROGRAM):
   -o, --out DIR           write the traces to DIR
-                          (default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/)
+                          (default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/);
+                          when it cannot be created, PROGRAM runs untraced
       --all               record every library, not only the CUDA family
   -q, --quiet             print no summary when the program ends
       --json-summary FILE also write the summary as JSON to FILE ('-': stdout)

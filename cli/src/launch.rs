@@ -356,6 +356,112 @@ fn wait_child(child: i32, signals: &Signals) -> Ended {
     }
 }
 
+fn install_signals() -> Option<Signals> {
+    match Signals::install() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprint(&format!(
+                "cudnn-trace: warning: cannot set up signal handling: {e}\n"
+            ));
+            None
+        }
+    }
+}
+
+/// Starts the program (`file`, found from `args.program`) with the traced
+/// environment `env`, or with the launcher's own environment when None.
+/// Err: (exit status, message) when it cannot be started.
+fn spawn(
+    args: &RunArgs,
+    file: &Path,
+    env: Option<&ldenv::ProgramEnv>,
+) -> Result<std::process::Child, (i32, String)> {
+    let build = |file: &Path, shell: bool| {
+        let mut cmd = if shell {
+            // execvp runs a file the kernel cannot execute with /bin/sh.
+            let mut c = Command::new("/bin/sh");
+            c.arg0(&args.program).arg(file);
+            c
+        } else {
+            let mut c = Command::new(file);
+            c.arg0(&args.program);
+            c
+        };
+        cmd.args(&args.args);
+        if let Some(env) = env {
+            for (k, v) in &env.set {
+                cmd.env(k, v);
+            }
+            for k in &env.remove {
+                cmd.env_remove(k);
+            }
+        }
+        cmd
+    };
+    let spawned = match build(file, false).spawn() {
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => build(file, true).spawn(),
+        other => other,
+    };
+    spawned.map_err(|e| match e.raw_os_error() {
+        // The file exists (it was checked), so ENOENT means its
+        // interpreter (#! line or ELF PT_INTERP) is missing.
+        Some(libc::ENOENT) => (
+            127,
+            format!(
+                "{}: cannot execute: its interpreter or loader is missing ({})",
+                file.display(),
+                trace::io_msg(&e)
+            ),
+        ),
+        _ => (
+            126,
+            format!("{}: cannot execute: {}", file.display(), trace::io_msg(&e)),
+        ),
+    })
+}
+
+/// Waits for the program, forwarding signals when `signals` is set up.
+fn wait_program(child_pid: i32, signals: Option<&Signals>) -> Ended {
+    match signals {
+        Some(s) => wait_child(child_pid, s),
+        None => {
+            let mut status = 0;
+            // SAFETY: valid out pointer.
+            while unsafe { libc::waitpid(child_pid, &mut status, 0) } < 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+            {}
+            if libc::WIFSIGNALED(status) {
+                Ended::Signaled {
+                    sig: libc::WTERMSIG(status),
+                    core: libc::WCOREDUMP(status),
+                }
+            } else {
+                Ended::Exited(libc::WEXITSTATUS(status))
+            }
+        }
+    }
+}
+
+/// Runs the program without the shim (the trace directory could not be
+/// made), with the same exit status and signal handling as a traced run.
+fn run_untraced(args: &RunArgs, file: &Path) -> i32 {
+    let signals = install_signals();
+    let child = match spawn(args, file, None) {
+        Ok(c) => c,
+        Err((code, msg)) => {
+            eprint(&format!("cudnn-trace: {msg}\n"));
+            return code;
+        }
+    };
+    let child_pid = child.id() as i32;
+    // The Child handle is not used for waiting: wait_child reaps by pid.
+    drop(child);
+    match wait_program(child_pid, signals.as_ref()) {
+        Ended::Exited(c) => c,
+        Ended::Signaled { sig, .. } => 128 + sig,
+    }
+}
+
 /// Runs the launcher; returns the exit status.
 pub fn run(args: RunArgs) -> i32 {
     let start_ms = now_ms();
@@ -378,8 +484,12 @@ pub fn run(args: RunArgs) -> i32 {
     let out_dir = match make_out_dir(args.out.as_deref(), launcher_pid, start_ms) {
         Ok(d) => d,
         Err(e) => {
-            eprint(&format!("cudnn-trace: {e}\n"));
-            return EXIT_INTERNAL;
+            // The program matters more than its trace: run it as it is.
+            eprint(&format!(
+                "cudnn-trace: {e}; running {} untraced\n",
+                args.program.to_string_lossy()
+            ));
+            return run_untraced(&args, &resolved);
         }
     };
     let mut warnings = Vec::new();
@@ -410,62 +520,10 @@ pub fn run(args: RunArgs) -> i32 {
     };
 
     let env = ldenv::program_env(&shim_path, &out_dir, args.all, |k| std::env::var_os(k));
-    let signals = match Signals::install() {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprint(&format!(
-                "cudnn-trace: warning: cannot set up signal handling: {e}\n"
-            ));
-            None
-        }
-    };
-    let build = |file: &Path, shell: bool| {
-        let mut cmd = if shell {
-            // execvp runs a file the kernel cannot execute with /bin/sh.
-            let mut c = Command::new("/bin/sh");
-            c.arg0(&args.program).arg(file);
-            c
-        } else {
-            let mut c = Command::new(file);
-            c.arg0(&args.program);
-            c
-        };
-        cmd.args(&args.args);
-        for (k, v) in &env.set {
-            cmd.env(k, v);
-        }
-        for k in &env.remove {
-            cmd.env_remove(k);
-        }
-        cmd
-    };
-    let spawned = match build(&resolved, false).spawn() {
-        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => build(&resolved, true).spawn(),
-        other => other,
-    };
-    let child = match spawned {
+    let signals = install_signals();
+    let child = match spawn(&args, &resolved, Some(&env)) {
         Ok(c) => c,
-        Err(e) => {
-            let (code, msg) = match e.raw_os_error() {
-                // The file exists (it was checked), so ENOENT means its
-                // interpreter (#! line or ELF PT_INTERP) is missing.
-                Some(libc::ENOENT) => (
-                    127,
-                    format!(
-                        "{}: cannot execute: its interpreter or loader is missing ({})",
-                        resolved.display(),
-                        trace::io_msg(&e)
-                    ),
-                ),
-                _ => (
-                    126,
-                    format!(
-                        "{}: cannot execute: {}",
-                        resolved.display(),
-                        trace::io_msg(&e)
-                    ),
-                ),
-            };
+        Err((code, msg)) => {
             eprint(&format!("cudnn-trace: {msg}\n"));
             let end = now_ms();
             rec.error = Some(msg);
@@ -482,24 +540,7 @@ pub fn run(args: RunArgs) -> i32 {
     rec.pid = Some(child_pid as u32);
     write_record(&out_dir, &rec);
 
-    let ended = match &signals {
-        Some(s) => wait_child(child_pid, s),
-        None => {
-            let mut status = 0;
-            // SAFETY: valid out pointer.
-            while unsafe { libc::waitpid(child_pid, &mut status, 0) } < 0
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-            {}
-            if libc::WIFSIGNALED(status) {
-                Ended::Signaled {
-                    sig: libc::WTERMSIG(status),
-                    core: libc::WCOREDUMP(status),
-                }
-            } else {
-                Ended::Exited(libc::WEXITSTATUS(status))
-            }
-        }
-    };
+    let ended = wait_program(child_pid, signals.as_ref());
     let end = now_ms();
     let status = match ended {
         Ended::Exited(c) => {

@@ -748,6 +748,10 @@ pub unsafe fn request_begin(
     let name = CStr::from_ptr(name).to_bytes().to_vec();
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     with_thread(|ts| {
+        // A search still open belongs to an earlier call the hook did not
+        // see (say a constructor's tail-called dlopen, whose return address
+        // is in ld.so): judge it now, from its candidates.
+        flush_pending(ts);
         ts.requests.push(Request {
             token,
             kind,
@@ -791,7 +795,9 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
                     ts.requests.pop();
                     return;
                 }
-                finish_unmapped(ts, s, Some(false), None);
+                // Another name: not this request's search (a dependency
+                // served by a same-file object, or an unhooked call's).
+                finish_unmapped(ts, s, None, None);
             }
             if !req.opened {
                 record_reuse(&req, result);
@@ -812,7 +818,7 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
                 }
                 return;
             }
-            finish_unmapped(ts, s, Some(true), None);
+            finish_unmapped(ts, s, None, None);
         }
         // The request itself was found (or never searched: mapped then
         // rejected, e.g. an undefined symbol) but failed.

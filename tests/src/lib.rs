@@ -9,8 +9,10 @@
 //! * [`lddebug`]: the glibc `LD_DEBUG=libs,files` oracle ([`ld_debug_loaded`]).
 //! * [`trace`]: [`read_trace`] into [`ProcessTrace`]s.
 //! * [`check`]: the comparisons; [`check_scenario`] / [`assert_scenario`].
+//! * [`launcher_support`]: helpers of the launcher tests (`tests/launcher.rs`).
 
 pub mod check;
+pub mod launcher_support;
 pub mod lddebug;
 pub mod run;
 pub mod spec;

@@ -1,0 +1,1034 @@
+//! End-to-end tests of the `cudnn-trace` launcher: the real binary with the
+//! shim embedded in it, run on small C programs (`tests/launcher/*.c`,
+//! compiled at test time with `${CC:-cc}` under `<target>/cdt-launcher/`),
+//! traces read back with the real `cudnn-trace report --json`.
+//!
+//! ```sh
+//! cargo test -p cudnn-trace-integration --test launcher
+//! ```
+//!
+//! What is checked: exit statuses (127/126, the program's own, 128+N), that
+//! the program's stdin/stdout/stderr pass through byte for byte, the warnings
+//! for programs that cannot be traced (static, setuid), children (fork +
+//! exec), the user's own LD_PRELOAD/LD_LIBRARY_PATH, nested launchers, where
+//! the trace directory goes (and what happens when it cannot be made), the
+//! report's tolerance of damaged traces, and the summary of the cuDNN
+//! "pip dispatcher + system sub-libraries" mix-up.
+
+use cudnn_trace_integration::launcher_support::{
+    bare, build_stack, cc, compile, launcher, launcher_record, lines_starting, pip_cudnn_919,
+    report_json, run, trace_files, work_dir, Output,
+};
+use cudnn_trace_integration::tools;
+use serde_json::Value;
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+fn arr(v: &Value) -> &[Value] {
+    v.as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// The processes of a report document.
+fn processes(doc: &Value) -> &[Value] {
+    arr(&doc["processes"])
+}
+
+/// The library of a process whose `path` is `path`.
+fn library<'a>(proc_: &'a Value, path: &Path) -> Option<&'a Value> {
+    let want = path.to_str().unwrap();
+    arr(&proc_["libraries"])
+        .iter()
+        .find(|l| s(&l["path"]) == want)
+}
+
+/// `cudnn-trace report --json DIR`, which must succeed.
+fn report_ok(cwd: &Path, dir: &Path) -> Value {
+    let (out, doc) = report_json(cwd, &[dir]);
+    assert_eq!(
+        out.code(),
+        Some(0),
+        "report --json {}:\n{}",
+        dir.display(),
+        out.show()
+    );
+    doc.unwrap_or_else(|| panic!("report --json printed no JSON:\n{}", out.show()))
+}
+
+/// The value after `key` on the line of `text` that starts with `key`.
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no line starting with {key:?} in:\n{text}"))
+}
+
+/// Lines of the launcher's own messages (`cudnn-trace: …`) on stderr.
+fn launcher_lines(o: &Output) -> Vec<String> {
+    lines_starting(&o.err(), "cudnn-trace:")
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The program's file in the trace directory: `<pid>.jsonl`, pid from launcher.json.
+fn program_trace(dir: &Path) -> PathBuf {
+    let rec = launcher_record(dir);
+    let pid = rec["pid"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("launcher.json has no pid: {rec}"));
+    dir.join(format!("{pid}.jsonl"))
+}
+
+/// `bare(program, cwd)` with arguments.
+fn bare_with(program: &str, cwd: &Path, args: &[&str]) -> Command {
+    let mut c = bare(program, cwd);
+    c.args(args);
+    c
+}
+
+/// Removes files when dropped.
+struct RemoveOnDrop(Vec<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+fn write_mode(path: &Path, content: &[u8], mode: u32) {
+    fs::write(path, content).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// 1. Programs that cannot be started
+
+#[test]
+fn missing_program_is_127_and_not_executable_is_126() {
+    let d = work_dir("not-runnable");
+    let bin = d.join("bin");
+    fs::create_dir_all(bin.join("adir")).unwrap();
+    // Exists, no execute bit at all (so root cannot execute it either).
+    write_mode(
+        &bin.join("notexec"),
+        b"#!/bin/sh\necho SHOULD-NOT-RUN\n",
+        0o644,
+    );
+
+    let cases: &[(&str, i32, &str)] = &[
+        // (PROGRAM, expected status, text the message must hold)
+        ("cdt-no-such-program", 127, "cdt-no-such-program"),
+        ("./bin/cdt-missing", 127, "./bin/cdt-missing"),
+        ("./bin/notexec", 126, "./bin/notexec"),
+        // Found by the PATH search but not executable: 126, and the
+        // message names the file found.
+        ("notexec", 126, "bin/notexec"),
+        ("./bin/adir", 126, "./bin/adir"),
+    ];
+    for &(prog, code, named) in cases {
+        let mut cmd = launcher(&d);
+        cmd.env("PATH", &bin).args(["--out", "t", "--", prog]);
+        let o = run(cmd, None);
+        assert_eq!(o.code(), Some(code), "{prog}:\n{}", o.show());
+        assert!(o.stdout.is_empty(), "{prog}: {}", o.show());
+        let msgs = launcher_lines(&o);
+        assert_eq!(msgs.len(), 1, "{prog}: one message expected:\n{}", o.show());
+        assert!(
+            msgs[0].contains(named),
+            "{prog}: message should name {named}: {msgs:?}"
+        );
+        assert!(!o.err().contains("SHOULD-NOT-RUN"), "{prog}: {}", o.show());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 2. Exit status, signals, stdin/stdout/stderr
+
+/// `io` built once per test that needs it.
+fn build_io(d: &Path) -> PathBuf {
+    let io = d.join("io");
+    compile::<&str>("io.c", &io, &[]);
+    io
+}
+
+#[test]
+fn exit_status_and_output_pass_through() {
+    let d = work_dir("passthrough");
+    build_io(&d);
+    for code in [0, 7, 255] {
+        let arg = code.to_string();
+        let b = run(bare_with("./io", &d, &["exit", &arg]), None);
+        assert_eq!(b.code(), Some(code), "bare:\n{}", b.show());
+        assert!(b.stdout.len() > 64 * 1024, "bare output too short");
+
+        // Quiet: the launcher adds nothing to the program's streams.
+        let mut cmd = launcher(&d);
+        cmd.args([
+            "-q",
+            "--out",
+            &format!("t-q-{code}"),
+            "--",
+            "./io",
+            "exit",
+            &arg,
+        ]);
+        let t = run(cmd, None);
+        assert_eq!(t.code(), Some(code), "traced -q:\n{}", t.show());
+        assert!(t.stdout == b.stdout, "stdout differs from the bare run");
+        assert!(
+            t.stderr == b.stderr,
+            "stderr differs from the bare run:\nbare: {:?}\ntraced: {:?}",
+            b.err(),
+            t.err()
+        );
+
+        // With the summary: stdout identical, stderr = the program's, then the summary.
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", &format!("t-{code}"), "--", "./io", "exit", &arg]);
+        let t = run(cmd, None);
+        assert_eq!(t.code(), Some(code), "traced:\n{}", t.show());
+        assert!(t.stdout == b.stdout, "stdout differs from the bare run");
+        assert!(
+            t.stderr.starts_with(&b.stderr),
+            "stderr does not start with the program's own:\n{}",
+            t.err()
+        );
+        let summary = String::from_utf8_lossy(&t.stderr[b.stderr.len()..]).into_owned();
+        assert!(
+            summary.contains(&format!("exit status {code}")),
+            "summary:\n{summary}"
+        );
+        let rec = launcher_record(&d.join(format!("t-{code}")));
+        assert_eq!(rec["exit_code"], code, "{rec}");
+        assert_eq!(rec["status"], code, "{rec}");
+    }
+
+    // stdin reaches the program untouched.
+    let input: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 256) as u8).collect();
+    let mut cmd = launcher(&d);
+    cmd.args(["-q", "--out", "t-cat", "--", "./io", "cat"]);
+    let t = run(cmd, Some(&input));
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    assert!(t.stdout == input, "stdin was not passed through unchanged");
+}
+
+#[test]
+fn death_by_signal_is_128_plus_n() {
+    let d = work_dir("signal");
+    build_io(&d);
+    let b = run(bare_with("./io", &d, &["segv"]), None);
+    assert_eq!(
+        b.signal(),
+        Some(11),
+        "bare run should die of SIGSEGV:\n{}",
+        b.show()
+    );
+
+    let mut cmd = launcher(&d);
+    cmd.args(["--out", "t", "--", "./io", "segv"]);
+    let t = run(cmd, None);
+    // The launcher itself exits normally, with 128+11; it does not re-raise.
+    assert_eq!(t.signal(), None, "{}", t.show());
+    assert_eq!(t.code(), Some(128 + 11), "{}", t.show());
+    assert!(t.stdout == b.stdout, "stdout differs from the bare run");
+    assert!(t.stderr.starts_with(&b.stderr), "stderr:\n{}", t.err());
+    assert!(
+        t.err().contains("killed by signal 11 (SIGSEGV)"),
+        "summary should tell the signal:\n{}",
+        t.err()
+    );
+    let rec = launcher_record(&d.join("t"));
+    assert_eq!(rec["signal"], 11, "{rec}");
+    assert_eq!(rec["signal_name"], "SIGSEGV", "{rec}");
+    assert_eq!(rec["status"], 139, "{rec}");
+    assert!(rec["exit_code"].is_null(), "{rec}");
+    // The program was traced up to its crash: its file has the header.
+    let f = program_trace(&d.join("t"));
+    let first = fs::read_to_string(&f).unwrap();
+    assert!(
+        first.starts_with("{\"ev\":\"process\""),
+        "{}: {first}",
+        f.display()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 3. A statically linked program
+
+/// Whether `${CC:-cc} -static` can link a C program here. Ok(false) only
+/// when the static C library is missing.
+fn static_linking_works(d: &Path) -> Result<bool, String> {
+    let src = d.join("probe.c");
+    fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+    let o = cc()
+        .arg("-static")
+        .arg("-o")
+        .arg(d.join("probe"))
+        .arg(&src)
+        .output()
+        .map_err(|e| format!("running the C compiler: {e}"))?;
+    if o.status.success() {
+        return Ok(true);
+    }
+    let libc_a = cc()
+        .arg("-print-file-name=libc.a")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let found = String::from_utf8_lossy(&libc_a.stdout).trim().to_string();
+    if !Path::new(&found).is_absolute() || !Path::new(&found).exists() {
+        return Ok(false);
+    }
+    Err(format!(
+        "`cc -static` fails although {found} exists:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    ))
+}
+
+#[test]
+fn static_program_gets_one_warning_and_still_runs() {
+    let d = work_dir("static");
+    match static_linking_works(&d) {
+        Ok(true) => {}
+        Ok(false) => {
+            eprintln!("SKIPPED static_program_gets_one_warning_and_still_runs: no static C library (libc.a) for ${{CC:-cc}} -static");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    }
+    compile("io.c", &d.join("io-static"), &["-static"]);
+    let b = run(bare_with("./io-static", &d, &["exit", "5"]), None);
+    assert_eq!(b.code(), Some(5), "{}", b.show());
+
+    // Quiet: stderr is exactly the warning line, then the program's stderr.
+    let mut cmd = launcher(&d);
+    cmd.args(["-q", "--out", "tq", "--", "./io-static", "exit", "5"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(5), "{}", t.show());
+    assert!(t.stdout == b.stdout, "stdout differs from the bare run");
+    let nl = t.stderr.iter().position(|&c| c == b'\n').unwrap_or(0);
+    let (warning, rest) = t.stderr.split_at(nl + 1);
+    let warning = String::from_utf8_lossy(warning);
+    assert!(
+        warning.starts_with("cudnn-trace: warning: ./io-static")
+            && warning.contains("statically linked")
+            && warning.contains("cannot inject the tracer"),
+        "first stderr line should be the warning: {warning:?}"
+    );
+    assert!(rest == b.stderr.as_slice(), "rest of stderr:\n{}", t.err());
+    assert!(
+        trace_files(&d.join("tq")).is_empty(),
+        "no trace file can exist"
+    );
+
+    // With the summary: still one launcher warning (the summary repeats it
+    // as part of its own text, without the `cudnn-trace: warning:` prefix).
+    let mut cmd = launcher(&d);
+    cmd.args(["--out", "t", "--", "./io-static", "exit", "5"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(5), "{}", t.show());
+    assert!(t.stdout == b.stdout, "stdout differs from the bare run");
+    let warnings = lines_starting(&t.err(), "cudnn-trace: warning:")
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    assert_eq!(warnings.len(), 1, "{}", t.show());
+    assert!(warnings[0].contains("statically linked"), "{warnings:?}");
+    let rec = launcher_record(&d.join("t"));
+    assert_eq!(arr(&rec["warnings"]).len(), 1, "{rec}");
+    assert!(
+        s(&rec["warnings"][0]).contains("statically linked"),
+        "{rec}"
+    );
+    assert_eq!(rec["exit_code"], 5, "{rec}");
+}
+
+// ---------------------------------------------------------------------------
+// 4. setuid
+
+/// What the launcher decides (cli/src/target.rs, `secure_mode`): it warns
+/// that a program cannot be traced only when the loader will run it in
+/// secure-execution mode, i.e. when exec changes the effective uid (setuid
+/// bit AND an owner other than our real uid), or the gid likewise, or the
+/// file has capabilities and we are not root, and the file system is not
+/// mounted nosuid. A setuid program owned by ourselves changes nothing (the
+/// kernel does not set AT_SECURE), so it is traced like any other; this holds
+/// for root too (root running a root-owned setuid file keeps euid 0).
+///
+/// Case A (any user): a setuid copy owned by us → no warning, traced.
+/// Case B (root only, since it needs chown): a setuid copy owned by nobody
+/// (65534) → exec switches euid to 65534 and AT_SECURE is set, so the
+/// launcher must warn once, run it anyway with its exit status, and no trace
+/// file can appear. Whether AT_SECURE really is set is read from the bare
+/// run (a nosuid mount would clear it, and then the launcher, which checks
+/// nosuid too, must not warn).
+#[test]
+fn setuid_program_is_warned_about_exactly_when_secure_mode_applies() {
+    let d = work_dir("setuid");
+    let ids = d.join("ids");
+    compile::<&str>("ids.c", &ids, &[]);
+    let me = fs::metadata(&d).unwrap().uid();
+    let own = d.join("ids-own");
+    let other = d.join("ids-nobody");
+    // Leave no setuid file behind, whatever happens.
+    let _cleanup = RemoveOnDrop(vec![own.clone(), other.clone()]);
+
+    // Case A: setuid, owned by us.
+    fs::copy(&ids, &own).unwrap();
+    fs::set_permissions(&own, fs::Permissions::from_mode(0o4755)).unwrap();
+    assert_eq!(fs::metadata(&own).unwrap().mode() & 0o4000, 0o4000);
+    let b = run(bare_with("./ids-own", &d, &["4"]), None);
+    assert!(
+        b.out().contains(&format!("uid={me} euid={me} secure=0")),
+        "bare:\n{}",
+        b.show()
+    );
+    let mut cmd = launcher(&d);
+    cmd.args(["--out", "t-own", "--", "./ids-own", "4"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(4), "{}", t.show());
+    assert!(
+        !t.err().contains("cudnn-trace: warning"),
+        "a setuid file owned by the caller must not be reported as untraceable:\n{}",
+        t.show()
+    );
+    assert!(
+        field(&t.out(), "LD_PRELOAD=").contains("libcdtrace.so"),
+        "{}",
+        t.show()
+    );
+    assert!(
+        program_trace(&d.join("t-own")).is_file(),
+        "the program must be traced"
+    );
+    assert!(arr(&launcher_record(&d.join("t-own"))["warnings"]).is_empty());
+
+    // Case B: setuid, owned by another user.
+    if me != 0 {
+        eprintln!("setuid case B skipped: needs root to chown a file to another user");
+        return;
+    }
+    fs::copy(&ids, &other).unwrap();
+    std::os::unix::fs::chown(&other, Some(65534), Some(65534)).unwrap();
+    // chown clears the setuid bit: set it afterwards.
+    fs::set_permissions(&other, fs::Permissions::from_mode(0o4755)).unwrap();
+    let b = run(bare_with("./ids-nobody", &d, &["4"]), None);
+    assert_eq!(b.code(), Some(4), "bare:\n{}", b.show());
+    let secure = b.out().contains("secure=1");
+    let mut cmd = launcher(&d);
+    cmd.args(["--out", "t-nobody", "--", "./ids-nobody", "4"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(4), "{}", t.show());
+    let warnings = lines_starting(&t.err(), "cudnn-trace: warning:")
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    let rec = launcher_record(&d.join("t-nobody"));
+    if secure {
+        assert!(b.out().contains("euid=65534"), "bare:\n{}", b.show());
+        assert_eq!(warnings.len(), 1, "one warning expected:\n{}", t.show());
+        assert!(
+            warnings[0].contains("./ids-nobody")
+                && warnings[0].contains("setuid")
+                && warnings[0].contains("secure-execution"),
+            "{warnings:?}"
+        );
+        // The loader dropped the shim: the program saw no LD_PRELOAD and
+        // wrote no trace; its output is the bare run's.
+        assert_eq!(t.stdout, b.stdout, "{}", t.show());
+        assert!(trace_files(&d.join("t-nobody")).is_empty());
+        assert_eq!(arr(&rec["warnings"]).len(), 1, "{rec}");
+    } else {
+        eprintln!("setuid case B: the file system ignores setuid (nosuid): expecting no warning");
+        assert!(warnings.is_empty(), "{}", t.show());
+        assert!(program_trace(&d.join("t-nobody")).is_file());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 5. Children: fork + exec
+
+#[test]
+fn forked_and_execed_child_is_traced_with_its_parent() {
+    let pip = pip_cudnn_919();
+    let d = work_dir("children");
+    compile::<&str>("forker.c", &d.join("forker"), &[]);
+    compile::<&str>("cudnn_open.c", &d.join("cudnn_open"), &["-ldl"]);
+    let child_exe = d.join("cudnn_open");
+
+    let mut cmd = launcher(&d);
+    cmd.env("LD_LIBRARY_PATH", pip)
+        .args(["--out", "t", "--", "./forker"])
+        .arg(&child_exe);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    let out = t.out();
+    assert!(out.contains("cudnnGetVersion=91900"), "{}", t.show());
+    let parent_pid: u64 = field(&out, "forker: pid ").trim().parse().unwrap();
+    let child_pid: u64 = field(&out, "forker: child ")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    let doc = report_ok(&d, &d.join("t"));
+    let procs = processes(&doc);
+    assert!(
+        (2..=3).contains(&procs.len()),
+        "2 processes (or 3 with a separate fork image) expected: {doc:#}"
+    );
+    let parent = procs
+        .iter()
+        .find(|p| p["pid"] == parent_pid)
+        .unwrap_or_else(|| panic!("no process {parent_pid}: {doc:#}"));
+    assert_eq!(parent["top"], true);
+    assert_eq!(parent["ended"], "exit status 0");
+    assert!(s(&parent["exe"]).ends_with("/forker"), "{parent:#}");
+
+    let execd = procs
+        .iter()
+        .find(|p| s(&p["exe"]) == child_exe.to_str().unwrap())
+        .unwrap_or_else(|| panic!("no process for {}: {doc:#}", child_exe.display()));
+    assert_eq!(execd["pid"], child_pid, "{execd:#}");
+    assert_eq!(execd["ppid"], parent_pid, "{execd:#}");
+    assert_eq!(execd["origin"], "exec", "{execd:#}");
+    assert_eq!(execd["top"], false);
+    // Its place in the tree: a child of the parent's image, or the exec
+    // successor of a fork image whose own parent is the parent.
+    match s(&execd["link"]) {
+        "child" => assert_eq!(execd["parent"], parent["file"], "{execd:#}"),
+        "exec" => {
+            let fork_img = procs
+                .iter()
+                .find(|p| p["file"] == execd["parent"])
+                .unwrap_or_else(|| panic!("exec parent missing: {doc:#}"));
+            assert_eq!(fork_img["pid"], child_pid);
+            assert_eq!(fork_img["link"], "child");
+            assert_eq!(fork_img["parent"], parent["file"]);
+        }
+        other => panic!("link {other:?}: {execd:#}"),
+    }
+    let cudnn = library(execd, &pip.join("libcudnn.so.9"))
+        .unwrap_or_else(|| panic!("libcudnn.so.9 from {} not listed: {execd:#}", pip.display()));
+    assert_eq!(cudnn["name"], "libcudnn.so.9", "{cudnn:#}");
+    assert_eq!(cudnn["reason"], "LD_LIBRARY_PATH", "{cudnn:#}");
+    assert_eq!(cudnn["search_dir"], pip.to_str().unwrap(), "{cudnn:#}");
+    assert_eq!(cudnn["requester"], child_exe.to_str().unwrap(), "{cudnn:#}");
+    assert_eq!(cudnn["via"], "dlopen", "{cudnn:#}");
+    assert_eq!(cudnn["family"], "cudnn", "{cudnn:#}");
+    // The parent loaded no CUDA library.
+    assert!(arr(&parent["libraries"]).is_empty(), "{parent:#}");
+
+    // The launcher's text summary shows the child and its library.
+    let err = t.err();
+    let lines: Vec<&str> = err.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(&format!("pid {child_pid} ")) && l.contains("cudnn_open"))
+        .unwrap_or_else(|| panic!("summary does not show pid {child_pid}:\n{err}"));
+    assert!(
+        lines[at + 1].contains("libcudnn.so.9") && lines[at + 1].contains("LD_LIBRARY_PATH"),
+        "the child's first library line:\n{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 6. The user's environment, and nested launchers
+
+fn build_env_programs(d: &Path) -> PathBuf {
+    compile::<&str>("envprog.c", &d.join("envprog"), &[]);
+    let pre = d.join("libuserpre.so");
+    compile("userpre.c", &pre, &["-shared", "-fPIC"]);
+    pre
+}
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+#[test]
+fn user_preload_and_library_path_stay_in_force() {
+    let d = work_dir("user-env");
+    let pre = build_env_programs(&d);
+    let pre_s = pre.to_str().unwrap();
+    let llp = format!("{}:/cdt-nonexistent", d.join("libdir").display());
+    let with_env = |mut c: Command| {
+        c.env("LD_PRELOAD", &pre).env("LD_LIBRARY_PATH", &llp);
+        c
+    };
+
+    let b = run(with_env(bare_with("./envprog", &d, &["3"])), None);
+    assert_eq!(b.code(), Some(3), "{}", b.show());
+    assert_eq!(field(&b.out(), "LD_PRELOAD="), pre_s);
+    assert_eq!(
+        count(&b.err(), "[userpre ctor in envprog]"),
+        1,
+        "{}",
+        b.show()
+    );
+
+    let mut cmd = with_env(launcher(&d));
+    cmd.args(["--all", "-q", "--out", "t", "--", "./envprog", "3"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(3), "{}", t.show());
+    let out = t.out();
+    let preload: Vec<&str> = field(&out, "LD_PRELOAD=").split(':').collect();
+    assert_eq!(preload.len(), 2, "shim + the user's preload: {preload:?}");
+    assert!(preload[0].ends_with("/libcdtrace.so"), "{preload:?}");
+    assert_eq!(
+        preload[1], pre_s,
+        "the user's preload must stay, after the shim"
+    );
+    assert_eq!(field(&out, "LD_AUDIT="), preload[0]);
+    assert_eq!(field(&out, "LD_LIBRARY_PATH="), llp);
+    assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
+    assert_eq!(field(&out, "shim file: "), preload[0]);
+    // The user's preload ran in the program, once. (The shell-level
+    // LD_PRELOAD also reaches the launcher process itself, which the README
+    // documents: that line says "in cudnn-trace" and is not counted here.)
+    assert_eq!(
+        count(&t.err(), "[userpre ctor in envprog]"),
+        1,
+        "{}",
+        t.show()
+    );
+
+    // The trace (taken with --all) records the preload and the environment.
+    let (o, doc) = report_json(&d, &[OsStr::new("--all"), d.join("t").as_os_str()]);
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    let doc = doc.unwrap();
+    let p = processes(&doc)
+        .iter()
+        .find(|p| s(&p["exe"]).ends_with("/envprog"))
+        .unwrap_or_else(|| panic!("no envprog process: {doc:#}"));
+    let lib = library(p, &pre).unwrap_or_else(|| panic!("user preload not listed: {p:#}"));
+    assert_eq!(lib["via"], "preload", "{lib:#}");
+    assert_eq!(p["env"]["LD_LIBRARY_PATH"], llp.as_str());
+    assert_eq!(s(&p["env"]["LD_PRELOAD"]), preload.join(":"));
+}
+
+#[test]
+fn nested_launchers_put_one_shim_in_the_program() {
+    let d = work_dir("nested");
+    let pre = build_env_programs(&d);
+    let cli = tools::tools().unwrap().cli.clone();
+
+    // `cudnn-trace -- cudnn-trace -- envprog`, default output directories.
+    let mut cmd = launcher(&d);
+    cmd.arg("--").arg(&cli).args(["--", "./envprog", "6"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(6), "{}", t.show());
+    let out = t.out();
+    let preload = field(&out, "LD_PRELOAD=");
+    assert!(
+        !preload.contains(':') && preload.ends_with("/libcdtrace.so"),
+        "one shim entry expected: {preload}"
+    );
+    assert_eq!(field(&out, "LD_AUDIT="), preload);
+    assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
+    let runs: Vec<PathBuf> = fs::read_dir(d.join("cudnn-trace-out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 2, "one run directory per launcher: {runs:?}");
+
+    // A second launcher with another shim file (another version, another
+    // cache): its shim replaces the outer one, the user's preload is kept.
+    let alt = d.join("alt");
+    fs::create_dir_all(&alt).unwrap();
+    let alt_shim = alt.join("libcdtrace.so");
+    fs::copy(&tools::tools().unwrap().shim, &alt_shim).unwrap();
+    let mut cmd = launcher(&d);
+    cmd.env("LD_PRELOAD", &pre)
+        .args(["-q", "--out", "outer", "--", "env"])
+        .arg(format!("CUDNN_TRACE_SHIM_PATH={}", alt_shim.display()))
+        .arg(&cli)
+        .args(["-q", "--out", "inner", "--", "./envprog", "6"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(6), "{}", t.show());
+    let out = t.out();
+    assert_eq!(
+        field(&out, "LD_PRELOAD="),
+        format!("{}:{}", alt_shim.display(), pre.display())
+    );
+    assert_eq!(field(&out, "LD_AUDIT="), alt_shim.to_str().unwrap());
+    assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
+    assert_eq!(field(&out, "shim file: "), alt_shim.to_str().unwrap());
+    assert_eq!(
+        count(&t.err(), "[userpre ctor in envprog]"),
+        1,
+        "{}",
+        t.show()
+    );
+    let inner = program_trace(&d.join("inner"));
+    assert!(inner.is_file(), "the inner launcher traces the program");
+}
+
+// ---------------------------------------------------------------------------
+// 7. The trace directory
+
+#[test]
+fn out_dir_is_used_as_given() {
+    let d = work_dir("out-given");
+    build_io(&d);
+    let mut cmd = launcher(&d);
+    cmd.args(["-q", "--out", "rel/a/b", "--", "./io", "exit", "0"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    let dir = d.join("rel/a/b");
+    let rec = launcher_record(&dir);
+    assert_eq!(
+        s(&rec["out_dir"]),
+        fs::canonicalize(&dir).unwrap().to_str().unwrap()
+    );
+    let files = trace_files(&dir);
+    assert_eq!(
+        files,
+        vec![program_trace(&dir)],
+        "the program's file, directly in DIR"
+    );
+    assert!(!d.join("cudnn-trace-out").exists());
+}
+
+/// `YYYYmmdd-HHMMSS-PID` → PID, checking the date and time fields.
+fn stamped_pid(name: &str) -> Option<u64> {
+    let parts: Vec<&str> = name.split('-').collect();
+    let [date, time, pid] = parts.as_slice() else {
+        return None;
+    };
+    let num = |t: &str, n: usize| t.len() == n && t.bytes().all(|c| c.is_ascii_digit());
+    if !num(date, 8) || !num(time, 6) {
+        return None;
+    }
+    let month: u32 = date[4..6].parse().ok()?;
+    let day: u32 = date[6..8].parse().ok()?;
+    let hour: u32 = time[0..2].parse().ok()?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+#[test]
+fn default_out_dir_is_fresh_and_timestamped() {
+    let d = work_dir("out-default");
+    build_io(&d);
+    for _ in 0..2 {
+        let mut cmd = launcher(&d);
+        cmd.args(["--", "./io", "exit", "0"]);
+        let t = run(cmd, None);
+        assert_eq!(t.code(), Some(0), "{}", t.show());
+        assert!(t.err().contains("trace: cudnn-trace-out/"), "{}", t.err());
+    }
+    let base = d.join("cudnn-trace-out");
+    let mut runs: Vec<PathBuf> = fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "one fresh directory per run: {runs:?}");
+    for r in &runs {
+        let name = r.file_name().unwrap().to_str().unwrap();
+        let pid = stamped_pid(name).unwrap_or_else(|| panic!("{name} is not YYYYmmdd-HHMMSS-PID"));
+        let rec = launcher_record(r);
+        assert_eq!(rec["launcher_pid"], pid, "{name}: {rec}");
+        assert_eq!(s(&rec["out_dir"]), r.to_str().unwrap());
+        assert_eq!(trace_files(r), vec![program_trace(r)]);
+    }
+    // `report` without a path reads the newest run of ./cudnn-trace-out.
+    let (o, doc) = report_json::<&str>(&d, &[]);
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    let doc = doc.unwrap();
+    let sources = arr(&doc["sources"]);
+    assert_eq!(sources.len(), 1, "{doc:#}");
+    assert!(
+        s(&sources[0]).ends_with(runs[1].file_name().unwrap().to_str().unwrap()),
+        "newest run expected: {doc:#}"
+    );
+}
+
+#[test]
+fn unusable_out_dir_still_runs_the_program() {
+    let d = work_dir("out-unusable");
+    build_io(&d);
+    // A regular file where a directory should be: no permission bits are
+    // involved, so this holds for root too.
+    fs::write(d.join("afile"), b"not a directory\n").unwrap();
+    let b = run(bare_with("./io", &d, &["exit", "3"]), None);
+    assert_eq!(b.code(), Some(3));
+
+    for out in ["afile/sub", "afile"] {
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", out, "--", "./io", "exit", "3"]);
+        let t = run(cmd, None);
+        assert_eq!(t.code(), Some(3), "--out {out}:\n{}", t.show());
+        assert!(
+            t.stdout == b.stdout,
+            "--out {out}: stdout differs from the bare run"
+        );
+        let msgs = launcher_lines(&t);
+        assert_eq!(
+            msgs.len(),
+            1,
+            "--out {out}: one message expected:\n{}",
+            t.show()
+        );
+        assert!(
+            msgs[0].contains(out) && msgs[0].contains("trace directory"),
+            "--out {out}: {msgs:?}"
+        );
+        // Apart from that line, stderr is the program's own.
+        let line = format!("{}\n", msgs[0]);
+        let pos = t
+            .stderr
+            .windows(line.len())
+            .position(|w| w == line.as_bytes())
+            .unwrap();
+        let mut rest = t.stderr[..pos].to_vec();
+        rest.extend_from_slice(&t.stderr[pos + line.len()..]);
+        assert!(rest == b.stderr, "--out {out}: stderr:\n{}", t.err());
+        assert_eq!(fs::read(d.join("afile")).unwrap(), b"not a directory\n");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 8. report on damaged traces
+
+#[test]
+fn report_reads_around_damaged_lines_and_files() {
+    let pip = pip_cudnn_919();
+    let d = work_dir("report-damaged");
+    compile::<&str>("cudnn_open.c", &d.join("cudnn_open"), &["-ldl"]);
+    let dispatcher = pip.join("libcudnn.so.9");
+    let mut cmd = launcher(&d);
+    cmd.args(["-q", "--out", "t", "--", "./cudnn_open"])
+        .arg(&dispatcher);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    let dir = d.join("t");
+    let file = program_trace(&dir);
+    let mut bytes = fs::read(&file).unwrap();
+    assert!(bytes.ends_with(b"\n"));
+    let n = bytes.iter().filter(|&&c| c == b'\n').count();
+    bytes.extend_from_slice(b"this is not JSON at all\n");
+    bytes.extend_from_slice(
+        b"{\"ev\":\"from_a_newer_shim\",\"seq\":1000,\"t_ns\":1,\"pid\":1,\"ppid\":1,\"tid\":1}\n",
+    );
+    bytes.extend_from_slice(b"{\"ev\":\"load\",\"seq\":1001,\"t_ns\":12,\"pid\":");
+    fs::write(&file, &bytes).unwrap();
+    fs::write(
+        dir.join("junk.jsonl"),
+        b"\xff\xfe\x00\x01binary\n\x00\x02\n",
+    )
+    .unwrap();
+
+    let (o, doc) = report_json(&d, &[&dir]);
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    let doc = doc.unwrap_or_else(|| panic!("no JSON:\n{}", o.show()));
+    let p = processes(&doc)
+        .iter()
+        .find(|p| s(&p["file"]) == file.to_str().unwrap())
+        .unwrap_or_else(|| panic!("the program's file was not read: {doc:#}"));
+    assert!(
+        library(p, &dispatcher).is_some(),
+        "libraries still listed: {p:#}"
+    );
+    let problems = arr(&doc["problems"]);
+    for line in [n + 1, n + 2, n + 3] {
+        assert!(
+            problems
+                .iter()
+                .any(|q| s(&q["file"]) == file.to_str().unwrap() && q["line"] == line),
+            "no problem for {}:{line}: {problems:#?}",
+            file.display()
+        );
+        // Also on stderr as FILE:LINE.
+        assert!(
+            o.err().contains(&format!("{}:{line}:", file.display())),
+            "{}",
+            o.err()
+        );
+    }
+    let junk = dir.join("junk.jsonl");
+    assert!(
+        problems
+            .iter()
+            .any(|q| s(&q["file"]) == junk.to_str().unwrap() && q["line"] == 1),
+        "no problem for {}:1: {problems:#?}",
+        junk.display()
+    );
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    // The text report reads the same set.
+    let mut cmd = launcher(&d);
+    cmd.arg("report").arg(&dir);
+    let o = run(cmd, None);
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    assert!(o.out().contains("libcudnn.so.9"), "{}", o.show());
+
+    // Nothing readable: exit 1.
+    let empty = d.join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let (o, _) = report_json(&d, &[&empty]);
+    assert_eq!(o.code(), Some(1), "{}", o.show());
+    let mut cmd = launcher(&d);
+    cmd.arg("report").arg(&empty);
+    assert_eq!(run(cmd, None).code(), Some(1));
+    let only_junk = d.join("only-junk");
+    fs::create_dir_all(&only_junk).unwrap();
+    fs::copy(&junk, only_junk.join("junk.jsonl")).unwrap();
+    let (o, _) = report_json(&d, &[&only_junk]);
+    assert_eq!(o.code(), Some(1), "{}", o.show());
+}
+
+// ---------------------------------------------------------------------------
+// 9. The pip/system cuDNN mix-up
+
+#[test]
+fn mixup_shows_pip_dispatcher_by_rpath_and_system_graph_by_ld_library_path() {
+    let pip = pip_cudnn_919();
+    let d = work_dir("mixup");
+    let system = d.join("system");
+    build_stack(&[
+        OsStr::new("cudnn9"),
+        system.as_os_str(),
+        OsStr::new("--version"),
+        OsStr::new("9.14.0"),
+        OsStr::new("--versioned-files"),
+    ]);
+    let prog = d.join("linked_cudnn");
+    let include = tools::package_dir().join("fixtures").join("stack");
+    compile(
+        "linked_cudnn.c",
+        &prog,
+        &[
+            format!("-I{}", include.display()),
+            format!("-L{}", pip.display()),
+            "-l:libcudnn.so.9".to_string(),
+            format!("-Wl,--disable-new-dtags,-rpath,{}", pip.display()),
+        ],
+    );
+
+    let mut bare_cmd = bare(&prog, &d);
+    bare_cmd.env("LD_LIBRARY_PATH", &system);
+    let b = run(bare_cmd, None);
+    assert_eq!(b.code(), Some(0), "{}", b.show());
+    assert_eq!(
+        b.out(),
+        "cudnnGetVersion=91400\n",
+        "the mix-up must happen bare"
+    );
+
+    let mut cmd = launcher(&d);
+    cmd.env("LD_LIBRARY_PATH", &system)
+        .args(["--out", "t", "--"])
+        .arg(&prog);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    assert_eq!(t.stdout, b.stdout, "{}", t.show());
+
+    let doc = report_ok(&d, &d.join("t"));
+    let procs = processes(&doc);
+    assert_eq!(procs.len(), 1, "{doc:#}");
+    let p = &procs[0];
+    let prog_s = prog.to_str().unwrap();
+
+    let disp = library(p, &pip.join("libcudnn.so.9"))
+        .unwrap_or_else(|| panic!("dispatcher from pip not listed: {p:#}"));
+    assert_eq!(disp["reason"], "RPATH", "{disp:#}");
+    assert_eq!(disp["reason_owner"], prog_s, "{disp:#}");
+    assert_eq!(disp["requester"], prog_s, "{disp:#}");
+    assert_eq!(disp["via"], "needed", "{disp:#}");
+    assert_eq!(disp["search_dir"], pip.to_str().unwrap(), "{disp:#}");
+
+    let graph = library(p, &system.join("libcudnn_graph.so.9"))
+        .unwrap_or_else(|| panic!("libcudnn_graph from the system dir not listed: {p:#}"));
+    assert_eq!(graph["reason"], "LD_LIBRARY_PATH", "{graph:#}");
+    assert_eq!(graph["search_dir"], system.to_str().unwrap(), "{graph:#}");
+    assert_eq!(
+        graph["requester"],
+        pip.join("libcudnn.so.9").to_str().unwrap(),
+        "{graph:#}"
+    );
+    assert_eq!(graph["version"]["version"], "9.14.0", "{graph:#}");
+    assert!(
+        library(p, &pip.join("libcudnn_graph.so.9")).is_none(),
+        "no graph from pip: {p:#}"
+    );
+    // The text summary says the same.
+    let err = t.err();
+    let line = |name: &str| {
+        err.lines()
+            .find(|l| l.split_whitespace().any(|w| w == name))
+            .unwrap_or_else(|| panic!("summary has no {name} line:\n{err}"))
+            .to_string()
+    };
+    // (The summary may shorten long directories to "…/<last parts>".)
+    let l = line("libcudnn.so.9");
+    assert!(
+        l.contains("RPATH of linked_cudnn") && l.contains("needed by linked_cudnn"),
+        "{l}"
+    );
+    assert!(l.trim_end().ends_with("/stack/pip919"), "{l}");
+    let l = line("libcudnn_graph.so.9");
+    assert!(
+        l.contains("9.14.0")
+            && l.contains("LD_LIBRARY_PATH")
+            && l.contains("dlopen by libcudnn.so.9"),
+        "{l}"
+    );
+    assert!(l.contains("/mixup/system"), "{l}");
+}
+
+// ---------------------------------------------------------------------------
+// A failed dlopen the hook cannot see
+
+/// The fake `libcudnn_engines_precompiled` (like the real one) calls
+/// `dlopen("libcuda.so.1", RTLD_LAZY)` from its constructor and ignores the
+/// result. Compiled with -O2 that call is a tail call, so its return address
+/// lies in ld.so, where the shim's `dlopen` hook finds no detour and passes
+/// the call through unobserved. The search it leaves open must be judged
+/// from its candidates (all missing: a failure), not taken as part of the
+/// enclosing successful `dlopen` of the engine library (which once turned it
+/// into a `same-file` load of a file that does not exist).
+#[test]
+fn failed_dlopen_in_a_constructor_is_not_recorded_as_a_load() {
+    let pip = pip_cudnn_919();
+    let d = work_dir("ctor-dlopen");
+    compile::<&str>("cudnn_open.c", &d.join("cudnn_open"), &["-ldl"]);
+    let mut cmd = launcher(&d);
+    cmd.args(["-q", "--out", "t", "--", "./cudnn_open"])
+        .arg(pip.join("libcudnn.so.9"));
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    if !t.out().contains("libcuda.so.1 in process: no") {
+        eprintln!("a libcuda.so.1 is installed here: nothing to check");
+        return;
+    }
+    let doc = report_ok(&d, &d.join("t"));
+    let p = &processes(&doc)[0];
+    let listed: Vec<&Value> = arr(&p["libraries"])
+        .iter()
+        .filter(|l| l["name"] == "libcuda.so.1")
+        .collect();
+    assert!(
+        listed.is_empty(),
+        "libcuda.so.1 was never loaded: {listed:#?}"
+    );
+    assert!(
+        arr(&p["failed_loads"])
+            .iter()
+            .any(|f| f["name"] == "libcuda.so.1"),
+        "its failed dlopen should be listed: {p:#}"
+    );
+}
