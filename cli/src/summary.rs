@@ -807,9 +807,14 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
     } else {
         String::new()
     };
+    let dep = if ev.dependency_failed {
+        "  (a dependency could not be loaded)"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "{body}FAILED  {}{fam}  {}{ns}{again}",
+        "{body}FAILED  {}{fam}  {}{ns}{again}{dep}",
         ev.name,
         requester_text(sh, &ev.via, ev.requester.as_deref())
     );
@@ -973,6 +978,9 @@ pub fn superseded(img: &Image, f: &Failed) -> bool {
     img.loads.iter().any(|l| {
         l.requester == f.ev.requester
             && l.lmid == f.ev.lmid
+            // Another variant: the same name mapped and then rolled back (a
+            // missing dependency) is this failure, not a success.
+            && l.name.as_deref() != Some(f.ev.name.as_str())
             && l.name.as_deref().and_then(so_stem) == Some(stem)
     })
 }
@@ -1198,6 +1206,37 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("FAILED").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_request_failed_by_its_dependency_is_shown_with_the_text() {
+        // dlopen("lib/libm.so"): mapped, its DT_NEEDED libgone.so missing,
+        // rolled back; the program read the loader's text for the request.
+        let load = r#"{"ev":"load","seq":1,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"lib/libm.so","path":"lib/libm.so","realpath":null,"reason":"path","reason_owner":null,"search_dir":null,"requester":"/b/main","via":"dlopen","mode":2,"lmid":0,"soname":null,"dev":null,"ino":null,"size":null,"build_id":null,"family":"cudnn","tried":[],"new":true}"#;
+        let dep = r#"{"ev":"load_failed","seq":2,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libgone.so","requester":"lib/libm.so","via":"needed","mode":null,"lmid":0,"family":null,"tried":[],"error":null,"errno":null}"#;
+        let req = r#"{"ev":"load_failed","seq":3,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"lib/libm.so","requester":"/b/main","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":null,"errno":0,"dependency_failed":true}"#;
+        let text = r#"{"ev":"dlerror","seq":4,"t_ns":1,"pid":1,"ppid":0,"tid":1,"req":3,"error":"libgone.so: cannot open shared object file: No such file or directory"}"#;
+        let lines: Vec<String> = [load, dep, req, text]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let img = image(1, 0, "exec", &lines, "1.jsonl");
+        // Same name mapped then rolled back is not "another variant found".
+        assert_eq!(grouped_failures(&img).len(), 2);
+        assert_eq!(
+            img.failed[0].errors(),
+            vec!["libgone.so: cannot open shared object file: No such file or directory"]
+        );
+        let mut set = TraceSet::default();
+        set.images.push(img);
+        let out = render(&Analysis::new(&set), &TextOptions::default());
+        assert!(
+            out.contains(
+                "FAILED  lib/libm.so [cudnn]  dlopen by main  (a dependency could not be loaded)"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("not seen by the shim"), "{out}");
     }
 
     #[test]

@@ -412,8 +412,25 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
             Ok(Event::Unload(u)) => img.unloads.push(u),
             Ok(Event::Note(note)) => img.notes.push(note),
             Ok(Event::DlError(d)) => {
-                match img.failed.iter_mut().rev().find(|f| f.ev.seq == d.req) {
-                    Some(f) => f.dlerror.push(d.error),
+                match img.failed.iter().rposition(|f| f.ev.seq == d.req) {
+                    Some(i) => {
+                        // A request that failed for a missing dependency: the
+                        // text (which names the dependency) explains the
+                        // dependency's own failure, written just before it.
+                        let dep = i
+                            .checked_sub(1)
+                            .filter(|_| img.failed[i].ev.dependency_failed)
+                            .filter(|&j| {
+                                let (r, f) = (&img.failed[i].ev, &img.failed[j].ev);
+                                f.tid == r.tid
+                                    && f.error.is_none()
+                                    && d.error.contains(f.name.as_str())
+                            });
+                        if let Some(j) = dep {
+                            img.failed[j].dlerror.push(d.error.clone());
+                        }
+                        img.failed[i].dlerror.push(d.error)
+                    }
                     None => problem(
                         Some(n),
                         format!(

@@ -187,6 +187,10 @@ pub struct LoadFailed {
     pub error: Option<String>,
     /// `errno` after the failed call, when seen.
     pub errno: Option<i32>,
+    /// The request failed because a dependency could not be loaded (that
+    /// dependency has its own `load_failed` event).
+    #[serde(default)]
+    pub dependency_failed: bool,
 }
 
 /// A library that left the process.
