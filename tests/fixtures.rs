@@ -9,10 +9,17 @@ use std::process::Command;
 #[test]
 fn fake_stack_selftest_passes() {
     let script = cudnn_trace_integration::tools::package_dir().join("fixtures/selftest.sh");
-    let out = Command::new("bash").arg(&script).output().expect("run selftest.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .output()
+        .expect("run selftest.sh");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let summary = stdout.lines().rev().find(|l| l.starts_with("# ")).unwrap_or("");
+    let summary = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("# "))
+        .unwrap_or("");
     assert!(
         out.status.success() && summary.contains(" passed, 0 failed"),
         "selftest.sh failed ({:?}), summary {summary:?}\n{stdout}\n{stderr}",
@@ -26,5 +33,8 @@ fn fake_stack_selftest_passes() {
         .unwrap_or(0);
     // The suite has 66 checks; a handful skip where a real cuDNN or driver is
     // installed system-wide (GPU machines). Far fewer means it did not run.
-    assert!(passed >= 60, "only {passed} fixture checks passed\n{stdout}");
+    assert!(
+        passed >= 60,
+        "only {passed} fixture checks passed\n{stdout}"
+    );
 }

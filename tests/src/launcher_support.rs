@@ -11,21 +11,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Variables that would change what the launcher or the loader does; every
-/// command run here starts without them.
-const CLEARED_ENV: &[&str] = &[
-    "LD_PRELOAD",
-    "LD_AUDIT",
-    "LD_LIBRARY_PATH",
-    "LD_DEBUG",
-    "LD_DEBUG_OUTPUT",
-    "LD_BIND_NOW",
-    "CUDNN_TRACE_DIR",
-    "CUDNN_TRACE_MODE",
-    "CUDNN_TRACE_SHIM",
-    "CUDNN_TRACE",
-    "CUDNN_TRACE_SHIM_PATH",
-];
+use crate::run::CLEARED_ENV;
 
 /// Where the launcher tests build and run: `<target>/cdt-launcher`.
 pub fn launcher_root() -> PathBuf {

@@ -147,7 +147,9 @@ pub struct Run {
     pub cwd: PathBuf,
 }
 
-const CLEARED_ENV: &[&str] = &[
+/// Variables that would change what the launcher or the loader does; every
+/// command the tests run starts without them (the tests set what they need).
+pub const CLEARED_ENV: &[&str] = &[
     "LD_PRELOAD",
     "LD_AUDIT",
     "LD_LIBRARY_PATH",
@@ -158,6 +160,7 @@ const CLEARED_ENV: &[&str] = &[
     "CUDNN_TRACE_MODE",
     "CUDNN_TRACE_SHIM",
     "CUDNN_TRACE",
+    "CUDNN_TRACE_SHIM_PATH",
 ];
 
 fn timeout() -> Duration {
