@@ -65,6 +65,8 @@ struct Search {
 
 impl Search {
     /// Starts a search on behalf of `requester` (a live link map or 0).
+    /// The requester facts are taken only for searches that will be
+    /// recorded: this runs for every name every object asks for.
     unsafe fn new(name: Vec<u8>, requester: usize) -> Search {
         let recorded = wants(&name, &name).is_some();
         let needed = recorded
@@ -73,8 +75,12 @@ impl Search {
                 .needed
                 .contains(&name);
         Search {
-            requester_path: map_path(requester),
-            requester_lmid: obj_lmid(requester),
+            requester_path: if recorded {
+                map_path(requester)
+            } else {
+                Vec::new()
+            },
+            requester_lmid: if recorded { obj_lmid(requester) } else { 0 },
             needed,
             recorded,
             name,
@@ -447,7 +453,6 @@ fn write_mode(l: &mut Line<'_>, mode: Option<i32>) {
 // ---------------------------------------------------------------------------
 // Search outcome
 
-/// How the request that produced `s` reached the loader, and its dlopen mode.
 /// How the request that produced `s` reached the loader: `via`, the dlopen
 /// mode, and for `dlmopen` the namespace asked for. Marks a matching hooked
 /// request as served by a mapping.
@@ -553,9 +558,10 @@ fn obj_lmid(map: usize) -> i64 {
 /// Resolves a search left open on this thread (see [`finish_unmapped`]).
 unsafe fn flush_pending(ts: &mut ThreadState) {
     if let Some(s) = ts.search.take() {
-        if let Some(seq) = finish_unmapped(ts, s, None, None) {
+        if finish_unmapped(ts, s, None, None).is_some() {
+            // A newer failure: a dlerror() text read from now on is not
+            // about the one that was waiting for it.
             ts.awaiting = None;
-            let _ = seq;
         }
     }
 }
@@ -642,6 +648,18 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         }
         return;
     };
+    // A search recorded because of the path mapped rather than the name
+    // asked for has no requester facts yet; its requester is alive here.
+    let search = search.map(|mut s| {
+        if !s.recorded && s.requester != 0 {
+            s.requester_path = map_path(s.requester);
+            s.requester_lmid = obj_lmid(s.requester);
+            s.needed = elf::dyn_info(s.requester as *const LinkMap)
+                .needed
+                .contains(&s.name);
+        }
+        s
+    });
     let fresh;
     let last_why = match search.as_ref().and_then(|s| s.tried.last()) {
         Some(c) if c.why.is_some() => c.why.as_ref(),
