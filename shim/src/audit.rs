@@ -123,7 +123,10 @@ thread_local! {
 
 /// What the shim remembers about each mapped object.
 struct Obj {
-    /// The link map that asked for it (glibc's `l_loader`), 0 if none.
+    /// The object whose DT_NEEDED entry brought it in: glibc's `l_loader`,
+    /// whose RPATH chain the loader follows. 0 for the main program and for
+    /// `dlopen`ed objects (glibc keeps no loader for those: the caller is
+    /// used for the search only).
     requester: usize,
     recorded: bool,
     family: Option<&'static str>,
@@ -132,9 +135,20 @@ struct Obj {
 }
 
 static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap::new());
-/// (caller, name, handle) of `already-loaded` events written, so a program
-/// that opens the same library in a loop (cuDNN does) costs one event.
-static REUSES: ForkSafeLock<BTreeSet<(usize, Vec<u8>, usize)>> = ForkSafeLock::new(BTreeSet::new());
+/// (requester, name) of `already-loaded`/`same-file` events written, so a
+/// program that opens the same library in a loop (cuDNN does) costs one
+/// event. Bounded: when full it starts over (a repeat is then recorded again,
+/// rather than later requests never being recorded).
+static REUSES: ForkSafeLock<BTreeSet<(usize, Vec<u8>)>> = ForkSafeLock::new(BTreeSet::new());
+
+fn first_reuse(requester: usize, name: &[u8]) -> bool {
+    REUSES.with(|r| {
+        if r.len() >= 4096 {
+            r.clear();
+        }
+        r.insert((requester, name.to_vec()))
+    })
+}
 static MAIN_MAP: AtomicUsize = AtomicUsize::new(0);
 /// Set by `la_preinit`: start-up (preloads and DT_NEEDED of the program) is over.
 static STARTED: AtomicBool = AtomicBool::new(false);
@@ -144,6 +158,8 @@ static PRELOAD_ACTIVE: AtomicBool = AtomicBool::new(false);
 /// map at index 0 of its order) and then every other object. Those are not
 /// unloads worth an event.
 static EXITING: AtomicBool = AtomicBool::new(false);
+/// Between `LA_ACT_DELETE` and `LA_ACT_CONSISTENT` (see `objclose`).
+static DELETE_PENDING: AtomicBool = AtomicBool::new(false);
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 pub fn preload_active() -> bool {
@@ -335,8 +351,10 @@ unsafe fn attribute_runpath(
         let main = MAIN_MAP.load(Ordering::Relaxed);
         let mut seen_main = false;
         let mut cur = requester;
-        for _ in 0..64 {
-            if cur == 0 {
+        for hop in 0..64 {
+            // The requester is alive (its search is running); every object
+            // further up the chain is read only while it is still mapped.
+            if cur == 0 || (hop > 0 && !OBJECTS.with(|o| o.contains_key(&cur))) {
                 break;
             }
             if let Some(rp) = &elf::dyn_info(cur as *const LinkMap).rpath {
@@ -530,8 +548,7 @@ unsafe fn finish_unmapped(
         });
         Some(seq)
     } else {
-        let dedupe = (s.requester, s.name.clone(), 0usize);
-        if !REUSES.with(|r| r.len() < 4096 && r.insert(dedupe)) {
+        if !first_reuse(s.requester, &s.name) {
             return None;
         }
         trace::emit(ev::LOAD, |l| {
@@ -633,7 +650,15 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         o.insert(
             key,
             Obj {
-                requester: search.as_ref().map_or(0, |s| s.requester),
+                requester: search
+                    .as_ref()
+                    .filter(|s| {
+                        s.requester != 0
+                            && elf::dyn_info(s.requester as *const LinkMap)
+                                .needed
+                                .contains(&s.name)
+                    })
+                    .map_or(0, |s| s.requester),
                 recorded: fam.is_some(),
                 family: fam.flatten(),
                 path: path.clone(),
@@ -722,10 +747,20 @@ pub unsafe fn objclose(cookie: *mut usize) {
     if key == MAIN_MAP.load(Ordering::Relaxed) {
         EXITING.store(true, Ordering::Relaxed);
     }
-    let Some(obj) = OBJECTS.with(|o| o.remove(&key)) else {
+    let Some(obj) = OBJECTS.with(|o| {
+        let obj = o.remove(&key);
+        for other in o.values_mut().filter(|x| x.requester == key) {
+            other.requester = 0;
+        }
+        obj
+    }) else {
         return;
     };
-    if obj.recorded && !EXITING.load(Ordering::Relaxed) {
+    // dlclose (and a failed dlopen's rollback) closes objects and only then
+    // reports LA_ACT_DELETE; _dl_fini at exit reports LA_ACT_DELETE first,
+    // for every namespace (glibc 2.36, checked with a C audit module).
+    let at_exit = EXITING.load(Ordering::Relaxed) || DELETE_PENDING.load(Ordering::Relaxed);
+    if obj.recorded && !at_exit {
         trace::emit(ev::UNLOAD, |l| {
             l.bytes("path", &obj.path).i64("lmid", obj.lmid);
             opt_str(l, "family", obj.family);
@@ -734,9 +769,14 @@ pub unsafe fn objclose(cookie: *mut usize) {
 }
 
 pub unsafe fn activity(flag: u32) {
+    if flag == LA_ACT_DELETE {
+        DELETE_PENDING.store(true, Ordering::Relaxed);
+        return;
+    }
     if flag != LA_ACT_CONSISTENT {
         return;
     }
+    DELETE_PENDING.store(false, Ordering::Relaxed);
     // Inside a dlopen the hook reports the outcome (and knows more); judge
     // an open search here only when no hooked request is in progress.
     with_thread(|ts| {
@@ -893,7 +933,7 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
     let Some(fam) = wants(&req.name, &path) else {
         return;
     };
-    if !REUSES.with(|r| r.len() < 4096 && r.insert((req.caller, req.name.clone(), handle))) {
+    if !first_reuse(req.caller, &req.name) {
         return;
     }
     let lmid = OBJECTS.with(|o| o.get(&handle).map_or(0, |x| x.lmid));

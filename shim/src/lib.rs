@@ -110,20 +110,18 @@ pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
     guard((), audit::preinit);
 }
 
-/// Constructor of both copies. Only the preload copy has work to do: it
-/// resolves the real `dlopen`/`dlmopen`/`dlerror` now, while no loader error
-/// can be pending (any successful dl* call would clear the program's
-/// `dlerror()` state). Hooks still resolve lazily: libraries' constructors
-/// run before this one.
+/// Constructor of both copies. It resolves the real `dlopen`/`dlmopen`/
+/// `dlerror` now, while no loader error can be pending (any successful dl*
+/// call clears the program's `dlerror()` state), whether or not tracing is
+/// on: the hooks are exported either way. Hooks still cope with being called
+/// earlier (libraries' constructors run before this one).
 extern "C" fn init() {
+    guard((), preload::warm_up);
     if !bridge::BRIDGE
         .load(core::sync::atomic::Ordering::Acquire)
         .is_null()
     {
-        guard((), || {
-            quiet_panics();
-            preload::warm_up();
-        });
+        guard((), quiet_panics);
     }
 }
 

@@ -49,6 +49,7 @@ pub const LA_SER_SECURE: u32 = 0x80;
 
 // `la_activity` flags.
 pub const LA_ACT_CONSISTENT: u32 = 0;
+pub const LA_ACT_DELETE: u32 = 2;
 
 /// `dladdr1` flag asking for the `struct link_map *`.
 pub const RTLD_DL_LINKMAP: i32 = 2;

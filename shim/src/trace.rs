@@ -10,10 +10,11 @@
 //! This module runs in the audit namespace, which has its own libc, malloc
 //! and errno: allocating here never touches the traced program's heap.
 
+use crate::lock::ForkSafeLock;
 use cudnn_trace_format::{envvar, ev, json::Line, HEADER_ENV, SCHEMA_VERSION};
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// What the launcher (or the user) asked for, read once from the environment.
@@ -72,8 +73,8 @@ fn read_config() -> Option<Config> {
 static FD: AtomicI32 = AtomicI32::new(-1);
 /// The pid `FD` belongs to; a mismatch means we are in a forked child.
 static FD_PID: AtomicU32 = AtomicU32::new(0);
-/// Set while one thread (re)opens the file.
-static OPENING: AtomicBool = AtomicBool::new(false);
+/// Pid of the thread's process that is (re)opening the file; 0 when none.
+static OPENING: AtomicU32 = AtomicU32::new(0);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 /// Set once opening failed in this process: report it once, then stay quiet.
 static BROKEN_PID: AtomicU32 = AtomicU32::new(0);
@@ -99,6 +100,69 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The trace file currently open: descriptor and identity. The program may
+/// close any descriptor (daemons, `closefrom`, a child tidying up after
+/// fork) and get the same number back for a file of its own, so the shim
+/// checks the identity before writing and never closes a descriptor it is
+/// not sure is still its own.
+static FD_DEV: AtomicU64 = AtomicU64::new(0);
+static FD_INO: AtomicU64 = AtomicU64::new(0);
+/// The file's path, to reopen it if the program took the descriptor away.
+static FD_PATH: ForkSafeLock<Vec<u8>> = ForkSafeLock::new(Vec::new());
+
+fn identity(fd: i32) -> Option<(u64, u64)> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on any descriptor number is harmless.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
+}
+
+fn is_ours(fd: i32) -> bool {
+    fd >= 0
+        && identity(fd)
+            == Some((
+                FD_DEV.load(Ordering::Acquire),
+                FD_INO.load(Ordering::Acquire),
+            ))
+}
+
+/// Moves a fresh descriptor far above the ones the program uses, so that
+/// the program's own `open` calls return the numbers they return untraced
+/// (and a closed stdin/stdout/stderr is never filled by the trace).
+fn move_high(fd: i32) -> i32 {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain libc calls on a descriptor we own.
+    unsafe {
+        let limit = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 {
+            rl.rlim_cur.min(1 << 20) as i32
+        } else {
+            1024
+        };
+        // Near the top of the first 1024 (the historical select() limit that
+        // many programs stay under), not of a large RLIMIT_NOFILE: the kernel
+        // grows a process's descriptor table up to the highest number used.
+        let cap = limit.min(1024);
+        let floor = (cap - cap / 8).max(10);
+        let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, floor);
+        if high < 0 {
+            return fd;
+        }
+        libc::close(fd);
+        high
+    }
+}
+
+/// Publishes `fd` as this process's trace file.
+fn publish(fd: i32, me: u32) {
+    let (dev, ino) = identity(fd).unwrap_or((0, 0));
+    FD_DEV.store(dev, Ordering::Release);
+    FD_INO.store(ino, Ordering::Release);
+    FD.store(fd, Ordering::Release);
+    FD_PID.store(me, Ordering::Release);
+}
+
 /// Opens (or, after a fork, re-opens) the trace file and writes the header.
 /// Returns the descriptor to write to, or None when tracing is off/broken.
 fn fd(me: u32) -> Option<i32> {
@@ -110,41 +174,53 @@ fn fd(me: u32) -> Option<i32> {
     if BROKEN_PID.load(Ordering::Relaxed) == me {
         return None;
     }
-    // Only one thread opens; the others wait for it. After a fork the child
-    // is single-threaded, so this only contends in a brand-new process.
-    while OPENING
-        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        if FD_PID.load(Ordering::Acquire) == me {
-            let fd = FD.load(Ordering::Acquire);
-            return (fd >= 0).then_some(fd);
+    // Only one thread opens; the others wait for it. The flag holds the
+    // opener's pid, so a child forked while a parent thread was opening
+    // (that thread does not exist in the child) takes it over.
+    loop {
+        match OPENING.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(h) if h != me => {
+                if OPENING
+                    .compare_exchange(h, me, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    break;
+                }
+            }
+            Err(_) => {
+                if FD_PID.load(Ordering::Acquire) == me {
+                    let fd = FD.load(Ordering::Acquire);
+                    return (fd >= 0).then_some(fd);
+                }
+                std::thread::yield_now();
+            }
         }
-        std::thread::yield_now();
     }
     let forked = FD_PID.load(Ordering::Relaxed) != 0;
     let old = FD.swap(-1, Ordering::AcqRel);
-    if old >= 0 {
+    if is_ours(old) {
         // Inherited from the parent across fork: the parent keeps its own.
-        // SAFETY: this descriptor is ours (opened by this module).
+        // SAFETY: the descriptor still refers to our trace file.
         unsafe { libc::close(old) };
     }
     SEQ.store(0, Ordering::Relaxed);
     // SAFETY: getppid has no preconditions.
     PPID.store(unsafe { libc::getppid() } as u32, Ordering::Relaxed);
     let result = open_trace_file(&cfg.dir, me);
-    match result {
-        Ok(fd) => {
-            FD.store(fd, Ordering::Release);
-            FD_PID.store(me, Ordering::Release);
-            OPENING.store(false, Ordering::Release);
+    let out = match result {
+        Ok((fd, path)) => {
+            let fd = move_high(fd);
+            FD_PATH.with(|p| *p = path);
+            // The header goes first: no other thread can see the file
+            // before it is published.
             write_header(fd, cfg, if forked { "fork" } else { "exec" });
+            publish(fd, me);
             Some(fd)
         }
         Err(err) => {
             BROKEN_PID.store(me, Ordering::Relaxed);
             FD_PID.store(me, Ordering::Release);
-            OPENING.store(false, Ordering::Release);
             // One clear message; the program itself runs on untouched.
             let msg = format!(
                 "cudnn-trace: cannot write a trace file in {:?}: {err}; process {me} is not traced\n",
@@ -154,10 +230,38 @@ fn fd(me: u32) -> Option<i32> {
             unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
             None
         }
-    }
+    };
+    OPENING.store(0, Ordering::Release);
+    out
 }
 
-fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<i32> {
+/// The descriptor to write the next event to: the published one if it is
+/// still our file, else the file reopened (appending) on a new descriptor.
+fn checked_fd(me: u32) -> Option<i32> {
+    let fd = fd(me)?;
+    if is_ours(fd) {
+        return Some(fd);
+    }
+    // The program closed our descriptor (and may have reused the number):
+    // leave that number alone and reopen our file.
+    let path = FD_PATH.with(|p| p.clone());
+    let c = CString::new(path).ok()?;
+    // SAFETY: valid C string.
+    let new = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC,
+        )
+    };
+    if new < 0 {
+        return None;
+    }
+    let new = move_high(new);
+    publish(new, me);
+    Some(new)
+}
+
+fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<(i32, Vec<u8>)> {
     for n in 0..10_000u32 {
         let mut path = dir.to_vec();
         path.extend_from_slice(b"/");
@@ -167,7 +271,7 @@ fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<i32> {
             path.extend_from_slice(n.to_string().as_bytes());
         }
         path.extend_from_slice(b".jsonl");
-        let c = CString::new(path).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        let c = CString::new(path.clone()).map_err(|_| std::io::ErrorKind::InvalidInput)?;
         // SAFETY: valid C string; flags are plain ints.
         let fd = unsafe {
             libc::open(
@@ -177,7 +281,7 @@ fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<i32> {
             )
         };
         if fd >= 0 {
-            return Ok(fd);
+            return Ok((fd, path));
         }
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EEXIST) {
@@ -269,7 +373,7 @@ pub fn ensure_open() {
 /// ones. Returns the event's `seq` (0 when nothing was written).
 pub fn emit(kind: &str, build: impl FnOnce(&mut Line<'_>)) -> u64 {
     let me = pid();
-    let Some(fd) = fd(me) else { return 0 };
+    let Some(fd) = checked_fd(me) else { return 0 };
     let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
     let mut buf = Vec::with_capacity(512);
     let mut l = Line::new(&mut buf);

@@ -708,6 +708,15 @@ fn check_expectations(built: &Built, run: &Run, traces: &[ProcessTrace], o: &mut
             ));
         }
     }
+    // And nothing else: objects closed at exit (_dl_fini, every namespace)
+    // are not unloads.
+    let wanted: Vec<String> = built.spec.unloads.iter().map(|p| abs(p, b)).collect();
+    for u in unloads.iter().filter(|u| !wanted.contains(u)) {
+        o.failures.push(format!(
+            "unload event for {} that scenario.env does not expect (only dlclose unloads)",
+            show(u, b)
+        ));
+    }
 }
 
 fn lmid_matches(v: &str, lmid: i64) -> bool {

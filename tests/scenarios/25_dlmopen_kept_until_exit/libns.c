@@ -1,0 +1,1 @@
+int ns_value(void) { return 25; }
