@@ -80,6 +80,9 @@ static TABLE: Bridge = Bridge {
 
 /// This copy's own file name, as the loader knows it (set in `la_version`).
 static OWN_BASENAME: AtomicUsize = AtomicUsize::new(0);
+/// This copy's file identity (device, inode).
+static OWN_DEV: AtomicUsize = AtomicUsize::new(0);
+static OWN_INO: AtomicUsize = AtomicUsize::new(0);
 
 /// Remembers this copy's file name (audit role, from `la_version`).
 pub fn init_own_name() {
@@ -91,6 +94,10 @@ pub fn init_own_name() {
         // SAFETY: dladdr returns a NUL-terminated name owned by the loader.
         let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
         let base = name.rsplit(|&c| c == b'/').next().unwrap_or(name).to_vec();
+        if let Some(st) = crate::elf::stat(name) {
+            OWN_DEV.store(st.st_dev as usize, Ordering::Release);
+            OWN_INO.store(st.st_ino as usize, Ordering::Release);
+        }
         OWN_BASENAME.store(Box::into_raw(Box::new(base)) as usize, Ordering::Release);
     }
 }
@@ -107,6 +114,17 @@ pub unsafe fn maybe_install(map: *mut LinkMap, l_name: &[u8], lmid: i64) {
     }
     let own: &Vec<u8> = &*own;
     if l_name.rsplit(|&c| c == b'/').next() != Some(own.as_slice()) {
+        return;
+    }
+    // The same file, not just the same name: only then are the offsets of
+    // this image valid in the twin's (another library called libcdtrace.so,
+    // or another build of the shim, must never be written into).
+    let Some(st) = crate::elf::stat(l_name) else {
+        return;
+    };
+    if st.st_dev as usize != OWN_DEV.load(Ordering::Acquire)
+        || st.st_ino as usize != OWN_INO.load(Ordering::Acquire)
+    {
         return;
     }
     let base = (*map).l_addr;
