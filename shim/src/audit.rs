@@ -24,7 +24,7 @@ use crate::lock::ForkSafeLock;
 use crate::sys::*;
 use crate::trace;
 use cudnn_trace_format::{cuda_family, ev, json::Line, reason, tried, via};
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -109,16 +109,87 @@ struct AwaitingText {
     names: Vec<Vec<u8>>,
 }
 
+/// What one thread has in progress with the loader.
+#[derive(Default)]
 struct ThreadState {
     search: Option<Search>,
     requests: Vec<Request>,
-    awaiting: Option<AwaitingText>,
+    /// Set while `with_thread` runs, so a re-entry gets nothing.
+    busy: bool,
+    /// Listed in [`LEFT_BUSY`].
+    listed: bool,
+}
+
+impl ThreadState {
+    fn idle(&self) -> bool {
+        self.search.is_none() && self.requests.is_empty()
+    }
 }
 
 thread_local! {
-    static THREAD: RefCell<ThreadState> = const {
-        RefCell::new(ThreadState { search: None, requests: Vec::new(), awaiting: None })
-    };
+    /// The thread's state, allocated while something is in progress and
+    /// freed as soon as it is idle. A plain pointer, so that no thread-exit
+    /// destructor is registered: the audit namespace's libc never runs those
+    /// (it does not see the program's threads exit), and what they own would
+    /// stay behind for every thread that ever loaded a library.
+    static THREAD: Cell<*mut ThreadState> = const { Cell::new(core::ptr::null_mut()) };
+}
+
+/// Failures whose error text a thread may still read with `dlerror()`,
+/// by thread id: global and bounded rather than per-thread, for the same
+/// reason as [`THREAD`].
+static AWAITING: ForkSafeLock<Vec<(u32, AwaitingText)>> = ForkSafeLock::new(Vec::new());
+
+/// States of threads left with something in progress (without the preload
+/// role, a failed search is only judged at the thread's next loader call,
+/// which never comes if the thread exits). When the list grows, the states
+/// of threads that no longer exist are freed. (thread id, state).
+static LEFT_BUSY: ForkSafeLock<Vec<(u32, usize)>> = ForkSafeLock::new(Vec::new());
+
+fn list_left_busy(p: *mut ThreadState) {
+    let tid = trace::tid();
+    let pid = trace::pid();
+    LEFT_BUSY.with(|v| {
+        if v.len() >= 256 {
+            v.retain(|&(t, state)| {
+                // SAFETY: signal 0 only checks that the thread exists.
+                let gone = unsafe { libc::syscall(libc::SYS_tgkill, pid, t, 0) } != 0
+                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+                if gone {
+                    // SAFETY: the thread that owned it is gone; nothing else
+                    // holds this pointer.
+                    drop(unsafe { Box::from_raw(state as *mut ThreadState) });
+                }
+                !gone
+            });
+        }
+        v.push((tid, p as usize));
+    });
+}
+
+fn unlist(p: *mut ThreadState) {
+    LEFT_BUSY.with(|v| v.retain(|&(_, state)| state != p as usize));
+}
+
+fn set_awaiting(a: Option<AwaitingText>) {
+    let tid = trace::tid();
+    AWAITING.with(|v| {
+        v.retain(|(t, _)| *t != tid);
+        if let Some(a) = a {
+            if v.len() >= 64 {
+                v.remove(0);
+            }
+            v.push((tid, a));
+        }
+    });
+}
+
+fn take_awaiting() -> Option<AwaitingText> {
+    let tid = trace::tid();
+    AWAITING.with(|v| {
+        let i = v.iter().position(|(t, _)| *t == tid)?;
+        Some(v.remove(i).1)
+    })
 }
 
 /// What the shim remembers about each mapped object.
@@ -202,9 +273,35 @@ fn dirname(p: &[u8]) -> &[u8] {
 }
 
 fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
-    // try_with: the thread may be exiting; try_borrow_mut: never re-enter.
     THREAD
-        .try_with(|t| t.try_borrow_mut().ok().map(|mut t| f(&mut t)))
+        .try_with(|cell| {
+            let mut p = cell.get();
+            if p.is_null() {
+                p = Box::into_raw(Box::default());
+                cell.set(p);
+            }
+            // SAFETY: only this thread ever sees this pointer, and `busy`
+            // keeps a re-entered call from taking a second reference.
+            let ts = unsafe { &mut *p };
+            if ts.busy {
+                return None;
+            }
+            ts.busy = true;
+            let r = f(ts);
+            ts.busy = false;
+            if ts.idle() {
+                if ts.listed {
+                    unlist(p);
+                }
+                cell.set(core::ptr::null_mut());
+                // SAFETY: allocated above by Box, no reference outlives this.
+                drop(unsafe { Box::from_raw(p) });
+            } else if !ts.listed {
+                ts.listed = true;
+                list_left_busy(p);
+            }
+            Some(r)
+        })
         .ok()
         .flatten()
 }
@@ -578,7 +675,7 @@ unsafe fn flush_pending(ts: &mut ThreadState) {
         if finish_unmapped(ts, s, None, None).is_some() {
             // A newer failure: a dlerror() text read from now on is not
             // about the one that was waiting for it.
-            ts.awaiting = None;
+            set_awaiting(None);
         }
     }
 }
@@ -872,7 +969,7 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
                 let seq = finish_unmapped(ts, s, Some(true), Some(errno));
                 ts.requests.pop();
                 if let Some(seq) = seq {
-                    ts.awaiting = Some(AwaitingText { seq, names });
+                    set_awaiting(Some(AwaitingText { seq, names }));
                 }
                 return;
             }
@@ -909,7 +1006,7 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
             l.bool("dependency_failed", dep_failed);
         });
         if seq != 0 {
-            ts.awaiting = Some(AwaitingText { seq, names });
+            set_awaiting(Some(AwaitingText { seq, names }));
         }
     });
 }
@@ -964,22 +1061,29 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
     });
 }
 
+/// The calling thread is exiting: judge what it left open now, on this
+/// thread (so the event carries its id), and free its state.
+pub unsafe fn thread_exit() {
+    with_thread(|ts| {
+        flush_pending(ts);
+        ts.requests.clear();
+    });
+}
+
 /// The program read `text` from `dlerror()`: attach it to this thread's last
 /// failure when the message is about that failure.
 pub unsafe fn error_text(text: *const libc::c_char) {
     let text = CStr::from_ptr(text).to_bytes();
-    with_thread(|ts| {
-        let Some(a) = ts.awaiting.take() else { return };
-        let about_it = a.names.iter().any(|n| {
-            let b = basename(n);
-            !b.is_empty() && text.windows(b.len()).any(|w| w == b)
-        });
-        if about_it {
-            trace::emit(ev::DLERROR, |l| {
-                l.u64("req", a.seq).bytes("error", text);
-            });
-        }
+    let Some(a) = take_awaiting() else { return };
+    let about_it = a.names.iter().any(|n| {
+        let b = basename(n);
+        !b.is_empty() && text.windows(b.len()).any(|w| w == b)
     });
+    if about_it {
+        trace::emit(ev::DLERROR, |l| {
+            l.u64("req", a.seq).bytes("error", text);
+        });
+    }
 }
 
 pub fn mark_preload_active() {

@@ -30,6 +30,9 @@ pub struct Bridge {
     pub end: unsafe extern "C" fn(token: u64, result: *mut c_void, errno: c_int),
     /// The program read this text from `dlerror()`.
     pub error_text: unsafe extern "C" fn(text: *const c_char),
+    /// The calling thread is exiting (from a pthread key destructor, which
+    /// the program's libc runs; the audit namespace's libc never sees it).
+    pub thread_exit: unsafe extern "C" fn(),
 }
 
 /// In the preload copy: the audit copy's table, or null (audit role absent).
@@ -72,10 +75,15 @@ unsafe extern "C" fn error_text(text: *const c_char) {
     crate::guard((), || crate::audit::error_text(text))
 }
 
+unsafe extern "C" fn thread_exit() {
+    crate::guard((), || crate::audit::thread_exit())
+}
+
 static TABLE: Bridge = Bridge {
     begin,
     end,
     error_text,
+    thread_exit,
 };
 
 /// This copy's own file name, as the loader knows it (set in `la_version`).

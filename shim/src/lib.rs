@@ -17,6 +17,7 @@
 //! thread, timer or signal handler; one `write(2)` per event; preserve
 //! `errno` and the `dlerror()` state of the program.
 
+mod alloc;
 mod audit;
 mod bridge;
 mod elf;
@@ -28,6 +29,10 @@ mod trace;
 use core::ffi::{c_char, c_long};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use sys::LinkMap;
+
+/// Never the audit libc's malloc: see `alloc.rs`.
+#[global_allocator]
+static ALLOC: alloc::ShimAlloc = alloc::ShimAlloc;
 
 /// Runs `f`, turning a panic into `default`: a bug in the shim must cost a
 /// trace event, never the traced program.

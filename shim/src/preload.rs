@@ -251,13 +251,63 @@ extern "C" fn cdt_enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize
     out
 }
 
+/// State of [`EXIT_KEY`]: 0 not created, 1 being created, 2 ready, 3 failed.
+static EXIT_KEY_STATE: AtomicU8 = AtomicU8::new(0);
+static EXIT_KEY: AtomicUsize = AtomicUsize::new(0);
+
+/// Destructor of [`EXIT_KEY`], run by the program's libc when a thread that
+/// used the hooks exits.
+unsafe extern "C" fn on_thread_exit(_value: *mut c_void) {
+    let bridge = BRIDGE.load(Ordering::Acquire);
+    if !bridge.is_null() {
+        let saved = *errno_slot();
+        crate::guard((), || ((*bridge).thread_exit)());
+        *errno_slot() = saved;
+    }
+}
+
+/// Arranges for [`on_thread_exit`] to run when this thread exits: a load
+/// whose outcome the hook could not see (a `dlopen` tail-called from a
+/// thread's start routine returns into libc, which has no `_fini` to detour
+/// through) is then still judged, before the thread is gone.
+unsafe fn watch_thread_exit() {
+    match EXIT_KEY_STATE.load(Ordering::Acquire) {
+        2 => {
+            let key = EXIT_KEY.load(Ordering::Relaxed) as libc::pthread_key_t;
+            if libc::pthread_getspecific(key).is_null() {
+                libc::pthread_setspecific(key, core::ptr::dangling::<c_void>());
+                // any non-null marker
+            }
+        }
+        0 if EXIT_KEY_STATE
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok() =>
+        {
+            let mut key: libc::pthread_key_t = 0;
+            if libc::pthread_key_create(&mut key, Some(on_thread_exit)) == 0 {
+                EXIT_KEY.store(key as usize, Ordering::Relaxed);
+                EXIT_KEY_STATE.store(2, Ordering::Release);
+                libc::pthread_setspecific(key, core::ptr::dangling::<c_void>());
+            // any non-null marker
+            } else {
+                EXIT_KEY_STATE.store(3, Ordering::Release);
+            }
+        }
+        _ => {}
+    }
+}
+
 unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Enter {
     let none = Enter {
         gadget: 0,
         token: 0,
     };
     let bridge = BRIDGE.load(Ordering::Acquire);
-    if bridge.is_null() || shadow_stack_active() {
+    if bridge.is_null() {
+        return none;
+    }
+    watch_thread_exit();
+    if shadow_stack_active() {
         return none;
     }
     let (name, mode, lmid) = if kind == KIND_DLOPEN {
