@@ -5,23 +5,29 @@
 //! per-thread cache and arena attachment for every thread that ever called
 //! it, about 4 KB per thread (a server spawning a thread per request that
 //! dlopens grew by 81 MB over 20,000 threads). So the shim does not use that
-//! malloc: small blocks come from size-class free lists carved out of mmap'd
-//! slabs, large ones straight from mmap, all under one fork-safe lock, with
-//! nothing kept per thread.
+//! malloc: small blocks come from lock-free size-class free lists carved out
+//! of mmap'd slabs, large ones straight from mmap, with nothing per thread.
+//!
+//! Lock-free rather than locked: a lock here would cost a system call per
+//! allocation to stay safe in a child forked while another thread held it
+//! (see `lock.rs`); a compare-and-swap list cannot be left held. Slabs are
+//! never unmapped, so reading a block's link is always safe, and a
+//! generation count in the head's upper bits defeats ABA.
 
-use crate::lock::ForkSafeLock;
 use core::alloc::{GlobalAlloc, Layout};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Size classes 16, 32, …, 4096 bytes.
 const CLASSES: usize = 9;
 const MIN_SHIFT: usize = 4;
 const SLAB: usize = 64 * 1024;
+/// User-space addresses fit in 48 bits on x86_64 and aarch64 (4-level
+/// paging); the upper 16 bits of a list head count updates.
+const ADDR_BITS: u32 = 48;
+const ADDR_MASK: u64 = (1 << ADDR_BITS) - 1;
 
-struct Lists {
-    free: [usize; CLASSES],
-}
-
-static LISTS: ForkSafeLock<Lists> = ForkSafeLock::new(Lists { free: [0; CLASSES] });
+/// Head of each class's free list: block address | generation << 48.
+static HEADS: [AtomicU64; CLASSES] = [const { AtomicU64::new(0) }; CLASSES];
 
 fn class_of(size: usize) -> Option<usize> {
     let size = size.max(1 << MIN_SHIFT).next_power_of_two();
@@ -38,10 +44,43 @@ unsafe fn map(len: usize) -> *mut u8 {
         -1,
         0,
     );
-    if p == libc::MAP_FAILED {
+    if p == libc::MAP_FAILED || (p as u64) & !ADDR_MASK != 0 {
         core::ptr::null_mut()
     } else {
         p.cast()
+    }
+}
+
+/// Pushes the chain `first..=last` (already linked) onto class `c`.
+unsafe fn push_chain(c: usize, first: *mut u8, last: *mut u8) {
+    let head = &HEADS[c];
+    let mut cur = head.load(Ordering::Acquire);
+    loop {
+        *(last as *mut u64) = cur & ADDR_MASK;
+        let next = (first as u64) | ((cur >> ADDR_BITS).wrapping_add(1) << ADDR_BITS);
+        match head.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return,
+            Err(seen) => cur = seen,
+        }
+    }
+}
+
+unsafe fn pop(c: usize) -> *mut u8 {
+    let head = &HEADS[c];
+    let mut cur = head.load(Ordering::Acquire);
+    loop {
+        let block = cur & ADDR_MASK;
+        if block == 0 {
+            return core::ptr::null_mut();
+        }
+        // The block may be popped and reused by another thread meanwhile:
+        // its memory stays mapped, and the generation makes the CAS fail.
+        let next = core::ptr::read_volatile(block as *const u64) & ADDR_MASK;
+        let new = next | ((cur >> ADDR_BITS).wrapping_add(1) << ADDR_BITS);
+        match head.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return block as *mut u8,
+            Err(seen) => cur = seen,
+        }
     }
 }
 
@@ -56,25 +95,23 @@ unsafe impl GlobalAlloc for ShimAlloc {
             // Large: its own mapping, page aligned.
             return map(layout.size());
         };
-        let size = 1usize << (c + MIN_SHIFT);
-        LISTS.with(|l| {
-            if l.free[c] == 0 {
-                let slab = map(SLAB);
-                if slab.is_null() {
-                    return core::ptr::null_mut();
-                }
-                // Thread the new slab's blocks onto the free list.
-                let n = SLAB / size;
-                for i in (0..n).rev() {
-                    let b = slab.add(i * size);
-                    *(b as *mut usize) = l.free[c];
-                    l.free[c] = b as usize;
-                }
+        loop {
+            let b = pop(c);
+            if !b.is_null() {
+                return b;
             }
-            let b = l.free[c] as *mut u8;
-            l.free[c] = *(b as *const usize);
-            b
-        })
+            // Empty: link a new slab's blocks and publish them at once.
+            let size = 1usize << (c + MIN_SHIFT);
+            let slab = map(SLAB);
+            if slab.is_null() {
+                return core::ptr::null_mut();
+            }
+            let n = SLAB / size;
+            for i in 0..n - 1 {
+                *(slab.add(i * size) as *mut u64) = slab.add((i + 1) * size) as u64;
+            }
+            push_chain(c, slab, slab.add((n - 1) * size));
+        }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -83,10 +120,7 @@ unsafe impl GlobalAlloc for ShimAlloc {
             None => {
                 libc::munmap(ptr.cast(), layout.size());
             }
-            Some(c) => LISTS.with(|l| {
-                *(ptr as *mut usize) = l.free[c];
-                l.free[c] = ptr as usize;
-            }),
+            Some(c) => push_chain(c, ptr, ptr),
         }
     }
 }

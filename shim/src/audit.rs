@@ -69,11 +69,8 @@ impl Search {
     /// recorded: this runs for every name every object asks for.
     unsafe fn new(name: Vec<u8>, requester: usize) -> Search {
         let recorded = wants(&name, &name).is_some();
-        let needed = recorded
-            && requester != 0
-            && elf::dyn_info(requester as *const LinkMap)
-                .needed
-                .contains(&name);
+        let needed =
+            recorded && requester != 0 && elf::has_needed(requester as *const LinkMap, &name);
         Search {
             requester_path: if recorded {
                 map_path(requester)
@@ -750,10 +747,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
                 requester: search
                     .as_ref()
                     .filter(|s| {
-                        s.requester != 0
-                            && elf::dyn_info(s.requester as *const LinkMap)
-                                .needed
-                                .contains(&s.name)
+                        s.requester != 0 && elf::has_needed(s.requester as *const LinkMap, &s.name)
                     })
                     .map_or(0, |s| s.requester),
                 recorded: fam.is_some(),
@@ -776,9 +770,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         if !s.recorded && s.requester != 0 {
             s.requester_path = map_path(s.requester);
             s.requester_lmid = obj_lmid(s.requester);
-            s.needed = elf::dyn_info(s.requester as *const LinkMap)
-                .needed
-                .contains(&s.name);
+            s.needed = elf::has_needed(s.requester as *const LinkMap, &s.name);
         }
         s
     });

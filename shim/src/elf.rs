@@ -83,6 +83,44 @@ pub unsafe fn dyn_info(map: *const LinkMap) -> DynInfo {
     info
 }
 
+/// Whether `name` is one of the DT_NEEDED entries of a loaded object,
+/// compared in place (this runs for every object the loader maps).
+///
+/// # Safety
+/// As for [`dyn_info`].
+pub unsafe fn has_needed(map: *const LinkMap, name: &[u8]) -> bool {
+    let l_addr = (*map).l_addr;
+    let mut d = (*map).l_ld;
+    if d.is_null() {
+        return false;
+    }
+    let mut strtab = 0usize;
+    let mut needed = [0usize; 64];
+    let mut n = 0;
+    for _ in 0..4096 {
+        let e = *d;
+        match e.d_tag {
+            DT_NULL => break,
+            DT_STRTAB => strtab = e.d_val as usize,
+            DT_NEEDED if n < needed.len() => {
+                needed[n] = e.d_val as usize;
+                n += 1;
+            }
+            _ => {}
+        }
+        d = d.add(1);
+    }
+    if strtab == 0 {
+        return false;
+    }
+    if l_addr != 0 && strtab < l_addr {
+        strtab += l_addr;
+    }
+    needed[..n]
+        .iter()
+        .any(|&off| CStr::from_ptr((strtab + off) as *const libc::c_char).to_bytes() == name)
+}
+
 /// Identity of a file on disk.
 pub struct FileInfo {
     /// The path with symlinks resolved (from the open descriptor).
