@@ -31,55 +31,78 @@ pub unsafe fn l_name(map: *const LinkMap) -> Vec<u8> {
     }
 }
 
-/// Reads the dynamic section of a loaded object.
+/// The entries of a loaded object's dynamic section, in memory.
 ///
 /// # Safety
 /// `map` must be a live `struct link_map` whose dynamic section the loader
 /// has already processed (true in and after `la_objopen`).
-pub unsafe fn dyn_info(map: *const LinkMap) -> DynInfo {
-    let mut info = DynInfo::default();
-    let l_addr = (*map).l_addr;
+pub unsafe fn dyn_entries(map: *const LinkMap) -> impl Iterator<Item = (i64, u64)> {
     let mut d = (*map).l_ld;
-    if d.is_null() {
-        return info;
-    }
-    let mut strtab: usize = 0;
-    let (mut soname, mut rpath, mut runpath) = (None, None, None);
-    let mut needed = Vec::new();
     // The dynamic section of a real object is short; the bound only guards
     // against a corrupt one.
-    for _ in 0..4096 {
-        let e = *d;
-        match e.d_tag {
-            DT_NULL => break,
-            DT_STRTAB => strtab = e.d_val as usize,
-            DT_SONAME => soname = Some(e.d_val as usize),
-            DT_RPATH => rpath = Some(e.d_val as usize),
-            DT_RUNPATH => runpath = Some(e.d_val as usize),
-            DT_NEEDED => needed.push(e.d_val as usize),
-            _ => {}
+    (0..4096).map_while(move |_| {
+        if d.is_null() || (*d).d_tag == DT_NULL {
+            return None;
         }
+        let e = *d;
         d = d.add(1);
+        Some((e.d_tag, e.d_val))
+    })
+}
+
+/// The run-time address of an address-valued dynamic entry (`d_ptr`).
+///
+/// glibc relocates those in place when the dynamic section is writable
+/// (every ordinary object), but leaves them as file addresses for read-only
+/// ones (the vDSO). File addresses of a shared object are small offsets, far
+/// below its load address.
+pub fn dyn_addr(l_addr: usize, d_ptr: u64) -> usize {
+    let p = d_ptr as usize;
+    if l_addr != 0 && p < l_addr {
+        p + l_addr
+    } else {
+        p
     }
+}
+
+/// The string at `off` in the string table at `strtab`.
+///
+/// # Safety
+/// `strtab` is a loaded object's DT_STRTAB address and `off` an offset from
+/// its dynamic section.
+unsafe fn dyn_str<'a>(strtab: usize, off: u64) -> &'a [u8] {
+    CStr::from_ptr((strtab + off as usize) as *const libc::c_char).to_bytes()
+}
+
+fn strtab_of(map: *const LinkMap, entries: &[(i64, u64)]) -> usize {
+    entries
+        .iter()
+        .find(|(t, _)| *t == DT_STRTAB)
+        // SAFETY: reading the l_addr field of a live link map.
+        .map_or(0, |&(_, v)| dyn_addr(unsafe { (*map).l_addr }, v))
+}
+
+/// Reads the strings of a loaded object's dynamic section.
+///
+/// # Safety
+/// As for [`dyn_entries`].
+pub unsafe fn dyn_info(map: *const LinkMap) -> DynInfo {
+    let entries: Vec<(i64, u64)> = dyn_entries(map).collect();
+    let strtab = strtab_of(map, &entries);
+    let mut info = DynInfo::default();
     if strtab == 0 {
         return info;
     }
-    // glibc relocates DT_STRTAB in place when the dynamic section is
-    // writable (every ordinary object), but leaves it as a file address for
-    // read-only ones (the vDSO). File addresses of a shared object are small
-    // offsets, far below its load address.
-    if l_addr != 0 && strtab < l_addr {
-        strtab += l_addr;
+    for &(tag, val) in &entries {
+        let s = || Some(dyn_str(strtab, val).to_vec());
+        match tag {
+            DT_SONAME => info.soname = s(),
+            DT_RPATH => info.rpath = s(),
+            DT_RUNPATH => info.runpath = s(),
+            DT_NEEDED => info.needed.extend(s()),
+            _ => {}
+        }
     }
-    let s = |off: usize| {
-        CStr::from_ptr((strtab + off) as *const libc::c_char)
-            .to_bytes()
-            .to_vec()
-    };
-    info.soname = soname.map(s);
-    info.rpath = rpath.map(s);
-    info.runpath = runpath.map(s);
-    info.needed = needed.into_iter().map(s).collect();
     info
 }
 
@@ -87,38 +110,15 @@ pub unsafe fn dyn_info(map: *const LinkMap) -> DynInfo {
 /// compared in place (this runs for every object the loader maps).
 ///
 /// # Safety
-/// As for [`dyn_info`].
+/// As for [`dyn_entries`].
 pub unsafe fn has_needed(map: *const LinkMap, name: &[u8]) -> bool {
-    let l_addr = (*map).l_addr;
-    let mut d = (*map).l_ld;
-    if d.is_null() {
+    let Some(strtab) = dyn_entries(map)
+        .find(|(t, _)| *t == DT_STRTAB)
+        .map(|(_, v)| dyn_addr((*map).l_addr, v))
+    else {
         return false;
-    }
-    let mut strtab = 0usize;
-    let mut needed = [0usize; 64];
-    let mut n = 0;
-    for _ in 0..4096 {
-        let e = *d;
-        match e.d_tag {
-            DT_NULL => break,
-            DT_STRTAB => strtab = e.d_val as usize,
-            DT_NEEDED if n < needed.len() => {
-                needed[n] = e.d_val as usize;
-                n += 1;
-            }
-            _ => {}
-        }
-        d = d.add(1);
-    }
-    if strtab == 0 {
-        return false;
-    }
-    if l_addr != 0 && strtab < l_addr {
-        strtab += l_addr;
-    }
-    needed[..n]
-        .iter()
-        .any(|&off| CStr::from_ptr((strtab + off) as *const libc::c_char).to_bytes() == name)
+    };
+    dyn_entries(map).any(|(t, v)| t == DT_NEEDED && dyn_str(strtab, v) == name)
 }
 
 /// Identity of a file on disk.

@@ -177,20 +177,13 @@ unsafe fn in_exec_segment(ehdr: usize, bias: usize, addr: usize, len: usize) -> 
 #[cfg(target_arch = "x86_64")]
 unsafe fn find_gadget(map: *mut LinkMap, ehdr: usize) -> usize {
     let bias = (*map).l_addr;
-    let mut d = (*map).l_ld;
-    if d.is_null() {
-        return 0;
-    }
     let (mut fini, mut init) = (0usize, 0usize);
-    for _ in 0..4096 {
-        let e = *d;
-        match e.d_tag {
-            DT_NULL => break,
-            DT_FINI => fini = e.d_val as usize,
-            DT_INIT => init = e.d_val as usize,
+    for (tag, val) in crate::elf::dyn_entries(map) {
+        match tag {
+            DT_FINI => fini = val as usize,
+            DT_INIT => init = val as usize,
             _ => {}
         }
-        d = d.add(1);
     }
     const SCAN: usize = 32;
     for f in [fini, init] {
@@ -495,28 +488,16 @@ unsafe fn libc_symbol(name: &[u8]) -> usize {
         return 0;
     }
     let base = (*libc_map).l_addr;
-    // Relocated in place by glibc for an ordinary (writable) dynamic section.
-    let addr = |p: u64| {
-        let p = p as usize;
-        if base != 0 && p < base {
-            p + base
-        } else {
-            p
-        }
-    };
+    let addr = |p: u64| crate::elf::dyn_addr(base, p);
     let (mut symtab, mut strtab, mut gnu_hash, mut versym) = (0usize, 0usize, 0usize, 0usize);
-    let mut d = (*libc_map).l_ld;
-    for _ in 0..4096 {
-        let e = *d;
-        match e.d_tag {
-            DT_NULL => break,
-            DT_SYMTAB => symtab = addr(e.d_val),
-            DT_STRTAB => strtab = addr(e.d_val),
-            DT_GNU_HASH => gnu_hash = addr(e.d_val),
-            DT_VERSYM => versym = addr(e.d_val),
+    for (tag, val) in crate::elf::dyn_entries(libc_map) {
+        match tag {
+            DT_SYMTAB => symtab = addr(val),
+            DT_STRTAB => strtab = addr(val),
+            DT_GNU_HASH => gnu_hash = addr(val),
+            DT_VERSYM => versym = addr(val),
             _ => {}
         }
-        d = d.add(1);
     }
     if symtab == 0 || strtab == 0 || gnu_hash == 0 {
         return 0;
