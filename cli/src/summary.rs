@@ -820,7 +820,10 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
     );
     let errors = f.errors();
     if errors.is_empty() {
-        let _ = writeln!(out, "{body}        error: not seen by the shim");
+        let _ = writeln!(
+            out,
+            "{body}        error: not read by the program (it did not call dlerror)"
+        );
     }
     for e in errors {
         let _ = writeln!(out, "{body}        error: {e}");
@@ -1236,7 +1239,7 @@ mod tests {
             ),
             "{out}"
         );
-        assert!(!out.contains("not seen by the shim"), "{out}");
+        assert!(!out.contains("not read by the program"), "{out}");
     }
 
     #[test]
@@ -1268,7 +1271,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("RUNPATH          /l [rejected]"), "{text}");
-        assert!(text.contains("error: not seen by the shim"), "{text}");
+        assert!(
+            text.contains("error: not read by the program (it did not call dlerror)"),
+            "{text}"
+        );
     }
 
     #[test]
