@@ -7,7 +7,7 @@
 //! cargo test -p cudnn-trace-integration --test launcher
 //! ```
 //!
-//! What is checked: exit statuses (127/126, the program's own, 128+N), that
+//! What is checked: exit statuses (127/126, the program's own, death by its signal), that
 //! the program's stdin/stdout/stderr pass through byte for byte, the warnings
 //! for programs that cannot be traced (static, setuid), children (fork +
 //! exec), the user's own LD_PRELOAD/LD_LIBRARY_PATH, nested launchers, where
@@ -224,7 +224,7 @@ fn exit_status_and_output_pass_through() {
 }
 
 #[test]
-fn death_by_signal_is_128_plus_n() {
+fn death_by_signal_is_the_same_signal() {
     let d = work_dir("signal");
     build_io(&d);
     let b = run(bare_with("./io", &d, &["segv"]), None);
@@ -238,9 +238,10 @@ fn death_by_signal_is_128_plus_n() {
     let mut cmd = launcher(&d);
     cmd.args(["--out", "t", "--", "./io", "segv"]);
     let t = run(cmd, None);
-    // The launcher itself exits normally, with 128+11; it does not re-raise.
-    assert_eq!(t.signal(), None, "{}", t.show());
-    assert_eq!(t.code(), Some(128 + 11), "{}", t.show());
+    // The launcher ends the way the program did: by the same signal (a
+    // shell shows 128+11; a waitpid parent sees WIFSIGNALED, as without it).
+    assert_eq!(t.signal(), Some(11), "{}", t.show());
+    assert_eq!(t.code(), None, "{}", t.show());
     assert!(t.stdout == b.stdout, "stdout differs from the bare run");
     assert!(t.stderr.starts_with(&b.stderr), "stderr:\n{}", t.err());
     assert!(
@@ -584,16 +585,16 @@ fn user_preload_and_library_path_stay_in_force() {
     assert_eq!(t.code(), Some(3), "{}", t.show());
     let out = t.out();
     let preload: Vec<&str> = field(&out, "LD_PRELOAD=").split(':').collect();
-    assert_eq!(preload.len(), 2, "shim + the user's preload: {preload:?}");
-    assert!(preload[0].ends_with("/libcdtrace.so"), "{preload:?}");
+    assert_eq!(preload.len(), 2, "the user's preload + shim: {preload:?}");
     assert_eq!(
-        preload[1], pre_s,
-        "the user's preload must stay, after the shim"
+        preload[0], pre_s,
+        "the user's preload must stay, and stay first (sanitizer runtimes need it)"
     );
-    assert_eq!(field(&out, "LD_AUDIT="), preload[0]);
+    assert!(preload[1].ends_with("/libcdtrace.so"), "{preload:?}");
+    assert_eq!(field(&out, "LD_AUDIT="), preload[1]);
     assert_eq!(field(&out, "LD_LIBRARY_PATH="), llp);
     assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
-    assert_eq!(field(&out, "shim file: "), preload[0]);
+    assert_eq!(field(&out, "shim file: "), preload[1]);
     // The user's preload ran in the program, once. (The shell-level
     // LD_PRELOAD also reaches the launcher process itself, which the README
     // documents: that line says "in cudnn-trace" and is not counted here.)
@@ -660,7 +661,7 @@ fn nested_launchers_put_one_shim_in_the_program() {
     let out = t.out();
     assert_eq!(
         field(&out, "LD_PRELOAD="),
-        format!("{}:{}", alt_shim.display(), pre.display())
+        format!("{}:{}", pre.display(), alt_shim.display())
     );
     assert_eq!(field(&out, "LD_AUDIT="), alt_shim.to_str().unwrap());
     assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
@@ -1031,4 +1032,86 @@ fn failed_dlopen_in_a_constructor_is_not_recorded_as_a_load() {
             .any(|f| f["name"] == "libcuda.so.1"),
         "its failed dlopen should be listed: {p:#}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Signals sent to the launcher alone, and the launcher's own death
+
+/// Reads lines of the child's stdout until one equals `want` (or EOF).
+fn wait_for_line(out: &mut impl std::io::BufRead, want: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    while out.read_line(&mut line).unwrap_or(0) > 0 {
+        let l = line.trim_end().to_string();
+        line.clear();
+        let done = l == want;
+        seen.push(l);
+        if done {
+            break;
+        }
+    }
+    seen
+}
+
+/// SIGUSR1 sent to the launcher's pid (Slurm's `--signal=USR1@90` signals
+/// every process of the step) must reach the program, not end the launcher.
+#[test]
+fn usr1_to_the_launcher_reaches_the_program() {
+    use std::io::BufReader;
+    let d = work_dir("usr1");
+    let mut cmd = launcher(&d);
+    cmd.args(["-q", "--out", "t", "--", "sh", "-c"])
+        .arg("trap 'echo got-usr1; exit 0' USR1; echo ready; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; echo timeout")
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("start the launcher");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let first = wait_for_line(&mut out, "ready");
+    assert_eq!(first.last().map(String::as_str), Some("ready"), "{first:?}");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
+    let rest = wait_for_line(&mut out, "got-usr1");
+    let status = child.wait().unwrap();
+    assert_eq!(rest, vec!["got-usr1"], "the program did not get the signal");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// A launcher killed outright (a timeout's SIGKILL) must not leave the
+/// program running orphaned.
+#[test]
+fn killing_the_launcher_takes_the_program_with_it() {
+    use std::io::BufReader;
+    let d = work_dir("pdeathsig");
+    let mut cmd = launcher(&d);
+    cmd.args([
+        "-q",
+        "--out",
+        "t",
+        "--",
+        "sh",
+        "-c",
+        "echo $$; exec sleep 30",
+    ])
+    .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("start the launcher");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let program: i32 = line.trim().parse().expect("the program's pid");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // A killed orphan is reaped by init; until then it is a zombie.
+        let stat = std::fs::read_to_string(format!("/proc/{program}/stat")).unwrap_or_default();
+        stat.is_empty()
+            || stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'))
+    });
+    if !gone {
+        // SAFETY: cleaning up the process this test started.
+        unsafe { libc::kill(program, libc::SIGKILL) };
+    }
+    assert!(gone, "program {program} outlived its launcher");
 }

@@ -30,7 +30,8 @@ Report options:
       --json              print a machine-readable document instead of the text summary
       --all               also list libraries outside the CUDA family (traces taken with --all)
 
-Exit status: the program's own, or 128+N if it died of signal N.
+Exit status: the program's own; if it died of signal N, cudnn-trace ends by the same
+signal (a shell shows 128+N).
 127 when PROGRAM is not found, 126 when it cannot be executed, 125 when cudnn-trace itself
 fails, 2 for usage errors.
 `report` exits 0 when it read at least one trace, 1 when it found none, 2 for usage errors.

@@ -109,6 +109,21 @@ fn make_out_dir(
     })?;
     let abs =
         fs::canonicalize(&dir).map_err(|e| format!("{}: {}", dir.display(), trace::io_msg(&e)))?;
+    // An existing directory may still not take files (permissions, a
+    // read-only mount): find out now, not once per traced process.
+    let probe = abs.join(format!(".cudnn-trace-probe-{launcher_pid}"));
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| {
+            format!(
+                "cannot write in the trace directory {}: {}",
+                dir.display(),
+                trace::io_msg(&e)
+            )
+        })?;
+    let _ = fs::remove_file(&probe);
     if requested.is_some() && trace::looks_like_run(&abs) {
         eprint(&format!(
             "cudnn-trace: warning: {} already holds traces; this run's files are added to them\n",
@@ -171,10 +186,12 @@ fn hostname() -> Option<String> {
 //
 // In every case the launcher itself does not die of these signals: it keeps
 // waiting, so that it can still write launcher.json and the summary (as
-// `system()` ignores SIGINT/SIGQUIT while waiting). Then it exits with the
-// program's status, or 128+N when the program died of signal N, as a shell
-// reports it. It does not re-raise the signal: a SIGSEGV or SIGABRT of its
-// own would be a second, misleading crash (and core file) in the job logs.
+// `system()` ignores SIGINT/SIGQUIT while waiting). Then it ends as the
+// program did: the same exit status, or death by the same signal, with core
+// dumps disabled first (the program made its own). A shell shows 128+N
+// either way, but only a death by signal stops a shell loop on Ctrl-C and
+// gives Python's subprocess the same `returncode` (-N) as without the
+// launcher.
 // A signal sent with kill() to the whole process group from outside the tree
 // still reaches the program twice; that cannot be told apart from one sent to
 // the launcher alone. Signals the launcher inherited as ignored (nohup, a
@@ -182,7 +199,22 @@ fn hostname() -> Option<String> {
 // too.
 // ---------------------------------------------------------------------------
 
-const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
+/// Every signal whose default action ends a process and that someone else
+/// sends (not the synchronous faults): left alone, any of these would end the
+/// launcher and orphan the program (Slurm's `--signal=USR1@90`, for one,
+/// signals every process of a job step).
+const FORWARDED: [i32; 10] = [
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGPWR,
+];
 
 static PIPE_W: AtomicI32 = AtomicI32::new(-1);
 
@@ -305,7 +337,12 @@ fn in_tree(pid: i32, child: i32) -> bool {
 /// (see the comment above).
 fn should_forward(code: i32, sender: i32, child: i32) -> bool {
     if code == libc::SI_KERNEL {
-        return false;
+        // From the terminal to its foreground group: the program got it too,
+        // unless it moved to a process group of its own (setpgid/setsid),
+        // which without the launcher would have changed nothing for it.
+        // SAFETY: plain queries.
+        let group = unsafe { libc::getpgid(child) };
+        return group >= 0 && group != unsafe { libc::getpgrp() };
     }
     // SI_USER (kill), SI_QUEUE (sigqueue), SI_TKILL (tgkill): a process sent it.
     if code <= 0 && sender > 0 && in_tree(sender, child) {
@@ -388,6 +425,21 @@ fn spawn(
             c
         };
         cmd.args(&args.args);
+        let launcher = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // If the launcher is killed outright (SIGKILL from a timeout
+                // or a supervisor), the program must not live on orphaned,
+                // holding GPUs: it goes with it, as if it had been the one
+                // killed.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != launcher {
+                    libc::_exit(128 + libc::SIGKILL);
+                }
+                Ok(())
+            });
+        }
         if let Some(env) = env {
             for (k, v) in &env.set {
                 cmd.env(k, v);
@@ -398,8 +450,17 @@ fn spawn(
         }
         cmd
     };
+    let is_elf = fs::File::open(file)
+        .and_then(|mut f| {
+            let mut magic = [0u8; 4];
+            std::io::Read::read_exact(&mut f, &mut magic).map(|_| magic == *b"\x7fELF")
+        })
+        .unwrap_or(false);
     let spawned = match build(file, false).spawn() {
-        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => build(file, true).spawn(),
+        // Like execvp, hand a file the kernel cannot execute to /bin/sh,
+        // but not an ELF file (another architecture): that is "cannot
+        // execute" (126), as in bash, not a shell script.
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) && !is_elf => build(file, true).spawn(),
         other => other,
     };
     spawned.map_err(|e| match e.raw_os_error() {
@@ -458,7 +519,34 @@ fn run_untraced(args: &RunArgs, file: &Path) -> i32 {
     drop(child);
     match wait_program(child_pid, signals.as_ref()) {
         Ended::Exited(c) => c,
-        Ended::Signaled { sig, .. } => 128 + sig,
+        Ended::Signaled { sig, .. } => {
+            die_of(sig);
+            128 + sig
+        }
+    }
+}
+
+/// Ends the launcher with the signal that ended the program. Returns only if
+/// that did not end it (the caller then exits 128+N).
+fn die_of(sig: i32) {
+    // SAFETY: plain libc calls on the launcher's own process state.
+    unsafe {
+        let mut cur: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_CORE, &mut cur) == 0 {
+            libc::setrlimit(
+                libc::RLIMIT_CORE,
+                &libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: cur.rlim_max,
+                },
+            );
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
     }
 }
 
@@ -575,6 +663,9 @@ pub fn run(args: RunArgs) -> i32 {
             write_json_summary(&a, dest, args.all);
         }
     }
+    if let Some(sig) = rec.signal {
+        die_of(sig);
+    }
     status
 }
 
@@ -620,7 +711,24 @@ mod tests {
 
     #[test]
     fn kernel_signals_are_not_forwarded() {
-        assert!(!should_forward(libc::SI_KERNEL, 0, 12345));
+        use std::os::unix::process::CommandExt;
+        // From the terminal to our group: a program in our group got it too;
+        // one that moved to a group of its own did not.
+        let mut same = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let mut own = std::process::Command::new("sleep")
+            .arg("5")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        assert!(!should_forward(libc::SI_KERNEL, 0, same.id() as i32));
+        assert!(should_forward(libc::SI_KERNEL, 0, own.id() as i32));
+        for c in [&mut same, &mut own] {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
         // Sent by a process outside the tree (here: a pid that is not ours).
         assert!(should_forward(libc::SI_USER, 1, 12345));
         // Sent by the program itself.

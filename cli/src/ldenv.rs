@@ -17,9 +17,12 @@ fn is_shim_entry(entry: &[u8], shim: &[u8]) -> bool {
     entry == shim || entry.rsplit(|&c| c == b'/').next() == Some(SHIM_FILE.as_bytes())
 }
 
-/// LD_PRELOAD for the program: the shim first, then what the user had.
-/// glibc splits LD_PRELOAD on spaces and colons; the user's value is kept
-/// verbatim unless it already names a shim, which is then dropped from it.
+/// LD_PRELOAD for the program: what the user had, then the shim. The user's
+/// entries keep their places (AddressSanitizer's runtime, for one, must come
+/// first in the initial library list); the shim only needs to come before
+/// libc, which any preload does. glibc splits LD_PRELOAD on spaces and
+/// colons; the user's value is kept verbatim unless it already names a shim,
+/// which is then dropped from it.
 pub fn compose_preload(existing: Option<&OsStr>, shim: &Path) -> OsString {
     let shim = shim.as_os_str().as_bytes();
     let existing = existing.map(OsStr::as_bytes).unwrap_or_default();
@@ -27,16 +30,17 @@ pub fn compose_preload(existing: Option<&OsStr>, shim: &Path) -> OsString {
         .split(|&c| c == b' ' || c == b':')
         .filter(|e| !e.is_empty())
         .collect();
-    let mut out = shim.to_vec();
+    let mut out: Vec<u8> = Vec::new();
     if entries.iter().any(|e| is_shim_entry(e, shim)) {
         for e in entries.iter().filter(|e| !is_shim_entry(e, shim)) {
-            out.push(b':');
             out.extend_from_slice(e);
+            out.push(b':');
         }
     } else if !entries.is_empty() {
-        out.push(b':');
         out.extend_from_slice(existing);
+        out.push(b':');
     }
+    out.extend_from_slice(shim);
     OsString::from_vec(out)
 }
 
@@ -111,17 +115,18 @@ mod tests {
     }
 
     #[test]
-    fn preload_prepends_and_keeps_user_value() {
+    fn preload_keeps_user_value_first() {
         assert_eq!(pre(None), SHIM);
         assert_eq!(pre(Some("")), SHIM);
         assert_eq!(pre(Some("  ")), SHIM);
-        assert_eq!(pre(Some("/x/libfoo.so")), format!("{SHIM}:/x/libfoo.so"));
-        // Space-separated user values are kept verbatim.
+        assert_eq!(pre(Some("/x/libfoo.so")), format!("/x/libfoo.so:{SHIM}"));
+        // Space-separated user values are kept verbatim, and in front (a
+        // sanitizer runtime must stay first).
         assert_eq!(
-            pre(Some("libA.so libB.so")),
-            format!("{SHIM}:libA.so libB.so")
+            pre(Some("libasan.so.8 libB.so")),
+            format!("libasan.so.8 libB.so:{SHIM}")
         );
-        assert_eq!(pre(Some("$LIB/x.so")), format!("{SHIM}:$LIB/x.so"));
+        assert_eq!(pre(Some("$LIB/x.so")), format!("$LIB/x.so:{SHIM}"));
     }
 
     #[test]
@@ -129,12 +134,16 @@ mod tests {
         assert_eq!(pre(Some(SHIM)), SHIM);
         assert_eq!(
             pre(Some(&format!("{SHIM}:/x/libfoo.so"))),
-            format!("{SHIM}:/x/libfoo.so")
+            format!("/x/libfoo.so:{SHIM}")
+        );
+        assert_eq!(
+            pre(Some(&format!("/x/libfoo.so:{SHIM}"))),
+            format!("/x/libfoo.so:{SHIM}")
         );
         // An outer run with another shim copy (other version / cache dir).
         assert_eq!(
             pre(Some("/x/libfoo.so /old/cache/libcdtrace.so:libB.so")),
-            format!("{SHIM}:/x/libfoo.so:libB.so")
+            format!("/x/libfoo.so:libB.so:{SHIM}")
         );
     }
 
@@ -173,7 +182,7 @@ mod tests {
         assert_eq!(get("CUDNN_TRACE_MODE").as_deref(), Some("all"));
         assert_eq!(get("CUDNN_TRACE_SHIM").as_deref(), Some(SHIM));
         assert_eq!(get("LD_AUDIT").as_deref(), Some(SHIM));
-        assert_eq!(get("LD_PRELOAD"), Some(format!("{SHIM}:/u.so")));
+        assert_eq!(get("LD_PRELOAD"), Some(format!("/u.so:{SHIM}")));
         assert_eq!(env.remove, vec![OsString::from("CUDNN_TRACE")]);
     }
 }

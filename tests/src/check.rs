@@ -281,13 +281,8 @@ pub fn check_scenario(name: &str) -> Outcome {
             diff_lines(&lines(&bare.stdout), &lines(&traced.stdout))
         ));
     }
-    // The launcher reports a signal death of the program as exit 128+N
-    // (documented: a shell shows the same), so through the launcher that is
-    // the expected status; driven directly, the program's own termination.
-    let expected = match (driver, bare.termination) {
-        (run::Driver::Cli, Some(Termination::Signal(s))) => Some(Termination::Exit(128 + s)),
-        (_, t) => t,
-    };
+    // The launcher ends the way the program did, by the same signal too.
+    let expected = bare.termination;
     if expected != traced.termination {
         o.failures.push(format!(
             "termination differs: bare {}, traced {} (expected {} with {driver:?})",

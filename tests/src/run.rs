@@ -284,8 +284,8 @@ pub fn run_traced(b: &Built, driver: Driver) -> Result<Run, String> {
                 return Err(format!("shim not found at {}", t.shim.display()));
             }
             let mut cmd = base_command(b, &b.program(), &ld_dir);
-            // Composed the way the launcher does it: the shim first in
-            // LD_PRELOAD, last in LD_AUDIT, the scenario's own entries kept.
+            // Composed the way the launcher does it: the shim last in both
+            // LD_PRELOAD and LD_AUDIT, the scenario's own entries kept first.
             let user = |k: &str| {
                 b.spec
                     .env
@@ -296,7 +296,7 @@ pub fn run_traced(b: &Built, driver: Driver) -> Result<Run, String> {
             };
             let shim = t.shim.display().to_string();
             let preload = match user("LD_PRELOAD") {
-                Some(u) if !u.is_empty() => format!("{shim}:{u}"),
+                Some(u) if !u.is_empty() => format!("{u}:{shim}"),
                 _ => shim.clone(),
             };
             let audit = match user("LD_AUDIT") {
