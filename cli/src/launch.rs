@@ -554,19 +554,27 @@ fn die_of(sig: i32) {
 pub fn run(args: RunArgs) -> i32 {
     let start_ms = now_ms();
     let launcher_pid = std::process::id();
-    let shim_path = match shim::locate() {
-        Ok(p) => p,
-        Err(e) => {
-            eprint(&format!("cudnn-trace: {e}\n"));
-            return EXIT_INTERNAL;
-        }
-    };
     let path_var = std::env::var_os("PATH");
     let resolved = match target::resolve(&args.program, path_var.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             eprint(&format!("cudnn-trace: {}\n", e.message));
             return e.code;
+        }
+    };
+    let shim_path = match shim::locate() {
+        Ok(p) => p,
+        // Nowhere safe to put the shim: the program still runs, untraced.
+        Err(e) if e.run_untraced() => {
+            eprint(&format!(
+                "cudnn-trace: {e}; running {} untraced\n",
+                args.program.to_string_lossy()
+            ));
+            return run_untraced(&args, &resolved);
+        }
+        Err(e) => {
+            eprint(&format!("cudnn-trace: {e}\n"));
+            return EXIT_INTERNAL;
         }
     };
     let out_dir = match make_out_dir(args.out.as_deref(), launcher_pid, start_ms) {

@@ -196,16 +196,24 @@ pub fn print_stdout(s: &str) {
 
 /// Prints problems to stderr, a bounded number of them.
 pub fn print_problems(problems: &[Problem]) {
+    crate::launch::eprint(&problems_text(problems));
+}
+
+/// The problems as printed: file names and texts come from the traces, so
+/// their control characters are escaped.
+fn problems_text(problems: &[Problem]) -> String {
     const MAX: usize = 50;
+    let mut s = String::new();
     for p in problems.iter().take(MAX) {
-        crate::launch::eprint(&format!("cudnn-trace: {p}\n"));
+        s += &format!("cudnn-trace: {}\n", summary::esc(&p.to_string()));
     }
     if problems.len() > MAX {
-        crate::launch::eprint(&format!(
+        s += &format!(
             "cudnn-trace: … and {} more problems\n",
             problems.len() - MAX
-        ));
+        );
     }
+    s
 }
 
 /// A path as the user would type it: relative to the current directory when
@@ -228,7 +236,10 @@ pub fn run(args: ReportArgs) -> i32 {
         match newest_run() {
             Some(p) => {
                 if !args.json {
-                    errln!("cudnn-trace: reading the newest run, {}", p.display());
+                    errln!(
+                        "cudnn-trace: reading the newest run, {}",
+                        summary::esc(&p.display().to_string())
+                    );
                 }
                 paths.push(p);
             }
@@ -331,5 +342,62 @@ mod tests {
         let a = Analysis::new(&set);
         let _ = summary::render(&a, &TextOptions::default());
         let _ = serde_json::to_string(&document(&a, true)).unwrap();
+    }
+
+    #[test]
+    fn terminal_escapes_from_traces_are_escaped() {
+        let d = tempdir("reportesc");
+        let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{7f}";
+        let h = header(10, 1, "exec")
+            .replace(
+                r#""argv":["python","train.py"]"#,
+                r#""argv":["py\u001b[31m","a\nb"]"#,
+            )
+            .replace("/usr/bin/python3.11", r"/usr/bin/\u001b[1mpy");
+        let note = format!(
+            r#"{{"ev":"note","seq":4,"t_ns":13,"pid":10,"ppid":1,"tid":10,"level":"warning","msg":{}}}"#,
+            serde_json::to_string(evil).unwrap()
+        );
+        let failed = r#"{"ev":"load_failed","seq":2,"t_ns":11,"pid":10,"ppid":1,"tid":10,"name":"libcudnn\u001b[8m.so","requester":"/l/x\u0007.so","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[{"path":"/a\u001b/libcudnn\u001b[8m.so","reason":"LD_LIBRARY_PATH","result":"missing"}],"error":"E\u001b[1A\r\nforged line","errno":2}"#;
+        fs::write(
+            d.join("10.jsonl"),
+            format!("{h}\n{failed}\n{note}\nnot json \u{1b}[5m\n"),
+        )
+        .unwrap();
+        fs::write(d.join("bad\u{1b}[7m.jsonl"), "x\n").unwrap();
+        let mut set = trace::read_paths(std::slice::from_ref(&d));
+        set.launchers.push((
+            d.join(trace::LAUNCHER_FILE),
+            LauncherRecord {
+                argv: vec!["run\u{1b}c".into()],
+                warnings: vec!["w\u{1b}[0m".into()],
+                error: Some("no\u{85}such".into()),
+                ..Default::default()
+            },
+        ));
+        let a = Analysis::new(&set);
+        let text = summary::render(&a, &TextOptions::default());
+        let problems = problems_text(&set.problems);
+        for out in [&text, &problems] {
+            assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        }
+        assert!(text.contains(r"py\x1b[31m"), "{text}");
+        assert!(
+            text.contains(r"note    warning: \x1b]0;pwned\x07\x1b[2J\u{9b}31m\x7f"),
+            "{text}"
+        );
+        assert!(
+            text.contains(r"error: E\x1b[1A\x0d\x0aforged line"),
+            "{text}"
+        );
+        assert!(!text.contains("\nforged line"), "{text}");
+        assert!(text.contains(r"FAILED  libcudnn\x1b[8m.so"), "{text}");
+        assert!(text.contains(r"[/usr/bin/\x1b[1mpy]"), "{text}");
+        assert!(text.contains(r"warning: w\x1b[0m"), "{text}");
+        assert!(text.contains(r"not started: no\u{85}such"), "{text}");
+        assert!(problems.contains(r"bad\x1b[7m.jsonl"), "{problems}");
+        // JSON keeps the text as it is (serde escapes it).
+        let json = serde_json::to_string(&document(&a, false)).unwrap();
+        assert!(json.contains(r"\u001b]0;pwned"), "{json}");
     }
 }

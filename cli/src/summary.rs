@@ -9,8 +9,45 @@ use crate::version::{self, NameVersion};
 use cudnn_trace_format::read::Load;
 use cudnn_trace_format::{reason, via, CUDA_FAMILY};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
+
+/// Untrusted text from a trace (argv, paths, names, error texts), safe to
+/// print on a terminal: control characters (C0 including newline and tab,
+/// DEL, and C1 U+0080–U+009F) are written as `\x1b`, `\u{9b}`.
+pub fn esc(s: &str) -> Cow<'_, str> {
+    escape_where(s, |_| true)
+}
+
+/// [`esc`] for text of several lines: newlines are kept.
+pub fn esc_lines(s: &str) -> Cow<'_, str> {
+    escape_where(s, |c| c != '\n')
+}
+
+fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
+    let bad = |c: char| c.is_control() && escape(c);
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    let mut t = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !bad(c) {
+            t.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(t, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(t, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    Cow::Owned(t)
+}
+
+/// Appends one line of the summary, its control characters escaped.
+fn line(out: &mut String, s: &str) {
+    out.push_str(&esc(s));
+    out.push('\n');
+}
 
 /// How an image hangs in the tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,46 +84,63 @@ impl<'a> Analysis<'a> {
                 .or_default()
                 .push(i);
         }
-        for v in by_pid.values_mut() {
+        // Per pid: images in image order, and in start order (to find the
+        // parent image running when a child started, by binary search).
+        let mut pos = vec![0; n];
+        let mut by_time: HashMap<(&str, u32), Vec<usize>> = HashMap::new();
+        for (key, v) in by_pid.iter_mut() {
             v.sort_by_key(|&i| (imgs[i].index, imgs[i].header.t_ns));
+            for (k, &i) in v.iter().enumerate() {
+                pos[i] = k;
+            }
+            let mut t = v.clone();
+            t.sort_by_key(|&i| i);
+            t.sort_by_key(|&i| (imgs[i].header.t_ns, imgs[i].index));
+            by_time.insert(*key, t);
         }
         let mut link = vec![Link::Root; n];
         for (i, img) in imgs.iter().enumerate() {
             let same = &by_pid[&(img.host(), img.header.pid)];
-            let pos = same.iter().position(|&j| j == i).unwrap_or(0);
-            if pos > 0 && img.header.origin == "exec" {
-                link[i] = Link::Exec(same[pos - 1]);
+            if pos[i] > 0 && img.header.origin == "exec" {
+                link[i] = Link::Exec(same[pos[i] - 1]);
                 continue;
             }
-            if let Some(parents) = by_pid.get(&(img.host(), img.header.ppid)) {
+            let key = (img.host(), img.header.ppid);
+            if let (Some(parents), Some(timed)) = (by_pid.get(&key), by_time.get(&key)) {
                 if img.header.ppid != img.header.pid {
-                    // The parent's image that was running when this one started.
-                    let p = parents
-                        .iter()
-                        .copied()
-                        .filter(|&j| imgs[j].header.t_ns <= img.header.t_ns)
-                        .max_by_key(|&j| (imgs[j].header.t_ns, imgs[j].index))
-                        .unwrap_or(parents[0]);
+                    // The parent's image that was running when this one
+                    // started: the last one started at or before it.
+                    let k = timed.partition_point(|&j| imgs[j].header.t_ns <= img.header.t_ns);
+                    let p = if k > 0 { timed[k - 1] } else { parents[0] };
                     link[i] = Link::Child(p);
                 }
             }
         }
-        // Reused pids could make a cycle: cut it.
+        // Reused pids could make a cycle: cut each at its first image (in
+        // one pass: every image is walked once).
+        let mut state = vec![0u8; n]; // 0 new, 1 on the current path, 2 done
+        let mut path = Vec::new();
         for i in 0..n {
-            let mut seen = BTreeSet::new();
             let mut cur = i;
-            seen.insert(cur);
-            while let Link::Child(p) | Link::Exec(p) = link[cur] {
-                if !seen.insert(p) {
-                    // Cut the cycle at the image that closes it; others
-                    // leading into it are cut when their turn comes.
-                    if p == i {
-                        link[i] = Link::Root;
-                    }
-                    break;
+            while state[cur] == 0 {
+                state[cur] = 1;
+                path.push(cur);
+                match link[cur] {
+                    Link::Child(p) | Link::Exec(p) => cur = p,
+                    Link::Root => break,
                 }
-                cur = p;
             }
+            if state[cur] == 1 && !matches!(link[cur], Link::Root) {
+                // `cur` is on the path: the path from it on is a cycle.
+                let from = path.iter().position(|&j| j == cur).unwrap_or(0);
+                if let Some(&first) = path[from..].iter().min() {
+                    link[first] = Link::Root;
+                }
+            }
+            for &j in &path {
+                state[j] = 2;
+            }
+            path.clear();
         }
         let mut children = vec![Vec::new(); n];
         let mut roots = Vec::new();
@@ -422,12 +476,13 @@ fn quote(a: &str) -> String {
 pub fn argv_text(argv: &[String], max: usize) -> String {
     let s = argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
     let s = s.replace(['\n', '\r', '\t'], " ");
+    let s = esc(&s);
     if s.chars().count() > max {
         let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
         t.push('…');
         t
     } else {
-        s
+        s.into_owned()
     }
 }
 
@@ -510,28 +565,27 @@ pub fn render(a: &Analysis, opts: &TextOptions) -> String {
         if with_cuda == 1 { "" } else { "s" },
     );
     for loc in &opts.location {
-        let _ = writeln!(out, "trace: {loc}");
+        line(&mut out, &format!("trace: {loc}"));
     }
     if let Some(p) = &opts.prefix {
-        let _ = writeln!(out, "paths: …/ stands for {p}");
+        line(&mut out, &format!("paths: …/ stands for {p}"));
     }
     for (path, rec) in &set.launchers {
-        let mut line = format!("program: {}", argv_text(&rec.argv, 100));
+        let mut l = format!("program: {}", argv_text(&rec.argv, 100));
         if let Some(pid) = rec.pid {
-            let _ = write!(line, "  (pid {pid})");
+            let _ = write!(l, "  (pid {pid})");
         }
         if let Some(e) = rec.ending() {
-            let _ = write!(line, "  {e}");
+            let _ = write!(l, "  {}", esc(&e));
         }
-        let _ = writeln!(out, "{line}");
+        line(&mut out, &l);
         for w in &rec.warnings {
-            let _ = writeln!(out, "warning: {w}");
+            line(&mut out, &format!("warning: {w}"));
         }
         if n == 0 && rec.error.is_none() {
-            let _ = writeln!(
-                out,
-                "no trace files were written next to {}",
-                path.display()
+            line(
+                &mut out,
+                &format!("no trace files were written next to {}", path.display()),
             );
         }
     }
@@ -543,8 +597,9 @@ pub fn render(a: &Analysis, opts: &TextOptions) -> String {
     let mut shown = vec![false; n];
     for i in 0..n {
         if interesting(a, i, opts.all) {
+            // Up to the first image already shown: each is marked once.
             let mut cur = i;
-            loop {
+            while !shown[cur] {
                 shown[cur] = true;
                 match a.link[cur] {
                     Link::Root => break,
@@ -557,9 +612,7 @@ pub fn render(a: &Analysis, opts: &TextOptions) -> String {
     if hidden <= 5 {
         shown.iter_mut().for_each(|s| *s = true);
     }
-    for &r in &a.roots {
-        render_tree(a, r, 0, &shown, multi_host, opts, Vec::new(), &mut out);
-    }
+    render_forest(a, &shown, multi_host, opts, &mut out);
     if hidden > 5 {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for i in (0..n).filter(|&i| !shown[i]) {
@@ -582,18 +635,28 @@ pub fn render(a: &Analysis, opts: &TextOptions) -> String {
         let more = if v.len() > 8 { ", …" } else { "" };
         let _ = writeln!(
             out,
-            "\n{hidden} other process images loaded no CUDA library: {list}{more}"
+            "\n{hidden} other process images loaded no CUDA library: {}{more}",
+            esc(&list)
         );
     }
-    out
+    // Every line above escapes what came from a trace; make sure.
+    match esc_lines(&out) {
+        Cow::Borrowed(_) => out,
+        Cow::Owned(t) => t,
+    }
 }
 
 fn program_name(img: &Image) -> String {
     img.header
         .argv
         .first()
-        .map(|a| basename(a).to_string())
-        .or_else(|| img.header.exe.as_deref().map(|e| basename(e).to_string()))
+        .map(|a| esc(basename(a)).into_owned())
+        .or_else(|| {
+            img.header
+                .exe
+                .as_deref()
+                .map(|e| esc(basename(e)).into_owned())
+        })
         .unwrap_or_else(|| "?".into())
 }
 
@@ -606,44 +669,124 @@ fn plain(a: &Analysis, i: usize, all: bool) -> bool {
         && img.notes.is_empty()
 }
 
-/// Renders image `i` and what hangs below it. `chain`: names of the plain
-/// images of the same pid that exec'd into this one, shown on its line.
-#[allow(clippy::too_many_arguments)]
-fn render_tree(
+/// Deeper process chains are shown without further indentation.
+pub const MAX_DEPTH: usize = 64;
+
+/// For each image, how many child-process levels of shown images hang below
+/// it (exec successors add none).
+fn levels_below(a: &Analysis, shown: &[bool]) -> Vec<usize> {
+    let n = a.link.len();
+    // Parents before children, then children first.
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    order.extend(&a.roots);
+    let mut k = 0;
+    while k < order.len() {
+        order.extend(&a.children[order[k]]);
+        k += 1;
+    }
+    let mut levels = vec![0; n];
+    for &i in order.iter().rev() {
+        if !shown[i] {
+            continue;
+        }
+        if let Link::Child(p) | Link::Exec(p) = a.link[i] {
+            let add = usize::from(matches!(a.link[i], Link::Child(_)));
+            levels[p] = levels[p].max(levels[i] + add);
+        }
+    }
+    levels
+}
+
+/// Renders the tree, without recursion. A plain image (header only) that
+/// exec'd into the next one is shown on that one's line.
+fn render_forest(
     a: &Analysis,
-    i: usize,
-    depth: usize,
     shown: &[bool],
     multi_host: bool,
     opts: &TextOptions,
-    mut chain: Vec<(String, Link)>,
     out: &mut String,
 ) {
-    if !shown[i] {
-        return;
+    enum Item {
+        /// An image at `depth`; `chain`: names of the plain images of the
+        /// same pid that exec'd into it.
+        Image {
+            i: usize,
+            depth: usize,
+            chain: Vec<(String, Link)>,
+        },
+        /// The levels below [`MAX_DEPTH`], before they are shown flat.
+        Deeper(usize),
     }
-    let kids = &a.children[i];
-    let exec_next: Vec<usize> = kids
+    let levels = levels_below(a, shown);
+    let mut stack: Vec<Item> = a
+        .roots
         .iter()
-        .copied()
-        .filter(|&c| shown[c] && matches!(a.link[c], Link::Exec(_)))
+        .rev()
+        .map(|&i| Item::Image {
+            i,
+            depth: 0,
+            chain: Vec::new(),
+        })
         .collect();
-    let forks = kids
-        .iter()
-        .any(|&c| shown[c] && matches!(a.link[c], Link::Child(_)));
-    if plain(a, i, opts.all) && exec_next.len() == 1 && !forks {
-        chain.push((program_name(&a.set.images[i]), a.link[i]));
-        render_tree(a, exec_next[0], depth, shown, multi_host, opts, chain, out);
-        return;
-    }
-    render_image(a, i, depth, multi_host, opts, &chain, out);
-    for &c in kids {
-        let d = if matches!(a.link[c], Link::Exec(_)) {
-            depth
-        } else {
-            depth + 1
+    while let Some(item) = stack.pop() {
+        let (i, depth, mut chain) = match item {
+            Item::Image { i, depth, chain } => (i, depth, chain),
+            Item::Deeper(k) => {
+                let _ = writeln!(
+                    out,
+                    "\n{}… {k} more level{} below, shown without further indentation",
+                    "   ".repeat(MAX_DEPTH + 1),
+                    if k == 1 { "" } else { "s" }
+                );
+                continue;
+            }
         };
-        render_tree(a, c, d, shown, multi_host, opts, Vec::new(), out);
+        if !shown[i] {
+            continue;
+        }
+        let kids = &a.children[i];
+        let mut exec_next = kids
+            .iter()
+            .copied()
+            .filter(|&c| shown[c] && matches!(a.link[c], Link::Exec(_)));
+        let forks = kids
+            .iter()
+            .any(|&c| shown[c] && matches!(a.link[c], Link::Child(_)));
+        if plain(a, i, opts.all) && !forks {
+            if let (Some(next), None) = (exec_next.next(), exec_next.next()) {
+                chain.push((program_name(&a.set.images[i]), a.link[i]));
+                stack.push(Item::Image {
+                    i: next,
+                    depth,
+                    chain,
+                });
+                continue;
+            }
+        }
+        render_image(
+            a,
+            i,
+            depth.min(MAX_DEPTH + 1),
+            multi_host,
+            opts,
+            &chain,
+            out,
+        );
+        for &c in kids.iter().rev() {
+            let d = if matches!(a.link[c], Link::Exec(_)) {
+                depth
+            } else {
+                depth + 1
+            };
+            stack.push(Item::Image {
+                i: c,
+                depth: d,
+                chain: Vec::new(),
+            });
+        }
+        if depth == MAX_DEPTH && forks {
+            stack.push(Item::Deeper(levels[i]));
+        }
     }
 }
 
@@ -662,7 +805,7 @@ fn render_image(
     let body = format!("{pad}  ");
     let mut head = String::new();
     let pid = if multi_host {
-        format!("{}:{}", img.host(), h.pid)
+        format!("{}:{}", esc(img.host()), h.pid)
     } else {
         h.pid.to_string()
     };
@@ -688,7 +831,15 @@ fn render_image(
     if !head.ends_with("→ ") {
         head.push(' ');
     }
-    for (name, _) in chain {
+    // A long exec chain: its first and last images.
+    const CHAIN: usize = 6;
+    for (k, (name, _)) in chain.iter().enumerate() {
+        if chain.len() > CHAIN && k >= CHAIN / 2 && k < chain.len() - CHAIN / 2 {
+            if k == CHAIN / 2 {
+                let _ = write!(head, "… {} more → ", chain.len() - CHAIN);
+            }
+            continue;
+        }
         let _ = write!(head, "{name} → ");
     }
     if !chain.is_empty() {
@@ -697,17 +848,18 @@ fn render_image(
     head.push_str(&argv_text(&h.argv, 80));
     if let Some(exe) = &h.exe {
         if h.argv.first() != Some(exe) {
-            let _ = write!(head, "  [{exe}]");
+            let _ = write!(head, "  [{}]", esc(exe));
         }
     }
     if let Some(e) = &a.ending[i] {
-        let _ = write!(head, "  → {e}");
+        let _ = write!(head, "  → {}", esc(e));
     }
     let libs = libraries(img, opts.all);
     if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() {
         head.push_str("  — no CUDA library");
     }
-    let _ = writeln!(out, "\n{head}");
+    out.push('\n');
+    line(out, &head);
 
     let sh = Shortener::new(img, opts.prefix.as_deref());
     // Libraries, one aligned row each, grouped by family.
@@ -752,6 +904,7 @@ fn render_image(
                 requester_text(&sh, &v.via, v.requester.as_deref()),
                 dir,
             ]
+            .map(|cell| esc(&cell).into_owned())
         })
         .collect();
     let widths: Vec<usize> = (0..5)
@@ -764,12 +917,12 @@ fn render_image(
         } else {
             r[0].as_str()
         };
-        let mut line = format!("{body}{}", padr(fam, widths[0]));
+        let mut l = format!("{body}{}", padr(fam, widths[0]));
         for c in 1..5 {
-            let _ = write!(line, "  {}", padr(&r[c], widths[c]));
+            let _ = write!(l, "  {}", padr(&r[c], widths[c]));
         }
-        let _ = write!(line, "  {}", r[5]);
-        let _ = writeln!(out, "{}", line.trim_end());
+        let _ = write!(l, "  {}", r[5]);
+        line(out, l.trim_end());
         last_family = r[0].clone();
     }
     if !opts.all && h.mode == "all" {
@@ -786,7 +939,7 @@ fn render_image(
         render_failed(&sh, f, times, &body, out);
     }
     for note in &img.notes {
-        let _ = writeln!(out, "{body}note    {}: {}", note.level, note.msg);
+        line(out, &format!("{body}note    {}: {}", note.level, note.msg));
     }
 }
 
@@ -812,11 +965,13 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
     } else {
         ""
     };
-    let _ = writeln!(
+    line(
         out,
-        "{body}FAILED  {}{fam}  {}{ns}{again}{dep}",
-        ev.name,
-        requester_text(sh, &ev.via, ev.requester.as_deref())
+        &format!(
+            "{body}FAILED  {}{fam}  {}{ns}{again}{dep}",
+            ev.name,
+            requester_text(sh, &ev.via, ev.requester.as_deref())
+        ),
     );
     let errors = f.errors();
     if errors.is_empty() {
@@ -826,7 +981,7 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
         );
     }
     for e in errors {
-        let _ = writeln!(out, "{body}        error: {e}");
+        line(out, &format!("{body}        error: {e}"));
     }
     let rows = compact_tried(&ev.tried);
     if rows.is_empty() {
@@ -871,11 +1026,9 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
         .max()
         .unwrap_or(0);
     for (reason, items) in groups {
-        let _ = writeln!(
+        line(
             out,
-            "{body}          {}  {}",
-            padr(reason, w),
-            items.join(", ")
+            &format!("{body}          {}  {}", padr(reason, w), items.join(", ")),
         );
     }
 }
@@ -1453,5 +1606,78 @@ mod tests {
         let t = argv_text(&long, 20);
         assert_eq!(t.chars().count(), 20);
         assert!(t.ends_with('…'));
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(esc("plain …/ü"), "plain …/ü");
+        assert!(matches!(esc("plain"), Cow::Borrowed(_)));
+        assert_eq!(esc("a\u{1b}[31mb\n\t\u{0}"), r"a\x1b[31mb\x0a\x09\x00");
+        assert_eq!(
+            esc("\u{7f}\u{80}\u{9b}\u{9f}\u{a0}"),
+            "\\x7f\\u{80}\\u{9b}\\u{9f}\u{a0}"
+        );
+        assert_eq!(esc_lines("a\u{1b}\nb\r\n"), "a\\x1b\nb\\x0d\n");
+    }
+
+    #[test]
+    fn deep_process_chains_render_flat_and_fast() {
+        // 3000 processes, each the child of the previous one; the last
+        // loaded cuDNN, so every one of them is shown.
+        const N: u32 = 3000;
+        let cudnn = load(
+            N,
+            1,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "LD_LIBRARY_PATH",
+            "",
+            "/x/libtorch.so",
+            "dlopen",
+            true,
+        );
+        let mut set = TraceSet::default();
+        for pid in 1..=N {
+            let lines = if pid == N {
+                vec![cudnn.clone()]
+            } else {
+                Vec::new()
+            };
+            set.images
+                .push(image(pid, pid - 1, "exec", &lines, &format!("{pid}.jsonl")));
+        }
+        // And one pid that exec'd 3000 times without loading anything
+        // before its last image.
+        let mut chain: Vec<Image> = (0..N)
+            .map(|k| image(9000, 8999, "exec", &[], &format!("9000.{k}.jsonl")))
+            .collect();
+        chain.last_mut().unwrap().loads = set.images[N as usize - 1].loads.clone();
+        set.images.extend(chain);
+        let start = std::time::Instant::now();
+        // A thread with a small stack: rendering must not recurse per level.
+        let text = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let a = Analysis::new(&set);
+                render(&a, &TextOptions::default())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+        let longest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(longest < 600, "longest line: {longest} characters");
+        assert!(
+            text.contains(&format!(
+                "… {} more levels below, shown without further indentation",
+                N as usize - 1 - MAX_DEPTH
+            )),
+            "{}",
+            &text[..2000]
+        );
+        assert_eq!(text.matches("\n└ pid").count(), 0);
+        assert_eq!(text.matches("└ pid").count(), N as usize - 1);
+        // The exec chain is one line: its first and last images.
+        assert!(text.contains("python → python → python → … 2993 more → python → python → python → exec python train.py"), "{}", &text[..2000]);
     }
 }

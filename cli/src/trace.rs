@@ -10,7 +10,73 @@ use cudnn_trace_format::read::{
 use cudnn_trace_format::SCHEMA_VERSION;
 use serde::{Deserialize, Serialize};
 use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// At most this much of one trace file is read (the rest is reported).
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Why a file was not read.
+#[derive(Debug)]
+enum ReadError {
+    Io(std::io::Error),
+    /// A FIFO, device, socket or directory: reading it could block forever.
+    NotRegular(&'static str),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "cannot read: {}", io_msg(e)),
+            ReadError::NotRegular(kind) => {
+                write!(f, "not a regular file ({kind}); skipped")
+            }
+        }
+    }
+}
+
+fn kind_of(ft: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// Reads a regular file, at most `cap` bytes; the flag tells whether there
+/// was more. Never blocks on a FIFO or device: those are refused before they
+/// are opened, and the open itself is non-blocking (the file could be
+/// swapped between the two) and checked again with fstat.
+fn read_regular(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), ReadError> {
+    let md = fs::metadata(path).map_err(ReadError::Io)?;
+    if !md.is_file() {
+        return Err(ReadError::NotRegular(kind_of(md.file_type())));
+    }
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(ReadError::Io)?;
+    let md = f.metadata().map_err(ReadError::Io)?;
+    if !md.is_file() {
+        return Err(ReadError::NotRegular(kind_of(md.file_type())));
+    }
+    let mut bytes = Vec::with_capacity(md.size().min(cap) as usize);
+    f.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    let more = bytes.len() as u64 > cap;
+    bytes.truncate(cap as usize);
+    Ok((bytes, more))
+}
 
 /// An I/O error's text without the "(os error N)" suffix.
 pub fn io_msg(e: &std::io::Error) -> String {
@@ -252,8 +318,14 @@ pub fn looks_like_run(dir: &Path) -> bool {
 
 fn read_launcher(path: &Path, set: &mut TraceSet) {
     let label = path.display().to_string();
-    match fs::read(path) {
-        Ok(bytes) => match serde_json::from_slice::<LauncherRecord>(&bytes) {
+    // The launcher writes a few KiB; more is not one of its records.
+    match read_regular(path, 16 << 20) {
+        Ok((_, true)) => set.problems.push(Problem {
+            file: label,
+            line: None,
+            what: "larger than 16 MiB, not a launcher record; skipped".into(),
+        }),
+        Ok((bytes, false)) => match serde_json::from_slice::<LauncherRecord>(&bytes) {
             Ok(rec) => set.launchers.push((path.to_path_buf(), rec)),
             Err(e) => set.problems.push(Problem {
                 file: label,
@@ -264,28 +336,46 @@ fn read_launcher(path: &Path, set: &mut TraceSet) {
         Err(e) => set.problems.push(Problem {
             file: label,
             line: None,
-            what: format!("cannot read: {}", io_msg(&e)),
+            what: e.to_string(),
         }),
     }
 }
 
 fn read_file(path: &Path, set: &mut TraceSet) {
+    read_file_capped(path, MAX_FILE_BYTES, set)
+}
+
+fn read_file_capped(path: &Path, cap: u64, set: &mut TraceSet) {
     if path.file_name().is_some_and(|n| n == LAUNCHER_FILE) {
         read_launcher(path, set);
         return;
     }
     let label = path.display().to_string();
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
+    let (mut bytes, more) = match read_regular(path, cap) {
+        Ok(r) => r,
         Err(e) => {
             set.problems.push(Problem {
                 file: label,
                 line: None,
-                what: format!("cannot read: {}", io_msg(&e)),
+                what: e.to_string(),
             });
             return;
         }
     };
+    if more {
+        // Up to the last complete line: the cut is not a truncated event.
+        let end = bytes.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(end);
+        set.problems.push(Problem {
+            file: label,
+            line: None,
+            what: format!(
+                "larger than {} MiB; only its first {} bytes (complete lines) were read",
+                cap >> 20,
+                bytes.len()
+            ),
+        });
+    }
     let (image, problems) = parse_trace(&bytes, path);
     set.problems.extend(problems);
     if let Some(img) = image {
@@ -615,5 +705,65 @@ mod tests {
         // A directory given as a file name that does not exist.
         let set = read_paths(&[d.join("nope.jsonl")]);
         assert!(set.problems[0].what.contains("cannot read"));
+    }
+
+    #[test]
+    fn fifos_and_devices_are_skipped_not_read() {
+        let d = tempdir("fifo");
+        let fifo = d.join("9.jsonl");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        fs::write(d.join("10.jsonl"), format!("{}\n", header(10, 1, "exec"))).unwrap();
+        // Nobody ever writes to the FIFO: reading it would block forever.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let paths = vec![d.clone(), fifo.clone(), PathBuf::from("/dev/zero")];
+        std::thread::spawn(move || {
+            let _ = tx.send(read_paths(&paths));
+        });
+        let set = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading a FIFO or device blocked");
+        assert_eq!(set.images.len(), 1);
+        let fifo_label = fifo.display().to_string();
+        let whats: Vec<String> = set.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(set.problems.len(), 3, "{whats:?}");
+        assert!(set
+            .problems
+            .iter()
+            .all(|p| p.what.contains("not a regular file")));
+        assert_eq!(
+            set.problems.iter().filter(|p| p.file == fifo_label).count(),
+            2
+        );
+        assert!(set.problems[2].file == "/dev/zero" && set.problems[2].what.contains("device"));
+    }
+
+    #[test]
+    fn big_files_are_read_up_to_a_cap() {
+        let d = tempdir("cap");
+        let f = d.join("10.jsonl");
+        let mut s = format!("{}\n", header(10, 1, "exec"));
+        let keep = s.len() as u64 + LOAD.len() as u64 + 1;
+        for _ in 0..10 {
+            s.push_str(LOAD);
+            s.push('\n');
+        }
+        fs::write(&f, &s).unwrap();
+        let mut set = TraceSet::default();
+        // Room for the header, one load and part of the next.
+        read_file_capped(&f, keep + 20, &mut set);
+        assert_eq!(set.images.len(), 1);
+        assert_eq!(set.images[0].loads.len(), 1);
+        assert_eq!(set.problems.len(), 1, "{:?}", set.problems);
+        assert!(set.problems[0]
+            .what
+            .contains(&format!("first {keep} bytes")));
+        // Exactly at the cap: all of it, no problem.
+        let mut set = TraceSet::default();
+        read_file_capped(&f, s.len() as u64, &mut set);
+        assert_eq!(set.images[0].loads.len(), 10);
+        assert!(set.problems.is_empty(), "{:?}", set.problems);
+        assert_eq!(MAX_FILE_BYTES, 256 << 20);
     }
 }
