@@ -1353,9 +1353,7 @@ mod tests {
             .map(|(f, _)| f.ev.seq)
             .collect();
         assert_eq!(left, vec![5]);
-        let mut set = TraceSet::default();
-        set.images.push(img);
-        let text = render(&Analysis::new(&set), &TextOptions::default());
+        let text = render_one(img);
         assert!(text.contains("(after .9.1.0, .9.1 not found)"), "{text}");
         assert!(
             text.contains("FAILED  libcudnn_graph.so.9.1 [cudnn]  dlopen by libx.so"),
@@ -1383,9 +1381,7 @@ mod tests {
             img.failed[0].errors(),
             vec!["libgone.so: cannot open shared object file: No such file or directory"]
         );
-        let mut set = TraceSet::default();
-        set.images.push(img);
-        let out = render(&Analysis::new(&set), &TextOptions::default());
+        let out = render_one(img);
         assert!(
             out.contains(
                 "FAILED  lib/libm.so [cudnn]  dlopen by main  (a dependency could not be loaded)"
@@ -1393,6 +1389,13 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("not read by the program"), "{out}");
+    }
+
+    /// The default text summary of a trace set holding just `img`.
+    fn render_one(img: Image) -> String {
+        let mut set = TraceSet::default();
+        set.images.push(img);
+        render(&Analysis::new(&set), &TextOptions::default())
     }
 
     #[test]
@@ -1410,9 +1413,7 @@ mod tests {
         let img = image(1, 0, "exec", &lines, "1.jsonl");
         let groups = grouped_failures(&img);
         assert_eq!(groups.iter().map(|g| g.1).collect::<Vec<_>>(), vec![2, 1]);
-        let mut set = TraceSet::default();
-        set.images.push(img);
-        let text = render(&Analysis::new(&set), &TextOptions::default());
+        let text = render_one(img);
         assert!(
             text.contains(
                 "FAILED  libcudnn_graph.so.9.1 [cudnn]  dlopen by libcudnn.so.9  (2 times)"
