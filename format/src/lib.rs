@@ -33,6 +33,31 @@ pub mod envvar {
     pub const SHIM: &str = "CUDNN_TRACE_SHIM";
     /// Set to `0` to make an inherited shim inert without editing LD_PRELOAD.
     pub const ENABLE: &str = "CUDNN_TRACE";
+    /// Directory every cuDNN library must come from (`docs/pin.md`).
+    pub const PIN: &str = "CUDNN_TRACE_PIN";
+    /// `strict` (default: a cuDNN library missing from the pin directory
+    /// fails to load) or `warn` (the normal search runs and is recorded).
+    pub const PIN_MODE: &str = "CUDNN_TRACE_PIN_MODE";
+}
+
+/// The pin's vocabulary (`pin` events, `docs/pin.md`).
+pub mod pin {
+    pub const STRICT: &str = "strict";
+    pub const WARN: &str = "warn";
+    /// `action`: the request now names a file in the pin directory.
+    pub const REROUTED: &str = "rerouted";
+    /// `action`: strict mode, the pin directory has no such library; the
+    /// request names a path in it that does not exist, so it fails.
+    pub const BLOCKED: &str = "blocked";
+    /// `action`: warn mode, no such library in the pin directory; the
+    /// normal search runs.
+    pub const UNPINNED: &str = "unpinned";
+    /// `rule`: the pin directory holds a file of the requested name.
+    pub const SAME_NAME: &str = "same-name";
+    /// `rule`: it holds the library's SONAME file of the requested major.
+    pub const SAME_MAJOR: &str = "same-major";
+    /// `rule`: neither.
+    pub const NOT_IN_PIN_DIR: &str = "not-in-pin-dir";
 }
 
 /// Event kinds (the `ev` field).
@@ -50,6 +75,8 @@ pub mod ev {
     pub const DLERROR: &str = "dlerror";
     /// Something the shim wants the user to know (bad configuration, …).
     pub const NOTE: &str = "note";
+    /// The pin decided where a requested cuDNN library comes from.
+    pub const PIN: &str = "pin";
 }
 
 /// Why the loader picked a path (the `reason` field of a load event).
@@ -75,6 +102,8 @@ pub mod reason {
     pub const MAIN_PROGRAM: &str = "main-program";
     pub const DYNAMIC_LINKER: &str = "dynamic-linker";
     pub const VDSO: &str = "vdso";
+    /// The pin rerouted the request into the pin directory (`search_dir`).
+    pub const PIN: &str = "pin";
     pub const UNKNOWN: &str = "unknown";
 }
 
@@ -172,6 +201,36 @@ pub fn cuda_family(name: &[u8]) -> Option<&'static str> {
         .map(|&(_, fam)| fam)
 }
 
+/// A cuDNN library file name, split: `libcudnn_graph.so.9.19.0` gives stem
+/// `libcudnn_graph` and version `[9, 19, 0]`. Accepts `libcudnn.so` and
+/// `libcudnn_<word>.so`, each optionally followed by `.<digits>` groups;
+/// takes a path (only the part after the last `/` counts).
+pub fn cudnn_name(name: &[u8]) -> Option<(&[u8], Vec<u32>)> {
+    let base = match name.iter().rposition(|&c| c == b'/') {
+        Some(i) => &name[i + 1..],
+        None => name,
+    };
+    let so = base.windows(3).position(|w| w == b".so")?;
+    let (stem, rest) = (&base[..so], &base[so + 3..]);
+    let word_ok =
+        |w: &[u8]| !w.is_empty() && w.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_');
+    match stem.strip_prefix(b"libcudnn") {
+        Some([]) => {}
+        Some([b'_', word @ ..]) if word_ok(word) => {}
+        _ => return None,
+    }
+    let mut version = Vec::new();
+    if !rest.is_empty() {
+        for part in rest.strip_prefix(b".")?.split(|&c| c == b'.') {
+            if part.is_empty() || part.len() > 9 || !part.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            version.push(part.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')));
+        }
+    }
+    Some((stem, version))
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
@@ -195,5 +254,34 @@ mod tests {
         assert_eq!(cuda_family(b"libc.so.6"), None);
         assert_eq!(cuda_family(b"/opt/libcudnn/libfoo.so"), None);
         assert_eq!(cuda_family(b"libcudatrace.so"), None);
+    }
+
+    #[test]
+    fn cudnn_names() {
+        let n =
+            |s: &[u8]| cudnn_name(s).map(|(st, v)| (String::from_utf8_lossy(st).into_owned(), v));
+        assert_eq!(n(b"libcudnn.so.9"), Some(("libcudnn".into(), vec![9])));
+        assert_eq!(n(b"libcudnn.so"), Some(("libcudnn".into(), vec![])));
+        assert_eq!(
+            n(b"/a/b/libcudnn_graph.so.9.19.0"),
+            Some(("libcudnn_graph".into(), vec![9, 19, 0]))
+        );
+        assert_eq!(
+            n(b"libcudnn_ops_infer.so.8"),
+            Some(("libcudnn_ops_infer".into(), vec![8]))
+        );
+        for bad in [
+            &b"libcudnn.so.9.x"[..],
+            b"libcudnnfoo.so.9",
+            b"libcudnn_.so.9",
+            b"libcudnn.so.",
+            b"libcudnn.so.9..1",
+            b"libcudnn_static.a",
+            b"libcudnn.so9",
+            b"/lib/libcudnn.so.9/libc.so.6",
+            b"libcudnn-x.so",
+        ] {
+            assert_eq!(cudnn_name(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
     }
 }

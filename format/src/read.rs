@@ -17,6 +17,7 @@ pub enum Event {
     Unload(Unload),
     DlError(DlError),
     Note(Note),
+    Pin(Pin),
 }
 
 /// Why a line could not be used.
@@ -71,6 +72,7 @@ pub fn parse_line(line: &str) -> Result<Event, LineError> {
         crate::ev::UNLOAD => Event::Unload(typed(&kind, value)?),
         crate::ev::DLERROR => Event::DlError(typed(&kind, value)?),
         crate::ev::NOTE => Event::Note(typed(&kind, value)?),
+        crate::ev::PIN => Event::Pin(typed(&kind, value)?),
         _ => return Err(LineError::UnknownKind(kind)),
     })
 }
@@ -107,6 +109,18 @@ pub struct Process {
     /// objects are not seen.
     #[serde(default)]
     pub preload: bool,
+    /// The cuDNN pin in force in this process, if any (`docs/pin.md`).
+    #[serde(default)]
+    pub pin: Option<PinSettings>,
+}
+
+/// `pin` of the process header.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PinSettings {
+    /// The pin directory, as the shim resolved it.
+    pub dir: String,
+    /// [`crate::pin::STRICT`] or [`crate::pin::WARN`].
+    pub mode: String,
 }
 
 /// One candidate path the loader tried for a request.
@@ -217,6 +231,27 @@ pub struct DlError {
     /// `seq` of the `load_failed` event this text belongs to.
     pub req: u64,
     pub error: String,
+}
+
+/// The pin's decision about one requested cuDNN name (`docs/pin.md`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pin {
+    pub seq: u64,
+    pub t_ns: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub tid: u32,
+    /// The name or path as requested.
+    pub name: String,
+    pub requester: Option<String>,
+    /// [`crate::pin::REROUTED`], [`crate::pin::BLOCKED`] or [`crate::pin::UNPINNED`].
+    pub action: String,
+    /// [`crate::pin::SAME_NAME`], [`crate::pin::SAME_MAJOR`] or [`crate::pin::NOT_IN_PIN_DIR`].
+    pub rule: String,
+    /// The path handed to the loader instead (null when `unpinned`).
+    pub to: Option<String>,
+    pub dir: String,
+    pub mode: String,
 }
 
 /// A message from the shim itself.

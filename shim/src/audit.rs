@@ -680,13 +680,22 @@ unsafe fn flush_pending(ts: &mut ThreadState) {
 // ---------------------------------------------------------------------------
 // rtld-audit callbacks (called from lib.rs inside catch_unwind)
 
-pub unsafe fn objsearch(name: *const libc::c_char, cookie: *mut usize, flag: u32) {
+pub unsafe fn objsearch(
+    name: *const libc::c_char,
+    cookie: *mut usize,
+    flag: u32,
+    pinned: Option<&crate::pin::Decision>,
+) {
     let name = CStr::from_ptr(name).to_bytes();
     with_thread(|ts| {
         if flag == LA_SER_ORIG {
             flush_pending(ts);
             let requester = if cookie.is_null() { 0 } else { *cookie };
-            ts.search = Some(Search::new(name.to_vec(), requester));
+            let mut search = Search::new(name.to_vec(), requester);
+            if let Some(d) = pinned {
+                record_pin(&mut search, d);
+            }
+            ts.search = Some(search);
         } else if let Some(s) = ts.search.as_mut() {
             // The requester is alive during its search; attribute now.
             let why = s.recorded.then(|| step_reason(name, flag, s.requester));
@@ -698,6 +707,52 @@ pub unsafe fn objsearch(name: *const libc::c_char, cookie: *mut usize, flag: u32
         }
     });
 }
+
+/// Writes the `pin` event for a decision on `s`'s name and, when the loader
+/// is handed a path in the pin directory, records that path as the search's
+/// one candidate (glibc searches no directory for a name with a slash).
+unsafe fn record_pin(s: &mut Search, d: &crate::pin::Decision) {
+    let Some(settings) = crate::pin::settings() else {
+        return;
+    };
+    if s.requester != 0 && s.requester_path.is_empty() {
+        s.requester_path = map_path(s.requester);
+    }
+    let to = d.to.map(CStr::to_bytes);
+    trace::emit(ev::PIN, |l| {
+        l.bytes("name", &s.name);
+        if s.requester == 0 {
+            l.null("requester");
+        } else {
+            l.bytes("requester", &s.requester_path);
+        }
+        l.str("action", d.action).str("rule", d.rule);
+        l.opt_bytes("to", to);
+        l.bytes("dir", &settings.dir).str(
+            "mode",
+            if settings.strict {
+                cudnn_trace_format::pin::STRICT
+            } else {
+                cudnn_trace_format::pin::WARN
+            },
+        );
+    });
+    if let Some(to) = to {
+        s.tried.push(Cand {
+            path: to.to_vec(),
+            flag: PIN_STEP,
+            why: Some(Step {
+                reason: reason::PIN,
+                owner: None,
+                dir: settings.dir.clone(),
+            }),
+        });
+    }
+}
+
+/// Not a glibc `LA_SER_*` value: marks the candidate the pin handed to the
+/// loader.
+const PIN_STEP: u32 = 0x8000_0000;
 
 pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
     let _ = cookie;
@@ -798,7 +853,9 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
             let (v, mode, _) =
                 with_thread(|ts| how_requested(ts, s)).unwrap_or((via::LOADER, None, None));
             match last_why {
-                Some(w) if !s.name.contains(&b'/') => {
+                // A name with a slash is opened as given, unless the pin
+                // replaced it.
+                Some(w) if w.reason == reason::PIN || !s.name.contains(&b'/') => {
                     (w.reason, w.owner.clone(), Some(w.dir.clone()), v, mode)
                 }
                 _ => (reason::PATH, None, None, v, mode),

@@ -22,11 +22,13 @@ mod audit;
 mod bridge;
 mod elf;
 mod lock;
+mod pin;
 mod preload;
 mod sys;
 mod trace;
 
 use core::ffi::{c_char, c_long};
+use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use sys::LinkMap;
 
@@ -51,19 +53,30 @@ fn quiet_panics() {
 }
 
 /// rtld-audit entry point: called once when the module is loaded. Returning
-/// 0 makes glibc drop the module, which is how tracing stays off when no
-/// trace directory was given.
+/// 0 makes glibc drop the module, which is how the shim stays out of the way
+/// when neither a trace directory nor a pin was given.
 #[unsafe(no_mangle)]
 pub extern "C" fn la_version(version: u32) -> u32 {
     guard(0, || {
-        if version == 0 || trace::config().is_none() {
+        if version == 0 {
+            return 0;
+        }
+        let tracing = trace::config().is_some();
+        if !tracing && pin::settings().is_none() {
             return 0;
         }
         quiet_panics();
-        bridge::init_own_name();
-        trace::ensure_open();
+        if tracing {
+            bridge::init_own_name();
+            trace::ensure_open();
+        }
         version.min(sys::LAV_CURRENT)
     })
+}
+
+/// The audit callbacks below only trace; a pin alone needs none of them.
+fn tracing() -> bool {
+    trace::config().is_some()
 }
 
 /// # Safety
@@ -74,18 +87,33 @@ pub unsafe extern "C" fn la_objsearch(
     cookie: *mut usize,
     flag: u32,
 ) -> *mut c_char {
-    if !name.is_null() {
-        guard((), || audit::objsearch(name, cookie, flag));
+    if name.is_null() {
+        return name as *mut c_char;
     }
-    // Always the name as given: observing must not change the search.
-    name as *mut c_char
+    // The pin rewrites a cuDNN name before any directory is searched;
+    // everything else keeps the name as given: observing must not change
+    // the search.
+    let decision = if flag == sys::LA_SER_ORIG {
+        guard(None, || pin::decide(CStr::from_ptr(name).to_bytes()))
+    } else {
+        None
+    };
+    if tracing() {
+        guard((), || {
+            audit::objsearch(name, cookie, flag, decision.as_ref())
+        });
+    }
+    match decision.and_then(|d| d.to) {
+        Some(to) => to.as_ptr() as *mut c_char,
+        None => name as *mut c_char,
+    }
 }
 
 /// # Safety
 /// Called by glibc's dynamic linker with a live link map.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mut usize) -> u32 {
-    if !map.is_null() {
+    if !map.is_null() && tracing() {
         guard((), || audit::objopen(map, lmid, cookie));
     }
     // No LA_FLG_BINDTO/BINDFROM: symbol binding stays untouched (and on
@@ -97,7 +125,9 @@ pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mu
 /// Called by glibc's dynamic linker.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn la_objclose(cookie: *mut usize) -> u32 {
-    guard((), || audit::objclose(cookie));
+    if tracing() {
+        guard((), || audit::objclose(cookie));
+    }
     0
 }
 
@@ -105,7 +135,9 @@ pub unsafe extern "C" fn la_objclose(cookie: *mut usize) -> u32 {
 /// Called by glibc's dynamic linker.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn la_activity(_cookie: *mut usize, flag: u32) {
-    guard((), || audit::activity(flag));
+    if tracing() {
+        guard((), || audit::activity(flag));
+    }
 }
 
 /// # Safety

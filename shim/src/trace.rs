@@ -348,6 +348,20 @@ fn write_header(fd: i32, cfg: &Config, origin: &str) {
         .str("origin", origin)
         .bytes("glibc", glibc)
         .bool("preload", cfg.preload_role);
+    if let Some(p) = crate::pin::settings() {
+        l.nested("pin", |n| {
+            n.object(|o| {
+                o.bytes("dir", &p.dir).str(
+                    "mode",
+                    if p.strict {
+                        cudnn_trace_format::pin::STRICT
+                    } else {
+                        cudnn_trace_format::pin::WARN
+                    },
+                );
+            })
+        });
+    }
     l.finish();
     write_all(fd, &buf);
 }
