@@ -56,6 +56,9 @@ pub struct ProcessDoc<'a> {
     pub libraries: Vec<LibraryView>,
     pub failed_loads: Vec<FailedDoc<'a>>,
     pub notes: Vec<NoteDoc<'a>>,
+    /// The cuDNN pin of this process and what it did; absent when not pinned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<summary::PinView>,
 }
 
 #[derive(Serialize)]
@@ -157,6 +160,7 @@ pub fn document<'a>(a: &'a Analysis<'a>, all: bool) -> Document<'a> {
                         msg: &n.msg,
                     })
                     .collect(),
+                pin: summary::pin_view(img),
             }
         })
         .collect();

@@ -4,7 +4,7 @@
 //!
 //! Facts only: no diagnosis rules here.
 
-use crate::trace::{Failed, Image, LauncherRecord, TraceSet};
+use crate::trace::{Failed, Image, LauncherRecord, PinRecord, TraceSet};
 use crate::version::{self, NameVersion};
 use cudnn_trace_format::read::Load;
 use cudnn_trace_format::{reason, via, CUDA_FAMILY};
@@ -452,6 +452,11 @@ fn why_text(sh: &Shortener, v: &LibraryView) -> String {
             format!("{} of {}", v.reason, sh.short(owner))
         }
         (reason::PATH, _) => "path given".into(),
+        (reason::PIN, _) => match v.name.as_deref() {
+            Some(n) if n.contains('/') => format!("pinned, asked for {}", sh.short(n)),
+            Some(n) if Some(n) != Some(basename(&v.path)) => format!("pinned, asked for {n}"),
+            _ => "pinned".into(),
+        },
         (r, _) => r.to_string(),
     };
     if v.lmid != 0 {
@@ -582,6 +587,9 @@ pub fn render(a: &Analysis, opts: &TextOptions) -> String {
         for w in &rec.warnings {
             line(&mut out, &format!("warning: {w}"));
         }
+        if let Some(p) = &rec.pin {
+            render_pin_record(set, rec, p, &mut out);
+        }
         if n == 0 && rec.error.is_none() {
             line(
                 &mut out,
@@ -644,6 +652,59 @@ pub fn render(a: &Analysis, opts: &TextOptions) -> String {
         Cow::Borrowed(_) => out,
         Cow::Owned(t) => t,
     }
+}
+
+/// The launcher's pin: what was pinned, and when the program failed, how
+/// the pin may be the reason (a framework refuses a cuDNN older than its
+/// build: compat-facts §4).
+fn render_pin_record(set: &TraceSet, rec: &LauncherRecord, p: &PinRecord, out: &mut String) {
+    let what = match &p.version {
+        Some(v) => format!("cuDNN {v}"),
+        None => match p.major {
+            Some(m) => format!("cuDNN {m}.x"),
+            None => "cuDNN".into(),
+        },
+    };
+    let built = p
+        .cuda_build
+        .map(|c| format!(", built for CUDA {}.{}", c / 1000, c % 1000 / 10))
+        .unwrap_or_default();
+    line(
+        out,
+        &format!("pin: {what}{built} from {} ({})", esc(&p.dir), esc(&p.mode)),
+    );
+    for w in &p.warnings {
+        line(out, &format!("pin warning: {w}"));
+    }
+    let failed = rec.signal.is_some() || rec.exit_code.is_some_and(|c| c != 0);
+    if !failed {
+        return;
+    }
+    let outside: usize = set
+        .images
+        .iter()
+        .filter_map(pin_view)
+        .map(|v| v.outside.len())
+        .sum();
+    let whence = if outside == 0 {
+        format!("every cuDNN file came from {}", esc(&p.dir))
+    } else {
+        format!("{outside} cuDNN file(s) came from elsewhere, see below")
+    };
+    line(
+        out,
+        &format!(
+            "pin: the program failed while cuDNN was pinned to {what} ({whence}). If its error is a cuDNN version check"
+        ),
+    );
+    line(
+        out,
+        "     (PyTorch \"compiled against (9, X, 0) but found runtime version\", XLA \"Loaded runtime CuDNN library\", JAX \"Outdated cuDNN installation\"),",
+    );
+    line(
+        out,
+        "     it is the pin's effect: frameworks need the major they were built with and at least its minor; pin that version or a newer one.",
+    );
 }
 
 fn program_name(img: &Image) -> String {
@@ -855,7 +916,7 @@ fn render_image(
         let _ = write!(head, "  → {}", esc(e));
     }
     let libs = libraries(img, opts.all);
-    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() {
+    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() && img.pins.is_empty() {
         head.push_str("  — no CUDA library");
     }
     out.push('\n');
@@ -935,7 +996,13 @@ fn render_image(
             );
         }
     }
+    render_pin(&sh, img, &body, out);
     for (f, times) in grouped_failures(img) {
+        // Shown on the pin's BLOCKED line, unless the program read the
+        // loader's text, which is worth showing as it was.
+        if blocked_by_pin(f) && f.errors().is_empty() {
+            continue;
+        }
         render_failed(&sh, f, times, &body, out);
     }
     for note in &img.notes {
@@ -1184,6 +1251,165 @@ pub fn grouped_failures(img: &Image) -> Vec<(&Failed, usize)> {
         }
     }
     groups
+}
+
+/// What the cuDNN pin did in one process image (`docs/pin.md`).
+#[derive(Debug, Serialize)]
+pub struct PinView {
+    pub dir: String,
+    pub mode: String,
+    /// Requests the pin sent into the directory.
+    pub rerouted: usize,
+    /// Requests refused because the directory has no such library (strict).
+    pub blocked: Vec<PinRequest>,
+    /// Requests left to the normal search (warn mode).
+    pub unpinned: Vec<PinRequest>,
+    /// cuDNN files that entered the process from outside the directory.
+    pub outside: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PinRequest {
+    pub name: String,
+    pub requester: Option<String>,
+}
+
+/// Whether `path` is `dir` itself or inside it.
+fn inside(dir: &str, path: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    path.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// The pin's record for an image, or None when it was not pinned.
+pub fn pin_view(img: &Image) -> Option<PinView> {
+    use cudnn_trace_format::pin;
+    let settings = img.header.pin.as_ref()?;
+    let dir = settings.dir.clone();
+    let request = |p: &cudnn_trace_format::read::Pin| PinRequest {
+        name: p.name.clone(),
+        requester: p.requester.clone(),
+    };
+    let of = |action: &str| -> Vec<PinRequest> {
+        img.pins
+            .iter()
+            .filter(|p| p.action == action)
+            .map(request)
+            .collect()
+    };
+    let mut outside: Vec<String> = Vec::new();
+    for l in img.loads.iter().filter(|l| l.new) {
+        if cudnn_trace_format::cudnn_name(l.path.as_bytes()).is_none() {
+            continue;
+        }
+        let real = l.realpath.as_deref().unwrap_or(&l.path);
+        if !inside(&dir, real) && !outside.contains(&l.path) {
+            outside.push(l.path.clone());
+        }
+    }
+    Some(PinView {
+        rerouted: img
+            .pins
+            .iter()
+            .filter(|p| p.action == pin::REROUTED)
+            .count(),
+        blocked: of(pin::BLOCKED),
+        unpinned: of(pin::UNPINNED),
+        outside,
+        mode: settings.mode.clone(),
+        dir,
+    })
+}
+
+/// A failure the pin caused on purpose: its only candidate is the path in
+/// the pin directory that does not exist.
+pub fn blocked_by_pin(f: &Failed) -> bool {
+    f.ev.tried.len() == 1 && f.ev.tried[0].reason == reason::PIN
+}
+
+/// Writes the pin lines of an image: the setting, what was blocked (name
+/// variants of one library on one line), and any cuDNN file from elsewhere.
+fn render_pin(sh: &Shortener, img: &Image, body: &str, out: &mut String) {
+    let Some(pv) = pin_view(img) else { return };
+    let mut counts = vec![format!("{} rerouted", pv.rerouted)];
+    if !pv.blocked.is_empty() {
+        counts.push(format!("{} blocked", pv.blocked.len()));
+    }
+    if !pv.unpinned.is_empty() {
+        counts.push(format!("{} left to the normal search", pv.unpinned.len()));
+    }
+    line(
+        out,
+        &format!(
+            "{body}pinned  cuDNN to {} ({}): {}",
+            esc(&pv.dir),
+            esc(&pv.mode),
+            counts.join(", ")
+        ),
+    );
+    // One line per library (stem) and requester.
+    let mut groups: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
+    for (label, list) in [("BLOCKED", &pv.blocked), ("unpinned", &pv.unpinned)] {
+        groups.clear();
+        for r in list.iter() {
+            let stem = so_stem(&r.name).unwrap_or(&r.name).to_string();
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == stem && g.1 == r.requester)
+            {
+                Some(g) => g.2.push(basename(&r.name).to_string()),
+                None => groups.push((
+                    stem,
+                    r.requester.clone(),
+                    vec![basename(&r.name).to_string()],
+                )),
+            }
+        }
+        for (stem, requester, names) in &groups {
+            let shown: Vec<&str> = names
+                .iter()
+                .enumerate()
+                .map(|(k, n)| {
+                    if k == 0 {
+                        n.as_str()
+                    } else {
+                        n.strip_prefix(stem.as_str())
+                            .filter(|s| !s.is_empty())
+                            .unwrap_or(n)
+                    }
+                })
+                .collect();
+            let what = if label == "BLOCKED" {
+                "not in the pin directory, so the load failed"
+            } else {
+                "not in the pin directory; the normal search ran (warn mode)"
+            };
+            line(
+                out,
+                &esc(&format!(
+                    "{body}{label:<8}  {}  {}: {what}",
+                    shown.join(", "),
+                    match requester.as_deref() {
+                        Some("") => "asked by the main program".to_string(),
+                        Some(r) => format!("asked by {}", sh.short(r)),
+                        None => "asked".to_string(),
+                    }
+                )),
+            );
+        }
+    }
+    for p in &pv.outside {
+        line(
+            out,
+            &esc(&format!(
+                "{body}{}  {p} entered from outside the pin directory",
+                if pv.mode == cudnn_trace_format::pin::STRICT {
+                    "NOT PINNED"
+                } else {
+                    "unpinned"
+                },
+            )),
+        );
+    }
 }
 
 fn padr(s: &str, w: usize) -> String {
@@ -1680,5 +1906,93 @@ mod tests {
         assert_eq!(text.matches("└ pid").count(), N as usize - 1);
         // The exec chain is one line: its first and last images.
         assert!(text.contains("python → python → python → … 2993 more → python → python → python → exec python train.py"), "{}", &text[..2000]);
+    }
+
+    /// A pinned process: the reroutes show on the library rows, the blocked
+    /// name variants of one library on one line (not as four failures), and
+    /// a cuDNN file from outside the directory is called out.
+    #[test]
+    fn pinned_process_rows_blocked_line_and_outside_file() {
+        let pin = |seq: u64, name: &str, action: &str, to: &str| {
+            format!(
+                r#"{{"ev":"pin","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"/pin/libcudnn_graph.so.9","action":"{action}","rule":"x","to":{to},"dir":"/pin","mode":"strict"}}"#
+            )
+        };
+        let blocked = |seq: u64, name: &str| {
+            format!(
+                r#"{{"ev":"load_failed","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"/pin/libcudnn_graph.so.9","via":"dlopen","mode":1,"lmid":0,"family":"cudnn","tried":[{{"path":"/pin/{name}","reason":"pin","result":"missing"}}],"error":null,"errno":null}}"#
+            )
+        };
+        let load = |seq: u64, name: &str, path: &str, reason: &str| {
+            format!(
+                r#"{{"ev":"load","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","path":"{path}","realpath":"{path}","reason":"{reason}","reason_owner":null,"search_dir":"/pin","requester":"/pin/libcudnn.so.9","via":"dlopen","mode":1,"lmid":0,"soname":null,"dev":1,"ino":2,"size":3,"build_id":null,"family":"cudnn","tried":[],"new":true}}"#
+            )
+        };
+        let lines = vec![
+            pin(
+                1,
+                "libcudnn_graph.so.9.19.0",
+                "rerouted",
+                r#""/pin/libcudnn_graph.so.9""#,
+            ),
+            load(
+                2,
+                "libcudnn_graph.so.9.19.0",
+                "/pin/libcudnn_graph.so.9",
+                "pin",
+            ),
+            pin(
+                3,
+                "libcudnn_heuristic.so.9.19.0",
+                "blocked",
+                r#""/pin/libcudnn_heuristic.so.9.19.0""#,
+            ),
+            blocked(4, "libcudnn_heuristic.so.9.19.0"),
+            pin(
+                5,
+                "libcudnn_heuristic.so.9",
+                "blocked",
+                r#""/pin/libcudnn_heuristic.so.9""#,
+            ),
+            blocked(6, "libcudnn_heuristic.so.9"),
+            load(7, "/x/libcudnn_ops.so.9", "/x/libcudnn_ops.so.9", "path"),
+        ];
+        let mut s = header(1, 0, "exec").replace(
+            r#""preload":true}"#,
+            r#""preload":true,"pin":{"dir":"/pin","mode":"strict"}}"#,
+        );
+        s.push('\n');
+        for l in &lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+        let (img, probs) = parse_trace(s.as_bytes(), Path::new("1.jsonl"));
+        assert!(probs.is_empty(), "{probs:?}");
+        let img = img.unwrap();
+        let pv = pin_view(&img).unwrap();
+        assert_eq!((pv.rerouted, pv.blocked.len()), (1, 2));
+        assert_eq!(pv.outside, vec!["/x/libcudnn_ops.so.9".to_string()]);
+        let text = render_one(img);
+        assert!(
+            text.contains("pinned, asked for libcudnn_graph.so.9.19.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pinned  cuDNN to /pin (strict): 1 rerouted, 2 blocked"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "BLOCKED   libcudnn_heuristic.so.9.19.0, .9  asked by libcudnn_graph.so.9: not in the pin directory, so the load failed"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("FAILED"), "{text}");
+        assert!(
+            text.contains(
+                "NOT PINNED  /x/libcudnn_ops.so.9 entered from outside the pin directory"
+            ),
+            "{text}"
+        );
     }
 }

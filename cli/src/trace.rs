@@ -5,7 +5,7 @@
 //! as a [`Problem`] (file, line, what) for the caller to show.
 
 use cudnn_trace_format::read::{
-    parse_line, Event, LineError, Load, LoadFailed, Note, Process, Unload,
+    parse_line, Event, LineError, Load, LoadFailed, Note, Pin, Process, Unload,
 };
 use cudnn_trace_format::SCHEMA_VERSION;
 use serde::{Deserialize, Serialize};
@@ -145,6 +145,31 @@ pub struct LauncherRecord {
     pub warnings: Vec<String>,
     /// The program could not be started.
     pub error: Option<String>,
+    /// The cuDNN pin (`--pin`) and what validation found; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<PinRecord>,
+}
+
+/// `pin` of `launcher.json` (`docs/pin.md`): what `--pin` validated.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct PinRecord {
+    /// The pin directory, canonical.
+    pub dir: String,
+    /// `strict` or `warn`.
+    pub mode: String,
+    /// cuDNN major of the directory's layout (8 or 9).
+    pub major: Option<u32>,
+    /// "9.19.0", when it could be read.
+    pub version: Option<String>,
+    /// `cudnnGetCudartVersion()` of the pinned cuDNN (13000 = built for CUDA 13.0).
+    pub cuda_build: Option<u32>,
+    /// `cudnnGetMaxDeviceVersion()` (900 = SM 9.0).
+    pub max_device: Option<u32>,
+    /// The cuDNN file names in the directory.
+    pub files: Vec<String>,
+    /// What validation warned about.
+    pub warnings: Vec<String>,
 }
 
 impl LauncherRecord {
@@ -209,6 +234,8 @@ pub struct Image {
     pub failed: Vec<Failed>,
     pub unloads: Vec<Unload>,
     pub notes: Vec<Note>,
+    /// The pin's decisions, in order (`docs/pin.md`).
+    pub pins: Vec<Pin>,
 }
 
 impl Image {
@@ -466,6 +493,7 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
                         failed: Vec::new(),
                         unloads: Vec::new(),
                         notes: Vec::new(),
+                        pins: Vec::new(),
                     });
                 }
                 Ok(_) => {
@@ -501,6 +529,7 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
             }),
             Ok(Event::Unload(u)) => img.unloads.push(u),
             Ok(Event::Note(note)) => img.notes.push(note),
+            Ok(Event::Pin(p)) => img.pins.push(p),
             Ok(Event::DlError(d)) => {
                 match img.failed.iter().rposition(|f| f.ev.seq == d.req) {
                     Some(i) => {
