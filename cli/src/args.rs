@@ -1,6 +1,7 @@
 //! Command-line parsing, by hand: the launcher's options end at the first
 //! non-option argument, and everything after it belongs to the program.
 
+use crate::pin::PinMode;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
@@ -12,6 +13,10 @@ Usage:
   cudnn-trace report [--json] [--all] [DIR|FILE...]
                                                  summarize trace directories or files
                                                  (default: the newest run in ./cudnn-trace-out)
+  cudnn-trace env --pin DIR [--pin-mode strict|warn] [--shim PATH] [--out TRACE_DIR]
+                                                 check DIR and print the settings that pin
+                                                 cuDNN to it without the launcher (shell,
+                                                 Dockerfile and systemd unit)
   cudnn-trace help | version
 
 Options (before PROGRAM):
@@ -21,20 +26,33 @@ Options (before PROGRAM):
       --all               record every library, not only the CUDA family
   -q, --quiet             print no summary when the program ends
       --json-summary FILE also write the summary as JSON to FILE ('-': stdout)
+      --pin DIR           load every cuDNN library from DIR (see docs/pin.md); DIR is
+                          checked first, and PROGRAM is not run when it is not a
+                          complete cuDNN install of one version (exit status 125)
+      --pin-mode MODE     strict (default): a cuDNN library missing from DIR fails to load;
+                          warn: it is searched as usual, and the trace records it
   -h, --help              show this help
   -V, --version           show the version
-  --                      end of options (needed for a PROGRAM named report, help or version,
-                          or one starting with '-')
+  --                      end of options (needed for a PROGRAM named report, env, help or
+                          version, or one starting with '-')
 
 Report options:
       --json              print a machine-readable document instead of the text summary
       --all               also list libraries outside the CUDA family (traces taken with --all)
 
+Env options:
+      --pin DIR           the cuDNN directory (required)
+      --pin-mode MODE     strict (default) or warn
+      --shim PATH         install the shim at PATH (a stable location for production)
+                          and name it in LD_AUDIT; default: this user's cached copy
+  -o, --out TRACE_DIR     also trace: set CUDNN_TRACE_DIR and LD_PRELOAD
+
 Exit status: the program's own; if it died of signal N, cudnn-trace ends by the same
 signal (a shell shows 128+N).
 127 when PROGRAM is not found, 126 when it cannot be executed, 125 when cudnn-trace itself
-fails, 2 for usage errors.
+fails or refuses the --pin directory (PROGRAM is then not run), 2 for usage errors.
 `report` exits 0 when it read at least one trace, 1 when it found none, 2 for usage errors.
+`env` exits 0 when DIR is valid (warnings allowed), 1 when it is refused, 2 for usage errors.
 
 Environment:
   CUDNN_TRACE_SHIM_PATH   use this libcdtrace.so instead of the embedded one
@@ -47,6 +65,9 @@ pub enum Command {
     Version,
     Run(RunArgs),
     Report(ReportArgs),
+    Env(EnvArgs),
+    /// The hidden `__probe-cudnn` subcommand (see `probe.rs`): its arguments.
+    Probe(Vec<OsString>),
 }
 
 #[derive(Debug, PartialEq, Eq, Default)]
@@ -55,6 +76,10 @@ pub struct RunArgs {
     pub all: bool,
     pub quiet: bool,
     pub json_summary: Option<PathBuf>,
+    /// `--pin DIR`: the cuDNN directory, as typed.
+    pub pin: Option<PathBuf>,
+    /// `--pin-mode` (strict when not given).
+    pub pin_mode: PinMode,
     /// The program as typed (argv[0] of the child) and its arguments.
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -65,6 +90,17 @@ pub struct ReportArgs {
     pub json: bool,
     pub all: bool,
     pub paths: Vec<PathBuf>,
+}
+
+/// `cudnn-trace env --pin DIR ...`.
+#[derive(Debug, PartialEq, Eq, Default)]
+pub struct EnvArgs {
+    pub pin: PathBuf,
+    pub pin_mode: PinMode,
+    /// `--shim PATH`: where to install the shim.
+    pub shim: Option<PathBuf>,
+    /// `--out TRACE_DIR`: also trace, into this directory.
+    pub out: Option<PathBuf>,
 }
 
 /// A usage error: the message to print before the short usage hint.
@@ -82,6 +118,8 @@ pub fn parse(args: &[OsString]) -> Result<Command, UsageError> {
     match args.first().map(|a| a.as_os_str()) {
         None => Err(UsageError("missing PROGRAM".into())),
         Some(a) if a == "report" => parse_report(&args[1..]),
+        Some(a) if a == "env" => parse_env(&args[1..]),
+        Some(a) if a == crate::probe::SUBCOMMAND => Ok(Command::Probe(args[1..].to_vec())),
         Some(a) if a == "help" => Ok(Command::Help),
         Some(a) if a == "version" => Ok(Command::Version),
         Some(_) => parse_run(args),
@@ -103,8 +141,27 @@ fn split_eq(arg: &OsStr) -> (&OsStr, Option<&OsStr>) {
     (arg, None)
 }
 
+/// The value of `--pin-mode`.
+fn pin_mode(name: &str, v: &OsStr) -> Result<PinMode, UsageError> {
+    v.to_str().and_then(PinMode::parse).ok_or_else(|| {
+        UsageError(format!(
+            "{name} must be strict or warn, not '{}'",
+            v.to_string_lossy()
+        ))
+    })
+}
+
+/// A path value that must not be empty.
+fn path_value(name: &str, v: OsString) -> Result<PathBuf, UsageError> {
+    if v.is_empty() {
+        return Err(UsageError(format!("{name} needs a non-empty value")));
+    }
+    Ok(v.into())
+}
+
 fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
     let mut run = RunArgs::default();
+    let mut mode_given = false;
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_os_str();
@@ -141,6 +198,11 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
                 }
                 run.json_summary = Some(v.into());
             }
+            "--pin" => run.pin = Some(path_value(name, value(name)?)?),
+            "--pin-mode" => {
+                run.pin_mode = pin_mode(name, &value(name)?)?;
+                mode_given = true;
+            }
             "--all" | "-q" | "--quiet" if inline.is_some() => {
                 return Err(UsageError(format!("{name} takes no value")));
             }
@@ -155,6 +217,10 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
             _ => break,
         }
         i += 1;
+    }
+    // A mode on its own would silently pin nothing.
+    if mode_given && run.pin.is_none() {
+        return Err(UsageError("--pin-mode needs --pin DIR".into()));
     }
     let Some(program) = args.get(i) else {
         return Err(UsageError("missing PROGRAM".into()));
@@ -184,6 +250,49 @@ fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
         }
     }
     Ok(Command::Report(rep))
+}
+
+fn parse_env(args: &[OsString]) -> Result<Command, UsageError> {
+    let mut env = EnvArgs::default();
+    let mut pin = None;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_os_str();
+        let (name, inline) = split_eq(arg);
+        let name = name.to_str().unwrap_or("");
+        let mut value = |what: &str| -> Result<OsString, UsageError> {
+            if let Some(v) = inline {
+                return Ok(v.to_os_string());
+            }
+            i += 1;
+            match args.get(i) {
+                Some(v) => Ok(v.clone()),
+                None => Err(UsageError(format!("env: {what} needs a value"))),
+            }
+        };
+        match name {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--pin" => pin = Some(path_value("env: --pin", value(name)?)?),
+            "--pin-mode" => env.pin_mode = pin_mode("env: --pin-mode", &value(name)?)?,
+            "--shim" => env.shim = Some(path_value("env: --shim", value(name)?)?),
+            "-o" | "--out" => env.out = Some(path_value(&format!("env: {name}"), value(name)?)?),
+            _ if arg.as_encoded_bytes().starts_with(b"-") => {
+                return Err(UsageError(format!(
+                    "env: unknown option {}",
+                    arg.to_string_lossy()
+                )));
+            }
+            _ => {
+                return Err(UsageError(format!(
+                    "env: unexpected argument '{}' (env runs nothing; it prints settings)",
+                    arg.to_string_lossy()
+                )));
+            }
+        }
+        i += 1;
+    }
+    env.pin = pin.ok_or_else(|| UsageError("env: --pin DIR is required".into()))?;
+    Ok(Command::Env(env))
 }
 
 #[cfg(test)]
@@ -276,5 +385,105 @@ mod tests {
         assert!(p(&["--"]).is_err());
         assert!(p(&["--", ""]).is_err());
         assert!(p(&["report", "--bogus"]).is_err());
+    }
+
+    fn err(args: &[&str]) -> String {
+        match p(args) {
+            Err(UsageError(m)) => m,
+            other => panic!("{args:?} → {other:?}"),
+        }
+    }
+
+    #[test]
+    fn pin_options() {
+        let r = run(&["--pin", "/opt/cudnn", "python", "--pin", "x"]);
+        assert_eq!(r.pin, Some(PathBuf::from("/opt/cudnn")));
+        assert_eq!(r.pin_mode, PinMode::Strict);
+        assert_eq!(r.program, "python");
+        assert_eq!(r.args, vec![OsString::from("--pin"), "x".into()]);
+        let r = run(&["--pin-mode=warn", "--pin=d", "ls"]);
+        assert_eq!(r.pin, Some(PathBuf::from("d")));
+        assert_eq!(r.pin_mode, PinMode::Warn);
+        assert_eq!(
+            run(&["--pin", "d", "--pin-mode", "strict", "ls"]).pin_mode,
+            PinMode::Strict
+        );
+        assert_eq!(run(&["ls"]).pin, None);
+
+        assert_eq!(
+            err(&["--pin-mode", "warn", "ls"]),
+            "--pin-mode needs --pin DIR"
+        );
+        assert_eq!(
+            err(&["--pin", "d", "--pin-mode", "lax", "ls"]),
+            "--pin-mode must be strict or warn, not 'lax'"
+        );
+        assert_eq!(
+            err(&["--pin", "d", "--pin-mode"]),
+            "--pin-mode needs a value"
+        );
+        assert_eq!(err(&["--pin=", "ls"]), "--pin needs a non-empty value");
+        assert_eq!(err(&["--pin"]), "--pin needs a value");
+    }
+
+    #[test]
+    fn env_subcommand() {
+        assert_eq!(
+            p(&["env", "--pin", "/p"]),
+            Ok(Command::Env(EnvArgs {
+                pin: "/p".into(),
+                ..Default::default()
+            }))
+        );
+        assert_eq!(
+            p(&[
+                "env",
+                "--shim=/s/libcdtrace.so",
+                "--pin-mode",
+                "warn",
+                "-o",
+                "t",
+                "--pin=/p"
+            ]),
+            Ok(Command::Env(EnvArgs {
+                pin: "/p".into(),
+                pin_mode: PinMode::Warn,
+                shim: Some("/s/libcdtrace.so".into()),
+                out: Some("t".into()),
+            }))
+        );
+        assert_eq!(p(&["env", "--help"]), Ok(Command::Help));
+        assert_eq!(err(&["env"]), "env: --pin DIR is required");
+        assert_eq!(
+            err(&["env", "--pin-mode", "warn"]),
+            "env: --pin DIR is required"
+        );
+        assert_eq!(
+            err(&["env", "--pin", "/p", "--pin-mode", "x"]),
+            "env: --pin-mode must be strict or warn, not 'x'"
+        );
+        assert_eq!(
+            err(&["env", "--pin", "/p", "--all"]),
+            "env: unknown option --all"
+        );
+        assert_eq!(
+            err(&["env", "--pin", "/p", "python"]),
+            "env: unexpected argument 'python' (env runs nothing; it prints settings)"
+        );
+        assert_eq!(err(&["env", "--pin"]), "env: --pin needs a value");
+        assert_eq!(
+            err(&["env", "--pin", "/p", "--shim="]),
+            "env: --shim needs a non-empty value"
+        );
+        // A program named env still runs with `--`.
+        assert_eq!(run(&["--", "env", "X=1", "ls"]).program, "env");
+    }
+
+    #[test]
+    fn hidden_probe_subcommand() {
+        assert_eq!(
+            p(&["__probe-cudnn", "/d", "9"]),
+            Ok(Command::Probe(vec!["/d".into(), "9".into()]))
+        );
     }
 }

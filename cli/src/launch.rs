@@ -3,6 +3,7 @@
 
 use crate::args::RunArgs;
 use crate::ldenv;
+use crate::pin::{self, PinInfo};
 use crate::report;
 use crate::shim;
 use crate::summary::{self, Analysis, TextOptions};
@@ -131,6 +132,20 @@ fn make_out_dir(
         ));
     }
     Ok(abs)
+}
+
+/// What launcher.json says about the pin (docs/pin.md).
+fn pin_record(p: &PinInfo) -> trace::PinRecord {
+    trace::PinRecord {
+        dir: p.dir.to_string_lossy().into_owned(),
+        mode: p.mode.as_str().to_string(),
+        major: Some(p.major),
+        version: p.version.clone(),
+        cuda_build: p.cuda_build.and_then(|c| u32::try_from(c).ok()),
+        max_device: p.max_device.and_then(|c| u32::try_from(c).ok()),
+        files: p.files.clone(),
+        warnings: p.warnings.clone(),
+    }
 }
 
 /// Writes launcher.json atomically (temporary file, then rename).
@@ -503,11 +518,13 @@ fn wait_program(child_pid: i32, signals: Option<&Signals>) -> Ended {
     }
 }
 
-/// Runs the program without the shim (the trace directory could not be
-/// made), with the same exit status and signal handling as a traced run.
-fn run_untraced(args: &RunArgs, file: &Path) -> i32 {
+/// Runs the program without a trace (the trace directory or the shim could
+/// not be made), with the same exit status and signal handling as a traced
+/// run. `env`: the pin's variables when the run is pinned, else None (the
+/// launcher's own environment).
+fn run_untraced(args: &RunArgs, file: &Path, env: Option<&ldenv::ProgramEnv>) -> i32 {
     let signals = install_signals();
-    let child = match spawn(args, file, None) {
+    let child = match spawn(args, file, env) {
         Ok(c) => c,
         Err((code, msg)) => {
             eprint(&format!("cudnn-trace: {msg}\n"));
@@ -550,10 +567,36 @@ fn die_of(sig: i32) {
     }
 }
 
+/// Validates `--pin DIR` (printing its warnings); Err: the exit status
+/// when it is refused, after the message.
+fn check_pin(args: &RunArgs) -> Result<Option<PinInfo>, i32> {
+    let Some(dir) = &args.pin else {
+        return Ok(None);
+    };
+    match pin::validate(dir, args.pin_mode) {
+        Ok(info) => {
+            for w in &info.warnings {
+                eprint(&format!("cudnn-trace: warning: {w}\n"));
+            }
+            Ok(Some(info))
+        }
+        Err(refusal) => {
+            eprint(&format!("cudnn-trace: {refusal}\n"));
+            Err(EXIT_INTERNAL)
+        }
+    }
+}
+
 /// Runs the launcher; returns the exit status.
 pub fn run(args: RunArgs) -> i32 {
     let start_ms = now_ms();
     let launcher_pid = std::process::id();
+    // The pin is checked before anything else happens: a refused directory
+    // leaves no trace directory and starts nothing.
+    let pin = match check_pin(&args) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let path_var = std::env::var_os("PATH");
     let resolved = match target::resolve(&args.program, path_var.as_deref()) {
         Ok(p) => p,
@@ -562,15 +605,39 @@ pub fn run(args: RunArgs) -> i32 {
             return e.code;
         }
     };
+    // A setuid/setgid program runs in secure-execution mode, where the
+    // loader ignores LD_AUDIT: it could load any cuDNN it likes. A strict pin
+    // exists to prevent exactly that, so it refuses rather than run it
+    // unpinned. (A static program loads no shared cuDNN itself, and the
+    // programs it starts are pinned, so it only gets the warning below.)
+    if let (Some(p), Some(why)) = (&pin, target::secure_exec(&resolved)) {
+        if p.mode == pin::PinMode::Strict {
+            eprint(&format!(
+                "cudnn-trace: refusing to run {} under a strict cuDNN pin: {why}, so the loader \
+                 ignores LD_AUDIT and the pin could not apply (--pin-mode warn runs it unpinned)\n",
+                resolved.display()
+            ));
+            return EXIT_INTERNAL;
+        }
+    }
     let shim_path = match shim::locate() {
         Ok(p) => p,
+        // The pin is done by the shim: without it, a pinned program would
+        // run unpinned, which is what the pin exists to prevent.
+        Err(e) if pin.is_some() => {
+            eprint(&format!(
+                "cudnn-trace: {e}; the cuDNN pin needs the shim, so {} is not run\n",
+                args.program.to_string_lossy()
+            ));
+            return EXIT_INTERNAL;
+        }
         // Nowhere safe to put the shim: the program still runs, untraced.
         Err(e) if e.run_untraced() => {
             eprint(&format!(
                 "cudnn-trace: {e}; running {} untraced\n",
                 args.program.to_string_lossy()
             ));
-            return run_untraced(&args, &resolved);
+            return run_untraced(&args, &resolved, None);
         }
         Err(e) => {
             eprint(&format!("cudnn-trace: {e}\n"));
@@ -581,16 +648,40 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(d) => d,
         Err(e) => {
             // The program matters more than its trace: run it as it is.
+            // But the pin is a safety feature and tracing is not: it needs
+            // only the shim's audit role and no trace directory, so the
+            // program runs pinned (refusing would stop a production job
+            // over a place to write logs; running unpinned would load the
+            // cuDNN the user said must not be loaded).
+            let Some(p) = &pin else {
+                eprint(&format!(
+                    "cudnn-trace: {e}; running {} untraced\n",
+                    args.program.to_string_lossy()
+                ));
+                return run_untraced(&args, &resolved, None);
+            };
             eprint(&format!(
-                "cudnn-trace: {e}; running {} untraced\n",
-                args.program.to_string_lossy()
+                "cudnn-trace: {e}; running {} untraced, still pinned to {}\n",
+                args.program.to_string_lossy(),
+                p.dir.display()
             ));
-            return run_untraced(&args, &resolved);
+            let env = ldenv::pin_only_env(&shim_path, &p.dir, p.mode, |k| std::env::var_os(k));
+            return run_untraced(&args, &resolved, Some(&env));
         }
     };
     let mut warnings = Vec::new();
     if let Some(w) = target::untraceable(&resolved, target::shim_arch(&shim_path)) {
-        eprint(&format!("cudnn-trace: warning: {w}; running it anyway\n"));
+        // The loader that ignores the tracer ignores the pin too; its
+        // children (a static busybox shell starting python, say) are still
+        // pinned, so the program runs, as it does traced.
+        let also = if pin.is_some() {
+            " (the cuDNN pin does not apply to it either, only to the dynamically linked programs it starts)"
+        } else {
+            ""
+        };
+        eprint(&format!(
+            "cudnn-trace: warning: {w}; running it anyway{also}\n"
+        ));
         warnings.push(w);
     }
 
@@ -612,10 +703,14 @@ pub fn run(args: RunArgs) -> i32 {
         start_wall_ms: start_ms,
         start: local_time(start_ms).1,
         warnings,
+        pin: pin.as_ref().map(pin_record),
         ..Default::default()
     };
 
-    let env = ldenv::program_env(&shim_path, &out_dir, args.all, |k| std::env::var_os(k));
+    let mut env = ldenv::program_env(&shim_path, &out_dir, args.all, |k| std::env::var_os(k));
+    if let Some(p) = &pin {
+        env.add_pin(&p.dir, p.mode);
+    }
     let signals = install_signals();
     let child = match spawn(&args, &resolved, Some(&env)) {
         Ok(c) => c,

@@ -8,6 +8,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
+use crate::pin::PinMode;
 use crate::shim::SHIM_FILE;
 
 /// Whether an LD_PRELOAD/LD_AUDIT entry is a cudnn-trace shim (this one or one
@@ -65,6 +66,47 @@ pub fn compose_audit(existing: Option<&OsStr>, shim: &Path) -> OsString {
 pub struct ProgramEnv {
     pub set: Vec<(OsString, OsString)>,
     pub remove: Vec<OsString>,
+}
+
+impl ProgramEnv {
+    /// Adds the cuDNN pin (`docs/pin.md`): `dir` must be the validated,
+    /// canonical directory, so that every process of the tree (whatever its
+    /// working directory) resolves it the same way.
+    pub fn add_pin(&mut self, dir: &Path, mode: PinMode) {
+        use cudnn_trace_format::envvar;
+        self.set
+            .push((envvar::PIN.into(), dir.as_os_str().to_os_string()));
+        self.set
+            .push((envvar::PIN_MODE.into(), OsString::from(mode.as_str())));
+    }
+}
+
+/// The environment of a pinned program that runs without a trace directory
+/// (it could not be made). The pin lives in the shim's audit role alone, so
+/// the shim goes into LD_AUDIT only (the LD_PRELOAD role just reports
+/// `dlopen` results to the trace), and with no CUDNN_TRACE_DIR from us it
+/// writes nothing. The rest of the environment stays as the launcher got
+/// it, as for any untraced run.
+pub fn pin_only_env(
+    shim: &Path,
+    dir: &Path,
+    mode: PinMode,
+    get: impl Fn(&str) -> Option<OsString>,
+) -> ProgramEnv {
+    use cudnn_trace_format::envvar;
+    let mut env = ProgramEnv {
+        set: vec![
+            (envvar::SHIM.into(), shim.as_os_str().to_os_string()),
+            (
+                "LD_AUDIT".into(),
+                compose_audit(get("LD_AUDIT").as_deref(), shim),
+            ),
+        ],
+        // CUDNN_TRACE=0 would turn the shim off, and the pin with it.
+        remove: vec![envvar::ENABLE.into()],
+    };
+    env.add_pin(dir, mode);
+    env
 }
 
 pub fn program_env(
@@ -183,6 +225,36 @@ mod tests {
         assert_eq!(get("CUDNN_TRACE_SHIM").as_deref(), Some(SHIM));
         assert_eq!(get("LD_AUDIT").as_deref(), Some(SHIM));
         assert_eq!(get("LD_PRELOAD"), Some(format!("/u.so:{SHIM}")));
+        assert_eq!(env.remove, vec![OsString::from("CUDNN_TRACE")]);
+    }
+
+    fn value(env: &ProgramEnv, k: &str) -> Option<String> {
+        env.set
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.to_str().unwrap().to_string())
+    }
+
+    #[test]
+    fn pin_variables() {
+        let mut env = program_env(Path::new(SHIM), Path::new("/out"), false, |_| None);
+        env.add_pin(Path::new("/pin dir"), PinMode::Warn);
+        assert_eq!(value(&env, "CUDNN_TRACE_PIN").as_deref(), Some("/pin dir"));
+        assert_eq!(value(&env, "CUDNN_TRACE_PIN_MODE").as_deref(), Some("warn"));
+        assert_eq!(value(&env, "LD_PRELOAD").as_deref(), Some(SHIM));
+
+        // Untraced but pinned: the audit role only, nothing written.
+        let env = pin_only_env(Path::new(SHIM), Path::new("/pin"), PinMode::Strict, |k| {
+            (k == "LD_AUDIT").then(|| OsString::from("/a/x.so"))
+        });
+        assert_eq!(value(&env, "LD_AUDIT"), Some(format!("/a/x.so:{SHIM}")));
+        assert_eq!(value(&env, "CUDNN_TRACE_PIN").as_deref(), Some("/pin"));
+        assert_eq!(
+            value(&env, "CUDNN_TRACE_PIN_MODE").as_deref(),
+            Some("strict")
+        );
+        assert_eq!(value(&env, "LD_PRELOAD"), None);
+        assert_eq!(value(&env, "CUDNN_TRACE_DIR"), None);
         assert_eq!(env.remove, vec![OsString::from("CUDNN_TRACE")]);
     }
 }

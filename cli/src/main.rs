@@ -3,7 +3,9 @@
 //!
 //! `cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]` runs PROGRAM with the shim
 //! (`libcdtrace.so`, embedded in this binary) injected through LD_AUDIT and
-//! LD_PRELOAD; `cudnn-trace report DIR|FILE...` summarizes traces.
+//! LD_PRELOAD; `cudnn-trace report DIR|FILE...` summarizes traces;
+//! `cudnn-trace env --pin DIR` prints the settings that pin cuDNN to DIR
+//! without the launcher.
 
 /// eprintln! that never panics (a closed stderr is ignored).
 macro_rules! errln {
@@ -13,8 +15,11 @@ macro_rules! errln {
 }
 
 mod args;
+mod envcmd;
 mod launch;
 mod ldenv;
+mod pin;
+mod probe;
 mod report;
 mod shim;
 mod summary;
@@ -66,9 +71,11 @@ fn main() {
         }
         Ok(Command::Report(r)) => report::run(r),
         Ok(Command::Run(r)) => launch::run(r),
+        Ok(Command::Env(e)) => envcmd::run(e),
+        Ok(Command::Probe(a)) => probe::child_main(&a),
         Err(e) => {
             launch::eprint(&format!(
-                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | help\n"
+                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | env --pin DIR ... | help\n"
             ));
             2
         }

@@ -259,6 +259,12 @@ fn has_file_capabilities(path: &Path) -> bool {
     n > 0
 }
 
+/// Why the loader will run this program in secure-execution mode (setuid,
+/// setgid, file capabilities), if it will.
+pub fn secure_exec(path: &Path) -> Option<String> {
+    secure_mode(path)
+}
+
 /// Why the loader will run this file in secure-execution mode, if it will.
 fn secure_mode(path: &Path) -> Option<String> {
     let md = fs::metadata(path).ok()?;
