@@ -453,7 +453,8 @@ fn why_text(sh: &Shortener, v: &LibraryView) -> String {
         }
         (reason::PATH, _) => "path given".into(),
         (reason::PIN, _) => match v.name.as_deref() {
-            Some(n) if n.contains('/') => format!("pinned, asked for {}", sh.short(n)),
+            // The whole path: that it named another copy is the point.
+            Some(n) if n.contains('/') => format!("pinned, asked for {}", sh.abbr(n)),
             Some(n) if Some(n) != Some(basename(&v.path)) => format!("pinned, asked for {n}"),
             _ => "pinned".into(),
         },
