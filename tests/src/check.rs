@@ -88,7 +88,7 @@ pub fn diff_lines(a: &[String], b: &[String]) -> String {
     out
 }
 
-fn lines(bytes: &[u8]) -> Vec<String> {
+pub(crate) fn lines(bytes: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(bytes)
         .lines()
         .map(String::from)
@@ -106,7 +106,7 @@ pub fn abs(p: &str, cwd: &Path) -> String {
 }
 
 /// Shows `p` relative to the build dir as `{B}/…`.
-fn show(p: &str, b: &Path) -> String {
+pub(crate) fn show(p: &str, b: &Path) -> String {
     let bs = b.display().to_string();
     match p.strip_prefix(&bs) {
         Some(rest) => format!("{{B}}{rest}"),
@@ -114,7 +114,7 @@ fn show(p: &str, b: &Path) -> String {
     }
 }
 
-fn is_shim(p: &str) -> bool {
+pub(crate) fn is_shim(p: &str) -> bool {
     Path::new(p)
         .file_name()
         .and_then(|n| n.to_str())
@@ -200,13 +200,13 @@ pub fn trace_objects(t: &ProcessTrace, cwd: &Path, skip: &BTreeSet<String>) -> V
     out
 }
 
-fn fmt_objects(v: &[(u64, String)], b: &Path) -> Vec<String> {
+pub(crate) fn fmt_objects(v: &[(u64, String)], b: &Path) -> Vec<String> {
     v.iter()
         .map(|(ns, p)| format!("[{ns}] {}", show(p, b)))
         .collect()
 }
 
-fn sorted(v: &[(u64, String)]) -> Vec<(u64, String)> {
+pub(crate) fn sorted(v: &[(u64, String)]) -> Vec<(u64, String)> {
     let mut v = v.to_vec();
     v.sort();
     v
@@ -258,6 +258,12 @@ pub fn check_scenario(name: &str) -> Outcome {
         ));
     }
 
+    // ---- a pin scenario: pinned runs instead of the transparency checks
+    if built.spec.pin.is_some() {
+        crate::pin::check_pin_scenario(&built, &bare, &mut o);
+        return o;
+    }
+
     // ---- traced run
     let driver = if built.spec.direct_shim {
         run::Driver::Shim
@@ -300,10 +306,10 @@ pub fn check_scenario(name: &str) -> Outcome {
             return o;
         }
     };
-    let launcher = traced.launcher_pid();
+    let launcher = launcher_pids(&traced, &traced_oracle);
     let traced_f: Vec<Filtered> = traced_oracle
         .values()
-        .filter(|p| Some(p.pid) != launcher)
+        .filter(|p| !launcher.contains(&p.pid))
         .map(|p| filter_oracle(p, b, false))
         .filter(|f| !f.objects.is_empty())
         .collect();
@@ -328,14 +334,14 @@ pub fn check_scenario(name: &str) -> Outcome {
     match read_trace(&trace_dir) {
         Err(e) => o.failures.push(format!("reading the trace: {e}")),
         Ok(traces) => {
-            check_trace_files(&built, &traces, &mut o);
+            check_trace_files(&built, &traces, None, &mut o);
             let by_pid: BTreeMap<u32, &Filtered> = traced_f.iter().map(|f| (f.pid, f)).collect();
             compare_trace_with_oracle(
                 &built,
                 &traces,
                 &traced_oracle,
                 &by_pid,
-                launcher,
+                &launcher,
                 cuda_only,
                 &shim_objects,
                 &mut o,
@@ -346,12 +352,41 @@ pub fn check_scenario(name: &str) -> Outcome {
     o
 }
 
-fn fmt_term(t: Option<Termination>) -> String {
+/// The pids of the launcher in a CLI-driven run: its own, a process that
+/// wrote only to the launcher's `ld.<pid>` file (a fork of the launcher that
+/// did not exec: the program's own processes exec first, then write to
+/// their own file), and one whose images are all the launcher binary.
+pub(crate) fn launcher_pids(run: &Run, oracle: &BTreeMap<u32, LdProcess>) -> BTreeSet<u32> {
+    let Some(top) = run.launcher_pid() else {
+        return BTreeSet::new();
+    };
+    let own_file = format!("ld.{top}");
+    let cli_name = crate::tools::tools()
+        .ok()
+        .and_then(|t| t.cli.file_name().map(|n| n.to_string_lossy().to_string()))
+        .unwrap_or_else(|| "cudnn-trace".into());
+    let mut set = BTreeSet::from([top]);
+    for p in oracle.values() {
+        let only_launcher_file = p.files.len() == 1 && p.files.contains(&own_file);
+        let only_launcher_program = !p.programs.is_empty()
+            && p.programs.iter().all(|prog| {
+                Path::new(prog)
+                    .file_name()
+                    .is_some_and(|n| n == cli_name.as_str())
+            });
+        if only_launcher_file || only_launcher_program {
+            set.insert(p.pid);
+        }
+    }
+    set
+}
+
+pub(crate) fn fmt_term(t: Option<Termination>) -> String {
     t.map(|t| t.to_string())
         .unwrap_or_else(|| "timed out (killed)".into())
 }
 
-fn check_bare(built: &Built, bare: &Run, o: &mut Outcome) {
+pub(crate) fn check_bare(built: &Built, bare: &Run, o: &mut Outcome) {
     let b = &built.build;
     if bare.termination != Some(built.spec.termination) {
         o.failures.push(format!(
@@ -364,7 +399,7 @@ fn check_bare(built: &Built, bare: &Run, o: &mut Outcome) {
     }
     let golden = built.src.join("expected.stdout");
     let actual = String::from_utf8_lossy(&bare.stdout).replace(&b.display().to_string(), "{B}");
-    if std::env::var("CDT_BLESS").is_ok_and(|v| v == "1") {
+    if std::env::var("CDT_BLESS").is_ok_and(|v| v == "1" || v == "bare") {
         let _ = std::fs::write(&golden, &actual);
         o.info.push(format!("blessed {}", golden.display()));
     } else if let Ok(want) = std::fs::read_to_string(&golden) {
@@ -424,7 +459,16 @@ fn compare_oracles(
     }
 }
 
-fn check_trace_files(built: &Built, traces: &[ProcessTrace], o: &mut Outcome) {
+/// Well-formedness of every trace file: parsable lines, a `process` header
+/// with the right `mode` and, for pinned runs, the right `pin` (`pin`:
+/// (realpath of DIR, mode); `None`: the header must have no `pin`), and `seq`
+/// numbers `1..=n`.
+pub(crate) fn check_trace_files(
+    built: &Built,
+    traces: &[ProcessTrace],
+    pin: Option<(&str, &str)>,
+    o: &mut Outcome,
+) {
     if traces.is_empty() {
         o.failures
             .push("the trace directory holds no *.jsonl file".into());
@@ -447,21 +491,28 @@ fn check_trace_files(built: &Built, traces: &[ProcessTrace], o: &mut Outcome) {
                         h.mode, built.spec.mode
                     ));
                 }
+                let got = t.header_pin();
+                match (pin, &got) {
+                    (None, None) => {}
+                    (None, Some(g)) => o.failures.push(format!(
+                        "{f}: the header has a pin ({g:?}) but none was set"
+                    )),
+                    (Some((dir, mode)), None) => o.failures.push(format!(
+                        "{f}: the header has no `pin` (expected dir {dir:?}, mode {mode:?})"
+                    )),
+                    (Some((dir, mode)), Some(g)) => {
+                        if g.dir.as_deref() != Some(dir) || g.mode.as_deref() != Some(mode) {
+                            o.failures.push(format!(
+                                "{f}: header pin is dir {:?} mode {:?}, expected dir {dir:?} (realpath of the pin directory) mode {mode:?}",
+                                g.dir, g.mode
+                            ));
+                        }
+                    }
+                }
             }
         }
-        // seq: unique, 1..=n
-        let mut seqs: Vec<u64> = t
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Load(l) => Some(l.seq),
-                Event::LoadFailed(l) => Some(l.seq),
-                Event::Unload(l) => Some(l.seq),
-                Event::DlError(l) => Some(l.seq),
-                Event::Note(l) => Some(l.seq),
-                Event::Process(_) => None,
-            })
-            .collect();
+        // seq: unique, 1..=n (read from the raw lines: every kind counts)
+        let mut seqs: Vec<u64> = t.seqs();
         seqs.sort();
         let want: Vec<u64> = (1..=seqs.len() as u64).collect();
         if seqs != want {
@@ -482,30 +533,49 @@ fn check_trace_files(built: &Built, traces: &[ProcessTrace], o: &mut Outcome) {
     }
 }
 
+/// Each pid's trace (its images' `new` loads) must list the objects of its
+/// oracle, and every process that loaded something must have a trace.
+/// `launcher`: the launcher's own pids (see [`launcher_pids`]).
 #[allow(clippy::too_many_arguments)]
-fn compare_trace_with_oracle(
+pub(crate) fn compare_trace_with_oracle(
     built: &Built,
     traces: &[ProcessTrace],
     oracle: &BTreeMap<u32, LdProcess>,
     filtered: &BTreeMap<u32, &Filtered>,
-    launcher: Option<u32>,
+    launcher: &BTreeSet<u32>,
     cuda_only: bool,
     shim_objects: &BTreeSet<String>,
     o: &mut Outcome,
 ) {
     let b = &built.build;
     let mut seen = BTreeSet::new();
+    // One pid may have several trace files, one per image (`<pid>.jsonl`,
+    // `<pid>.1.jsonl` after an execve), while its `ld.<pid>` file holds
+    // every image: compare the images' objects concatenated, in image order.
+    let mut by_pid: BTreeMap<u32, Vec<&ProcessTrace>> = BTreeMap::new();
     for t in traces {
         let Some(pid) = t.pid() else { continue };
-        if Some(pid) == launcher {
+        if launcher.contains(&pid) {
             o.failures.push(format!(
                 "{}: the launcher itself was traced",
                 t.file.display()
             ));
             continue;
         }
+        by_pid.entry(pid).or_default().push(t);
+    }
+    for (pid, mut ts) in by_pid {
+        ts.sort_by_key(|t| t.image());
         seen.insert(pid);
-        let got = trace_objects(t, b, shim_objects);
+        let got: Vec<(u64, String)> = ts
+            .iter()
+            .flat_map(|t| trace_objects(t, b, shim_objects))
+            .collect();
+        let files = ts
+            .iter()
+            .map(|t| t.file.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ");
         let want: Vec<(u64, String)> = match oracle.get(&pid) {
             Some(p) => filter_oracle(p, b, cuda_only).objects,
             None => vec![],
@@ -517,8 +587,7 @@ fn compare_trace_with_oracle(
         };
         if w != g {
             o.failures.push(format!(
-                "trace {} lists other new objects than the LD_DEBUG oracle of the same run (- oracle, + trace):\n{}",
-                t.file.display(),
+                "trace {files} lists other new objects than the LD_DEBUG oracle of the same run (- oracle, + trace):\n{}",
                 diff_lines(&fmt_objects(&w, b), &fmt_objects(&g, b))
             ));
         }
@@ -541,7 +610,12 @@ fn compare_trace_with_oracle(
     }
 }
 
-fn check_expectations(built: &Built, run: &Run, traces: &[ProcessTrace], o: &mut Outcome) {
+pub(crate) fn check_expectations(
+    built: &Built,
+    run: &Run,
+    traces: &[ProcessTrace],
+    o: &mut Outcome,
+) {
     let b = &built.build;
     let real_b = std::fs::canonicalize(b).unwrap_or_else(|_| b.clone());
     let loads: Vec<&Load> = traces.iter().flat_map(|t| t.loads()).collect();

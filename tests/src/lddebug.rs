@@ -15,11 +15,14 @@
 //!   NAME contains a `/` (nothing is searched then).
 //! * `file=PATH [NS];  destroying link map`: unloaded.
 //! * `opening file=PATH [NS]; direct_opencount=N`: a `dlopen` returned PATH.
+//! * `initialize program: NAME`: a program image (its argv[0]) finished
+//!   start-up. After `execve` the same pid starts a second image, which
+//!   appends to the same `ld.<pid>` file.
 //!
 //! The main program, ld.so itself and the vdso are never "generated", so
 //! they are not in the lists.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// One object the loader mapped.
@@ -48,6 +51,10 @@ pub struct LdProcess {
     pub destroyed: Vec<(u64, String)>,
     /// Number of lines read for this pid.
     pub raw_lines: usize,
+    /// `initialize program:` names, one per image started (argv[0]).
+    pub programs: Vec<String>,
+    /// The `ld.*` files (names) this pid's lines were found in.
+    pub files: BTreeSet<String>,
 }
 
 /// Parses every `ld.*` file in `dir`, grouped by the pid prefix of each line.
@@ -63,8 +70,13 @@ pub fn parse_dir(dir: &Path) -> Result<BTreeMap<u32, LdProcess>, String> {
         .collect();
     files.sort();
     let mut per_pid: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let mut pid_files: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
     for f in files {
         let text = std::fs::read(&f).map_err(|e| format!("reading {}: {e}", f.display()))?;
+        let fname = f
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         for line in String::from_utf8_lossy(&text).lines() {
             let t = line.trim_start();
             let Some((pid, rest)) = t.split_once(':') else {
@@ -75,11 +87,16 @@ pub fn parse_dir(dir: &Path) -> Result<BTreeMap<u32, LdProcess>, String> {
             };
             let rest = rest.strip_prefix('\t').unwrap_or(rest);
             per_pid.entry(pid).or_default().push(rest.to_string());
+            pid_files.entry(pid).or_default().insert(fname.clone());
         }
     }
     Ok(per_pid
         .into_iter()
-        .map(|(pid, lines)| (pid, parse_lines(pid, &lines)))
+        .map(|(pid, lines)| {
+            let mut p = parse_lines(pid, &lines);
+            p.files = pid_files.remove(&pid).unwrap_or_default();
+            (pid, p)
+        })
         .collect())
 }
 
@@ -151,6 +168,8 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
             last_trying = None;
         } else if let Some(path) = line.trim_start().strip_prefix("trying file=") {
             last_trying = Some(path.to_string());
+        } else if let Some(prog) = line.strip_prefix("initialize program: ") {
+            p.programs.push(prog.to_string());
         }
     }
     p

@@ -9,11 +9,13 @@
 //! * [`lddebug`]: the glibc `LD_DEBUG=libs,files` oracle ([`ld_debug_loaded`]).
 //! * [`trace`]: [`read_trace`] into [`ProcessTrace`]s.
 //! * [`check`]: the comparisons; [`check_scenario`] / [`assert_scenario`].
+//! * [`pin`]: the pinned runs of pin scenarios (`pin DIR`, docs/pin.md).
 //! * [`launcher_support`]: helpers of the launcher tests (`tests/launcher.rs`).
 
 pub mod check;
 pub mod launcher_support;
 pub mod lddebug;
+pub mod pin;
 pub mod run;
 pub mod spec;
 pub mod tools;
@@ -21,7 +23,9 @@ pub mod trace;
 
 pub use check::{assert_scenario, check_scenario, Outcome};
 pub use lddebug::{ld_debug_loaded, LdObject};
-pub use run::{build_scenario, list_scenarios, run_bare, run_traced, Built, Driver, Run};
-pub use spec::{Spec, Termination};
+pub use run::{
+    build_scenario, list_scenarios, run_bare, run_pinned, run_traced, Built, Driver, Run,
+};
+pub use spec::{PinSpec, Spec, Termination};
 pub use tools::{tools, Tools};
 pub use trace::{read_trace, ProcessTrace};

@@ -130,7 +130,7 @@ impl Run {
 /// The outcome of one run.
 #[derive(Debug, Clone)]
 pub struct Run {
-    /// `bare` or `traced`.
+    /// `bare`, `traced`, `pinned-cli` or `pinned-env`.
     pub label: &'static str,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
@@ -161,6 +161,8 @@ pub const CLEARED_ENV: &[&str] = &[
     "CUDNN_TRACE_SHIM",
     "CUDNN_TRACE",
     "CUDNN_TRACE_SHIM_PATH",
+    "CUDNN_TRACE_PIN",
+    "CUDNN_TRACE_PIN_MODE",
 ];
 
 fn timeout() -> Duration {
@@ -230,6 +232,30 @@ fn base_command(b: &Built, program: &Path, ld_dir: &Path) -> Command {
     cmd
 }
 
+/// Sets what `Driver::Shim` sets: `LD_AUDIT`/`LD_PRELOAD` composed the way the
+/// launcher does it (the shim last in both, the scenario's own entries kept
+/// first), `CUDNN_TRACE_DIR`, `CUDNN_TRACE_MODE`, `CUDNN_TRACE_SHIM`.
+fn add_shim_env(cmd: &mut Command, b: &Built, shim: &Path, trace_dir: &Path) {
+    let user = |k: &str| {
+        b.spec
+            .env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let shim_s = shim.display().to_string();
+    let compose = |k: &str| match user(k) {
+        Some(u) if !u.is_empty() => format!("{u}:{shim_s}"),
+        _ => shim_s.clone(),
+    };
+    cmd.env("LD_AUDIT", compose("LD_AUDIT"))
+        .env("LD_PRELOAD", compose("LD_PRELOAD"))
+        .env("CUDNN_TRACE_DIR", trace_dir)
+        .env("CUDNN_TRACE_MODE", &b.spec.mode)
+        .env("CUDNN_TRACE_SHIM", shim);
+}
+
 fn fresh_dir(p: &Path) -> Result<(), String> {
     if p.exists() {
         std::fs::remove_dir_all(p).map_err(|e| format!("removing {}: {e}", p.display()))?;
@@ -284,37 +310,97 @@ pub fn run_traced(b: &Built, driver: Driver) -> Result<Run, String> {
                 return Err(format!("shim not found at {}", t.shim.display()));
             }
             let mut cmd = base_command(b, &b.program(), &ld_dir);
-            // Composed the way the launcher does it: the shim last in both
-            // LD_PRELOAD and LD_AUDIT, the scenario's own entries kept first.
-            let user = |k: &str| {
-                b.spec
-                    .env
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.clone())
-            };
-            let shim = t.shim.display().to_string();
-            let preload = match user("LD_PRELOAD") {
-                Some(u) if !u.is_empty() => format!("{u}:{shim}"),
-                _ => shim.clone(),
-            };
-            let audit = match user("LD_AUDIT") {
-                Some(u) if !u.is_empty() => format!("{u}:{shim}"),
-                _ => shim.clone(),
-            };
-            cmd.args(&b.spec.args)
-                .env("LD_AUDIT", audit)
-                .env("LD_PRELOAD", preload)
-                .env("CUDNN_TRACE_DIR", &trace_dir)
-                .env("CUDNN_TRACE_MODE", &b.spec.mode)
-                .env("CUDNN_TRACE_SHIM", &t.shim);
+            cmd.args(&b.spec.args);
+            add_shim_env(&mut cmd, b, &t.shim, &trace_dir);
             cmd
         }
     };
     let f = run_cmd(cmd, &dir, "traced")?;
     Ok(Run {
         label: "traced",
+        stdout: f.stdout,
+        stderr: f.stderr,
+        termination: f.termination,
+        ld_dir,
+        trace_dir: Some(trace_dir),
+        top_pid: f.pid,
+        driver: Some(driver),
+        cwd: b.build.clone(),
+    })
+}
+
+impl Built {
+    /// The pin directory of a pin scenario, absolute (relative to the build
+    /// dir), as handed to the launcher and to `CUDNN_TRACE_PIN`.
+    pub fn pin_dir(&self) -> Option<PathBuf> {
+        let p = self.spec.pin.as_ref()?;
+        let d = Path::new(&p.dir);
+        Some(if d.is_absolute() {
+            d.to_path_buf()
+        } else {
+            self.build.join(d)
+        })
+    }
+}
+
+/// Runs a pin scenario pinned, with the same environment and `LD_DEBUG`:
+/// * `Driver::Cli`: `cudnn-trace --out T [--all] --pin DIR [--pin-mode M] -- PROGRAM ARGS`
+///   (label `pinned-cli`, under `<root>/pinned-cli`);
+/// * `Driver::Shim`: no launcher, the variables production sets by hand:
+///   `LD_AUDIT`, `CUDNN_TRACE_PIN=<abs DIR>`, `CUDNN_TRACE_PIN_MODE` (when
+///   `pin-mode` is given), plus `LD_PRELOAD`/`CUDNN_TRACE_DIR`/`CUDNN_TRACE_MODE`
+///   to trace, composed as for [`run_traced`] (label `pinned-env`).
+pub fn run_pinned(b: &Built, driver: Driver) -> Result<Run, String> {
+    let t = tools::tools()?;
+    let pin = b
+        .spec
+        .pin
+        .as_ref()
+        .ok_or_else(|| format!("{}: not a pin scenario", b.name))?;
+    let pin_dir = b.pin_dir().unwrap_or_default();
+    let label: &'static str = match driver {
+        Driver::Cli => "pinned-cli",
+        Driver::Shim => "pinned-env",
+    };
+    let dir = b.root.join(label);
+    let ld_dir = dir.join("ld");
+    let trace_dir = dir.join("trace");
+    fresh_dir(&ld_dir)?;
+    fresh_dir(&trace_dir)?;
+    let cmd = match driver {
+        Driver::Cli => {
+            if !t.cli.is_file() {
+                return Err(format!("launcher not found at {}", t.cli.display()));
+            }
+            let mut cmd = base_command(b, &t.cli, &ld_dir);
+            cmd.arg("--out").arg(&trace_dir);
+            if b.spec.mode == "all" {
+                cmd.arg("--all");
+            }
+            cmd.arg("--pin").arg(&pin_dir);
+            if let Some(m) = &pin.mode {
+                cmd.arg("--pin-mode").arg(m);
+            }
+            cmd.arg("--").arg(b.program()).args(&b.spec.args);
+            cmd
+        }
+        Driver::Shim => {
+            if !t.shim.is_file() {
+                return Err(format!("shim not found at {}", t.shim.display()));
+            }
+            let mut cmd = base_command(b, &b.program(), &ld_dir);
+            cmd.args(&b.spec.args);
+            add_shim_env(&mut cmd, b, &t.shim, &trace_dir);
+            cmd.env("CUDNN_TRACE_PIN", &pin_dir);
+            if let Some(m) = &pin.mode {
+                cmd.env("CUDNN_TRACE_PIN_MODE", m);
+            }
+            cmd
+        }
+    };
+    let f = run_cmd(cmd, &dir, label)?;
+    Ok(Run {
+        label,
         stdout: f.stdout,
         stderr: f.stderr,
         termination: f.termination,

@@ -17,6 +17,19 @@
 //! | `errors-in-stdout` | the program prints every `dlerror()` text it reads: each `dlerror` event's text (and each `load_failed` `error`) must appear in its stdout |
 //! | `absent PATH` | no `load` event may have this path |
 //! | `unload PATH` | an `unload` event for this path must exist |
+//! | `pin DIR` | a pin scenario (see below): DIR is the pin directory |
+//! | `pin-mode strict\|warn` | the pin mode (default: none given, which is strict) |
+//! | `pinned-exit N` / `pinned-signal N` | expected termination of the pinned runs (default `exit 0`) |
+//! | `pinned-stderr TEXT` | the pinned runs' stderr must contain TEXT |
+//! | `pinned-dlerror TEXT` | the pinned runs' trace must hold this loader error text (a `dlerror` event, or a `load_failed` `error`) |
+//! | `pin-launcher refuses` | the launcher must refuse DIR (exit 125, nothing run); only the env-driven pinned run runs the program |
+//! | `rerouted NAME to=PATH [rule=R] [requester=P]` | `pin` events for NAME exist, and all are `rerouted` to PATH |
+//! | `blocked NAME [to=PATH] [rule=R] [requester=P]` | `pin` events for NAME exist, all `blocked`, each with its `load_failed` |
+//! | `unpinned NAME [requester=P]` | `pin` events for NAME exist, all `unpinned` (warn mode) |
+//!
+//! In a pin scenario the `expect`, `fail`, `absent`, `unload` and
+//! `errors-in-stdout` directives apply to the pinned runs; the bare run is
+//! checked against `expected.stdout` and the termination only.
 //!
 //! `expect` selectors: `name`, `new` (`true` by default), `lmid` (`0`, `new`
 //! = not 0, or a number). Checked keys: `reason`, `owner` (`@main` = the
@@ -63,6 +76,57 @@ impl Expect {
     }
 }
 
+/// One `rerouted` / `blocked` / `unpinned` directive.
+#[derive(Debug, Clone, Default)]
+pub struct PinExpect {
+    /// `rerouted`, `blocked` or `unpinned`: the `action` every matching event must have.
+    pub action: String,
+    /// The name or path as requested (a path: `{B}` substituted).
+    pub name: String,
+    /// `to`, `rule`, `requester`.
+    pub keys: Vec<(String, String)>,
+    /// The directive as written (for messages).
+    pub line: String,
+}
+
+impl PinExpect {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.keys
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What makes a scenario a pin scenario (`pin DIR` and its companions).
+#[derive(Debug, Clone)]
+pub struct PinSpec {
+    /// The pin directory as written (relative to the build dir, or absolute).
+    pub dir: String,
+    /// `pin-mode`, when given (`None` runs with the default, strict).
+    pub mode: Option<String>,
+    /// Expected termination of the pinned runs.
+    pub termination: Termination,
+    pub events: Vec<PinExpect>,
+    /// `pinned-stderr` lines.
+    pub stderr: Vec<String>,
+    /// `pinned-dlerror` texts.
+    pub dlerrors: Vec<String>,
+    /// `pin-launcher refuses`.
+    pub launcher_refuses: bool,
+}
+
+impl PinSpec {
+    /// The mode in force: `strict` unless `pin-mode warn`.
+    pub fn mode(&self) -> &str {
+        self.mode.as_deref().unwrap_or("strict")
+    }
+
+    pub fn strict(&self) -> bool {
+        self.mode() == "strict"
+    }
+}
+
 /// A parsed `scenario.env`.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -82,6 +146,8 @@ pub struct Spec {
     /// `driver shim`: run this scenario with the shim set up directly instead
     /// of through the launcher (see `scenario.env` of 18 for why).
     pub direct_shim: bool,
+    /// `pin DIR` and the pinned-run directives; `None` for a transparency scenario.
+    pub pin: Option<PinSpec>,
 }
 
 impl Default for Spec {
@@ -99,6 +165,7 @@ impl Default for Spec {
             absent: vec![],
             unloads: vec![],
             direct_shim: false,
+            pin: None,
         }
     }
 }
@@ -136,6 +203,18 @@ pub fn substitute(s: &str, build_dir: &Path) -> Result<String, String> {
 /// Parses `scenario.env` text; `build_dir` is used for substitutions.
 pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
     let mut spec = Spec::default();
+    // pin directives may come in any order; assembled at the end
+    let mut pin_dir: Option<String> = None;
+    let mut pin = PinSpec {
+        dir: String::new(),
+        mode: None,
+        termination: Termination::Exit(0),
+        events: vec![],
+        stderr: vec![],
+        dlerrors: vec![],
+        launcher_refuses: false,
+    };
+    let mut pin_only: Option<String> = None; // a pinned-run directive, for the error
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -226,11 +305,131 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
                 }
                 spec.fails.push(e);
             }
+            "pin" => {
+                if rest.is_empty() {
+                    return Err(err("pin needs a directory"));
+                }
+                pin_dir = Some(rest);
+            }
+            "pin-mode" => {
+                if rest != "strict" && rest != "warn" {
+                    return Err(err("pin-mode is strict or warn"));
+                }
+                pin.mode = Some(rest);
+                pin_only.get_or_insert(line.to_string());
+            }
+            "pinned-exit" => {
+                pin.termination =
+                    Termination::Exit(rest.parse().map_err(|_| err("bad exit status"))?);
+                pin_only.get_or_insert(line.to_string());
+            }
+            "pinned-signal" => {
+                pin.termination =
+                    Termination::Signal(rest.parse().map_err(|_| err("bad signal number"))?);
+                pin_only.get_or_insert(line.to_string());
+            }
+            "pinned-stderr" => {
+                if rest.is_empty() {
+                    return Err(err("pinned-stderr needs a text"));
+                }
+                pin.stderr.push(rest);
+                pin_only.get_or_insert(line.to_string());
+            }
+            "pinned-dlerror" => {
+                if rest.is_empty() {
+                    return Err(err("pinned-dlerror needs a text"));
+                }
+                pin.dlerrors.push(rest);
+                pin_only.get_or_insert(line.to_string());
+            }
+            "pin-launcher" => {
+                if rest != "refuses" {
+                    return Err(err("pin-launcher refuses is the only form"));
+                }
+                pin.launcher_refuses = true;
+                pin_only.get_or_insert(line.to_string());
+            }
+            "rerouted" | "blocked" | "unpinned" => {
+                let mut words = rest.split_whitespace();
+                let name = words
+                    .next()
+                    .ok_or_else(|| err("needs the requested name or path"))?;
+                let mut e = PinExpect {
+                    action: dir.to_string(),
+                    name: name.to_string(),
+                    keys: vec![],
+                    line: line.to_string(),
+                };
+                let allowed: &[&str] = match dir {
+                    "unpinned" => &["requester"],
+                    _ => &["to", "rule", "requester"],
+                };
+                for w in words {
+                    let (k, v) = w.split_once('=').ok_or_else(|| err("expected key=value"))?;
+                    if !allowed.contains(&k) {
+                        return Err(err(&format!("unknown {dir} key {k:?}")));
+                    }
+                    if k == "rule" && !["same-name", "same-major", "not-in-pin-dir"].contains(&v) {
+                        return Err(err("rule is same-name, same-major or not-in-pin-dir"));
+                    }
+                    e.keys.push((k.to_string(), v.to_string()));
+                }
+                if dir == "rerouted" && e.get("to").is_none() {
+                    return Err(err("rerouted needs to=PATH"));
+                }
+                pin.events.push(e);
+                pin_only.get_or_insert(line.to_string());
+            }
             "errors-in-stdout" => spec.errors_in_stdout = true,
             "absent" => spec.absent.push(rest),
             "unload" => spec.unloads.push(rest),
             _ => return Err(err("unknown directive")),
         }
     }
+    match pin_dir {
+        Some(d) => {
+            if spec.direct_shim {
+                return Err("scenario.env: `driver shim` and `pin` do not mix (a pin scenario runs both drivers)".into());
+            }
+            pin.dir = d;
+            spec.pin = Some(pin);
+        }
+        None => {
+            if let Some(l) = pin_only {
+                return Err(format!(
+                    "scenario.env: {l:?} belongs to a pin scenario, but there is no `pin DIR`"
+                ));
+            }
+        }
+    }
     Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pin_directives() {
+        let b = Path::new("/b");
+        let s = parse(
+            "pin pin\npin-mode warn\npinned-signal 6\npinned-stderr Unable to load\n\
+             rerouted libcudnn.so.9 to=pin/libcudnn.so.9 rule=same-name requester=@main\n\
+             unpinned {B}/sys/libcudnn_cnn.so.9\n",
+            b,
+        )
+        .unwrap();
+        let p = s.pin.unwrap();
+        assert_eq!(p.dir, "pin");
+        assert_eq!(p.mode(), "warn");
+        assert_eq!(p.termination, Termination::Signal(6));
+        assert_eq!(p.stderr, vec!["Unable to load".to_string()]);
+        assert_eq!(p.events.len(), 2);
+        assert_eq!(p.events[0].get("rule"), Some("same-name"));
+        assert_eq!(p.events[1].name, "/b/sys/libcudnn_cnn.so.9");
+        assert!(parse("pinned-exit 1\n", b).is_err());
+        assert!(parse("pin p\nrerouted libcudnn.so.9\n", b).is_err());
+        assert!(parse("pin p\nunpinned libcudnn.so.9 to=x\n", b).is_err());
+        assert!(parse("exit 1\n", b).unwrap().pin.is_none());
+    }
 }
