@@ -134,6 +134,26 @@ expect "the fixed run should load libcudnn_graph from pip" \
 expect "the fixed run should load nothing from the system copy" \
     not_recorded trace-fixed "example/system/lib/libcudnn"
 
+if [ "$trace" = 1 ]; then
+    cat <<EOF
+
+Or leave LD_LIBRARY_PATH as it was and pin cuDNN to the copy the program was
+built with: every cuDNN library then comes from that directory, whoever asks
+for it and however (docs/pin.md).
+\$ LD_LIBRARY_PATH=${system//$root\//}:${driver//$root\//} target/release/cudnn-trace --out target/example/trace-pinned --pin ${pip//$root\//} -- target/example/bin/train
+EOF
+    set +e
+    LD_LIBRARY_PATH=$system:$driver "$cli" --out "$ex/trace-pinned" --pin "$pip" -- "$ex/bin/train" 2>&1 |
+        tee "$ex/trace-pinned.log"
+    status=${PIPESTATUS[0]}
+    set -e
+    echo "(exit status $status)"
+    expect "the pinned run should succeed" test "$status" = 0
+    expect "the pinned run should use cuDNN 9.19.0" grep -qx "conv ok cudnn 91900" "$ex/trace-pinned.log"
+    expect "the pinned run should load nothing from the system copy" \
+        not_recorded trace-pinned "example/system/lib/libcudnn"
+fi
+
 echo
 if [ "$problems" = 0 ]; then
     echo "run.sh: everything behaved as expected (outputs in target/example/)"
