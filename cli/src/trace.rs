@@ -5,7 +5,8 @@
 //! as a [`Problem`] (file, line, what) for the caller to show.
 
 use cudnn_trace_format::read::{
-    parse_line, Event, LineError, Load, LoadFailed, Note, Pin, Process, Unload,
+    parse_line, Call, CallCounts, Event, LineError, Load, LoadFailed, Note, Pin, Process, Unload,
+    Version,
 };
 use cudnn_trace_format::SCHEMA_VERSION;
 use serde::{Deserialize, Serialize};
@@ -148,6 +149,23 @@ pub struct LauncherRecord {
     /// The cuDNN pin (`--pin`) and what validation found; absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin: Option<PinRecord>,
+    /// Findings counts and the `--fail-on` gate, written when the run ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<FindingsRecord>,
+}
+
+/// `findings` of `launcher.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct FindingsRecord {
+    pub error: usize,
+    pub warning: usize,
+    pub info: usize,
+    /// `--fail-on LEVEL`, when given.
+    pub fail_on: Option<String>,
+    /// Whether a finding reached LEVEL (the launcher then exits 3 if the
+    /// program exited 0).
+    pub tripped: bool,
 }
 
 /// `pin` of `launcher.json` (`docs/pin.md`): what `--pin` validated.
@@ -236,6 +254,12 @@ pub struct Image {
     pub notes: Vec<Note>,
     /// The pin's decisions, in order (`docs/pin.md`).
     pub pins: Vec<Pin>,
+    /// What the libraries said about their versions (`docs/versions-and-calls.md`).
+    pub versions: Vec<Version>,
+    /// The program's first calls per function and library.
+    pub calls: Vec<Call>,
+    /// Call totals (at exit, or when a library was unloaded).
+    pub call_counts: Vec<CallCounts>,
 }
 
 impl Image {
@@ -494,6 +518,9 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
                         unloads: Vec::new(),
                         notes: Vec::new(),
                         pins: Vec::new(),
+                        versions: Vec::new(),
+                        calls: Vec::new(),
+                        call_counts: Vec::new(),
                     });
                 }
                 Ok(_) => {
@@ -530,6 +557,9 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
             Ok(Event::Unload(u)) => img.unloads.push(u),
             Ok(Event::Note(note)) => img.notes.push(note),
             Ok(Event::Pin(p)) => img.pins.push(p),
+            Ok(Event::Version(v)) => img.versions.push(v),
+            Ok(Event::Call(c)) => img.calls.push(c),
+            Ok(Event::CallCounts(c)) => img.call_counts.push(c),
             Ok(Event::DlError(d)) => {
                 match img.failed.iter().rposition(|f| f.ev.seq == d.req) {
                     Some(i) => {

@@ -35,6 +35,9 @@ pub mod envvar {
     pub const ENABLE: &str = "CUDNN_TRACE";
     /// Directory every cuDNN library must come from (`docs/pin.md`).
     pub const PIN: &str = "CUDNN_TRACE_PIN";
+    /// Set to `0` to record no calls and ask no library for its version
+    /// (`docs/versions-and-calls.md`); loads are still traced.
+    pub const CALLS: &str = "CUDNN_TRACE_CALLS";
     /// `strict` (default: a cuDNN library missing from the pin directory
     /// fails to load) or `warn` (the normal search runs and is recorded).
     pub const PIN_MODE: &str = "CUDNN_TRACE_PIN_MODE";
@@ -77,7 +80,49 @@ pub mod ev {
     pub const NOTE: &str = "note";
     /// The pin decided where a requested cuDNN library comes from.
     pub const PIN: &str = "pin";
+    /// What a CUDA-family library says about its own version
+    /// (`docs/versions-and-calls.md`).
+    pub const VERSION: &str = "version";
+    /// One of the first calls of the program to a tracked cuDNN / CUDA
+    /// function, per function and serving library.
+    pub const CALL: &str = "call";
+    /// How many times each tracked function of each library was called, for
+    /// those called more often than the recorded first few times.
+    pub const CALL_COUNTS: &str = "call_counts";
 }
+
+/// Where a `version` event's version comes from (its `source` field).
+pub mod version_source {
+    /// The shim called the library's own version function.
+    pub const QUERY: &str = "query";
+    /// The version in the (resolved) file name, `libcudnn_graph.so.9.14.0`.
+    pub const FILE_NAME: &str = "file-name";
+    /// The SONAME's version (for cuDNN and cudart the major only, which the
+    /// symbol version tags repeat): `libcudnn_graph.so.9` gives `9`.
+    pub const ELF: &str = "elf";
+}
+
+/// How the program got the function it called (the `via` field of `call`).
+pub mod call_via {
+    /// A PLT/GOT entry bound by the loader (an object linked against the library).
+    pub const PLT: &str = "plt";
+    /// `dlsym`/`dlvsym` on any handle.
+    pub const DLSYM: &str = "dlsym";
+    /// A pointer handed out by `cuGetProcAddress` / `cuGetProcAddress_v2`.
+    pub const CU_GET_PROC_ADDRESS: &str = "cuGetProcAddress";
+}
+
+/// When a `call_counts` event was written (its `at` field).
+pub mod counts_at {
+    /// The process is exiting (`exit`, or `main` returned).
+    pub const EXIT: &str = "exit";
+    /// The library (`lib`) left the process (`dlclose`).
+    pub const UNLOAD: &str = "unload";
+}
+
+/// How many calls per function and serving library are written as `call`
+/// events; later calls are only counted (`call_counts`).
+pub const CALLS_RECORDED: u64 = 4;
 
 /// Why the loader picked a path (the `reason` field of a load event).
 pub mod reason {

@@ -18,6 +18,9 @@ pub enum Event {
     DlError(DlError),
     Note(Note),
     Pin(Pin),
+    Version(Version),
+    Call(Call),
+    CallCounts(CallCounts),
 }
 
 /// Why a line could not be used.
@@ -73,6 +76,9 @@ pub fn parse_line(line: &str) -> Result<Event, LineError> {
         crate::ev::DLERROR => Event::DlError(typed(&kind, value)?),
         crate::ev::NOTE => Event::Note(typed(&kind, value)?),
         crate::ev::PIN => Event::Pin(typed(&kind, value)?),
+        crate::ev::VERSION => Event::Version(typed(&kind, value)?),
+        crate::ev::CALL => Event::Call(typed(&kind, value)?),
+        crate::ev::CALL_COUNTS => Event::CallCounts(typed(&kind, value)?),
         _ => return Err(LineError::UnknownKind(kind)),
     })
 }
@@ -254,6 +260,99 @@ pub struct Pin {
     pub mode: String,
 }
 
+/// What a CUDA-family library says about its own version
+/// (`docs/versions-and-calls.md`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Version {
+    pub seq: u64,
+    pub t_ns: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub tid: u32,
+    /// The object's path, as in its `load` event.
+    pub path: String,
+    /// `cudnn`, `cudart` or `cuda`.
+    pub family: Option<String>,
+    /// [`crate::version_source`]: `query`, `file-name` or `elf`.
+    pub source: String,
+    /// `"9.19.0"`, `"13.0"`, `"9"` (major only, from the SONAME); null when
+    /// the query failed or (cuDNN sub-library check) did not match.
+    pub version: Option<String>,
+    /// The integer the version function returned (91900, 13000).
+    pub raw: Option<i64>,
+    /// cuDNN core library: `cudnnGetCudartVersion()`.
+    pub cuda_build: Option<i64>,
+    /// cuDNN core library: `cudnnGetMaxDeviceVersion()`.
+    pub max_device: Option<i64>,
+    /// cuDNN sub-library: what its `*VersionCheck` returned (0 ok; 1002 or
+    /// 14 mismatch).
+    pub check: Option<i64>,
+    /// With `check`: the core library (graph / ops_infer) it was checked against.
+    pub core: Option<String>,
+    /// cudart / libcuda query: the status the version function returned.
+    pub status: Option<i64>,
+    /// libcuda: the driver version in its file name (`580.159.04`).
+    pub driver_file: Option<String>,
+}
+
+/// One of the first calls to a tracked function of one library.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Call {
+    pub seq: u64,
+    pub t_ns: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub tid: u32,
+    /// The function called (`cudnnCreate`).
+    #[serde(rename = "fn")]
+    pub function: String,
+    /// Path of the object that served the call (the copy).
+    pub lib: String,
+    /// 1-based number of this call, per function and library.
+    pub n: u64,
+    /// [`crate::call_via`]: `plt`, `dlsym` or `cuGetProcAddress`.
+    pub via: String,
+    /// Return value of a status-returning function.
+    pub status: Option<i64>,
+    /// The value returned or written (versions).
+    pub value: Option<i64>,
+    /// `cudnnGetProperty`: the property asked for (0 major, 1 minor, 2 patch).
+    pub prop: Option<i64>,
+    /// Duration in nanoseconds (`cudnnCreate`, `cuInit`).
+    pub dur_ns: Option<u64>,
+    /// Device-attribute calls (`cuDeviceGetAttribute`,
+    /// `cudaDeviceGetAttribute`): the attribute (75 compute capability
+    /// major, 76 minor) and the device ordinal; absent on other calls.
+    #[serde(default)]
+    pub attr: Option<i64>,
+    #[serde(default)]
+    pub device: Option<i64>,
+}
+
+/// Call totals of one function in one library.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CallCount {
+    #[serde(rename = "fn")]
+    pub function: String,
+    pub lib: String,
+    /// Every call, the recorded first few included.
+    pub n: u64,
+}
+
+/// Totals for functions called more than [`crate::CALLS_RECORDED`] times.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CallCounts {
+    pub seq: u64,
+    pub t_ns: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub tid: u32,
+    /// [`crate::counts_at`]: `exit` or `unload`.
+    pub at: String,
+    #[serde(default)]
+    pub counts: Vec<CallCount>,
+}
+
 /// A message from the shim itself.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Note {
@@ -284,6 +383,14 @@ mod tests {
             Err(LineError::NotJson(_))
         ));
         assert_eq!(parse_line(r#"{"x":1}"#).unwrap_err(), LineError::NoKind);
+        let c = r#"{"ev":"call","seq":4,"t_ns":5,"pid":1,"ppid":0,"tid":1,"fn":"cudnnGetVersion","lib":"/p/libcudnn.so.9","n":1,"via":"plt","status":null,"value":91900,"prop":null,"dur_ns":null}"#;
+        assert!(
+            matches!(parse_line(c), Ok(Event::Call(c)) if c.function == "cudnnGetVersion" && c.value == Some(91900))
+        );
+        let v = r#"{"ev":"version","seq":5,"t_ns":5,"pid":1,"ppid":0,"tid":1,"path":"/p/libcudnn_graph.so.9","family":"cudnn","source":"query","version":"9.19.0","raw":91900,"cuda_build":13000,"max_device":1210,"check":null,"core":null,"status":null,"driver_file":null}"#;
+        assert!(matches!(parse_line(v), Ok(Event::Version(v)) if v.max_device == Some(1210)));
+        let n = r#"{"ev":"call_counts","seq":6,"t_ns":5,"pid":1,"ppid":0,"tid":1,"at":"exit","counts":[{"fn":"cuInit","lib":"/d/libcuda.so.1","n":9}]}"#;
+        assert!(matches!(parse_line(n), Ok(Event::CallCounts(c)) if c.counts[0].n == 9));
         assert!(matches!(
             parse_line(r#"{"ev":"unload","seq":"x"}"#),
             Err(LineError::BadFields { .. })

@@ -234,6 +234,28 @@ pub fn preload_active() -> bool {
     PRELOAD_ACTIVE.load(Ordering::Relaxed)
 }
 
+/// Whether start-up is over (`la_preinit` ran).
+pub fn started() -> bool {
+    STARTED.load(Ordering::Relaxed)
+}
+
+/// The token of the innermost hooked `dlopen`/`dlmopen` in progress on this
+/// thread (0: none). What it maps is ready to be called when that request
+/// ends ([`crate::versions`]).
+pub fn current_token() -> u64 {
+    THREAD
+        .try_with(|cell| {
+            let p = cell.get();
+            if p.is_null() {
+                return 0;
+            }
+            // SAFETY: only this thread uses the pointer; reading, not
+            // re-entering `with_thread`.
+            unsafe { (*p).requests.last().map_or(0, |r| r.token) }
+        })
+        .unwrap_or(0)
+}
+
 fn exe_path() -> &'static [u8] {
     static EXE: OnceLock<Vec<u8>> = OnceLock::new();
     EXE.get_or_init(|| {
@@ -892,7 +914,12 @@ pub unsafe fn objclose(cookie: *mut usize) {
     let key = *cookie;
     if key == MAIN_MAP.load(Ordering::Relaxed) {
         EXITING.store(true, Ordering::Relaxed);
+        crate::calls::exiting();
     }
+    crate::calls::closed(
+        key,
+        EXITING.load(Ordering::Relaxed) || DELETE_PENDING.load(Ordering::Relaxed),
+    );
     let Some(obj) = OBJECTS.with(|o| {
         let obj = o.remove(&key);
         for other in o.values_mut().filter(|x| x.requester == key) {
@@ -974,6 +1001,13 @@ pub unsafe fn request_end(token: u64, result: usize, errno: i32) {
     if token == 0 {
         return;
     }
+    record_end(token, result, errno);
+    // Outside `with_thread`: the libraries asked for their versions may
+    // themselves call the loader (and so the bridge).
+    crate::versions::safe_point(token);
+}
+
+unsafe fn record_end(token: u64, result: usize, errno: i32) {
     with_thread(|ts| {
         let Some(pos) = ts.requests.iter().rposition(|r| r.token == token) else {
             return;

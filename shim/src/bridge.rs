@@ -33,6 +33,9 @@ pub struct Bridge {
     /// The calling thread is exiting (from a pthread key destructor, which
     /// the program's libc runs; the audit namespace's libc never sees it).
     pub thread_exit: unsafe extern "C" fn(),
+    /// In a child just forked (from the program's libc's `pthread_atfork`
+    /// child handler): call counts start again from zero.
+    pub forked: unsafe extern "C" fn(),
 }
 
 /// In the preload copy: the audit copy's table, or null (audit role absent).
@@ -40,7 +43,7 @@ pub static BRIDGE: AtomicPtr<Bridge> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Same bytes in both copies; checked before writing into the twin.
 #[used]
-static MAGIC: [u8; 16] = *b"cdtrace-bridge-1";
+static MAGIC: [u8; 16] = *b"cdtrace-bridge-2";
 
 extern "C" {
     /// Linker-defined: the ELF header of this image, which a shared object
@@ -79,11 +82,16 @@ unsafe extern "C" fn thread_exit() {
     crate::guard((), || crate::audit::thread_exit())
 }
 
+unsafe extern "C" fn forked() {
+    crate::guard((), crate::calls::forked)
+}
+
 static TABLE: Bridge = Bridge {
     begin,
     end,
     error_text,
     thread_exit,
+    forked,
 };
 
 /// This copy's own file name, as the loader knows it (set in `la_version`).

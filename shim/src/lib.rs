@@ -12,6 +12,10 @@
 //!   not report (a failed load, a request served by a library already there),
 //!   and hands them to the audit copy through [`bridge`].
 //!
+//! The audit copy also records the program's calls to a few cuDNN / CUDA
+//! functions through `la_symbind64` ([`calls`]) and asks those libraries for
+//! their versions at points where that is safe ([`versions`]).
+//!
 //! Rules everything here follows: never panic across FFI (every entry point
 //! runs in [`guard`]); never hold a lock across a call into the loader; no
 //! thread, timer or signal handler; one `write(2)` per event; preserve
@@ -20,12 +24,14 @@
 mod alloc;
 mod audit;
 mod bridge;
+mod calls;
 mod elf;
 mod lock;
 mod pin;
 mod preload;
 mod sys;
 mod trace;
+mod versions;
 
 use core::ffi::{c_char, c_long};
 use std::ffi::CStr;
@@ -69,6 +75,7 @@ pub extern "C" fn la_version(version: u32) -> u32 {
         if tracing {
             bridge::init_own_name();
             trace::ensure_open();
+            calls::init();
         }
         version.min(sys::LAV_CURRENT)
     })
@@ -113,12 +120,38 @@ pub unsafe extern "C" fn la_objsearch(
 /// Called by glibc's dynamic linker with a live link map.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mut usize) -> u32 {
-    if !map.is_null() && tracing() {
-        guard((), || audit::objopen(map, lmid, cookie));
+    if map.is_null() || !tracing() {
+        return 0;
     }
-    // No LA_FLG_BINDTO/BINDFROM: symbol binding stays untouched (and on
-    // glibc < 2.35 any binding flag would slow every PLT call, BZ#15533).
-    0
+    guard((), || audit::objopen(map, lmid, cookie));
+    // LA_FLG_BINDTO for cuDNN/cudart/libcuda objects, LA_FLG_BINDFROM for
+    // the objects that link against them; 0 for everything else, whose
+    // bindings then never reach `la_symbind64` (see `calls.rs`).
+    guard(0, || calls::objopen(map, lmid))
+}
+
+/// Called by glibc for a PLT binding between an object with
+/// `LA_FLG_BINDFROM` and one with `LA_FLG_BINDTO`, and for a `dlsym` result
+/// that involves either. Returns the address the program will use.
+///
+/// # Safety
+/// Called by glibc's dynamic linker with a valid symbol and cookies.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn la_symbind64(
+    sym: *mut sys::Elf64Sym,
+    _ndx: u32,
+    refcook: *mut usize,
+    defcook: *mut usize,
+    flags: *mut u32,
+    symname: *const c_char,
+) -> usize {
+    if sym.is_null() {
+        return 0;
+    }
+    let value = (*sym).st_value as usize;
+    guard(value, || {
+        calls::symbind(value, refcook, defcook, flags, symname)
+    })
 }
 
 /// # Safety
@@ -145,6 +178,10 @@ pub unsafe extern "C" fn la_activity(_cookie: *mut usize, flag: u32) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
     guard((), audit::preinit);
+    if tracing() {
+        // Every start-up object is relocated and initialised now.
+        guard((), versions::startup);
+    }
 }
 
 /// Constructor of both copies. It resolves the real `dlopen`/`dlmopen`/
@@ -159,6 +196,7 @@ extern "C" fn init() {
         .is_null()
     {
         guard((), quiet_panics);
+        guard((), preload::watch_fork);
     }
 }
 

@@ -424,7 +424,7 @@ pub unsafe extern "C" fn dlerror() -> *mut c_char {
         // Called before our constructor (from another library's): resolving
         // with dlsym now would clear the very error the program asks for.
         // Look the symbol up in libc without any dl* call instead.
-        real = libc_symbol(b"dlerror");
+        real = crate::elf::main_libc_symbol(b"dlerror");
         if real == 0 {
             real = resolve(b"dlerror\0", &REAL_DLERROR);
         }
@@ -445,97 +445,21 @@ pub unsafe extern "C" fn dlerror() -> *mut c_char {
     text
 }
 
-#[repr(C)]
-struct RDebug {
-    r_version: c_int,
-    r_map: *mut LinkMap,
+/// Child handler of [`watch_fork`], run by the program's libc in a child
+/// just forked.
+unsafe extern "C" fn after_fork_in_child() {
+    let bridge = BRIDGE.load(Ordering::Acquire);
+    if !bridge.is_null() {
+        crate::guard((), || ((*bridge).forked)());
+    }
 }
 
-extern "C" {
-    /// The dynamic linker's debugger interface (`<link.h>`): its `r_map`
-    /// lists the main namespace's objects. Every glibc exports it.
-    static _r_debug: RDebug;
-}
-
-/// The address of libc's default-version definition of `name`, found by
-/// walking the link maps and libc's GNU hash table: no dl* function is
-/// called, so the program's pending `dlerror()` state is left alone.
-/// 0 when not found.
-unsafe fn libc_symbol(name: &[u8]) -> usize {
-    const DT_SYMTAB: i64 = 6;
-    const DT_GNU_HASH: i64 = 0x6fff_fef5;
-    const DT_VERSYM: i64 = 0x6fff_fff0;
-    let mut m = (*core::ptr::addr_of!(_r_debug)).r_map;
-    let mut libc_map: *mut LinkMap = core::ptr::null_mut();
-    for _ in 0..4096 {
-        if m.is_null() {
-            break;
-        }
-        let n = (*m).l_name;
-        if !n.is_null() {
-            let n = std::ffi::CStr::from_ptr(n).to_bytes();
-            if n.rsplit(|&c| c == b'/')
-                .next()
-                .is_some_and(|b| b.starts_with(b"libc.so."))
-            {
-                libc_map = m;
-                break;
-            }
-        }
-        m = (*m).l_next;
-    }
-    if libc_map.is_null() || (*libc_map).l_ld.is_null() {
-        return 0;
-    }
-    let base = (*libc_map).l_addr;
-    let addr = |p: u64| crate::elf::dyn_addr(base, p);
-    let (mut symtab, mut strtab, mut gnu_hash, mut versym) = (0usize, 0usize, 0usize, 0usize);
-    for (tag, val) in crate::elf::dyn_entries(libc_map) {
-        match tag {
-            DT_SYMTAB => symtab = addr(val),
-            DT_STRTAB => strtab = addr(val),
-            DT_GNU_HASH => gnu_hash = addr(val),
-            DT_VERSYM => versym = addr(val),
-            _ => {}
-        }
-    }
-    if symtab == 0 || strtab == 0 || gnu_hash == 0 {
-        return 0;
-    }
-    let h = name
-        .iter()
-        .fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32));
-    let words = gnu_hash as *const u32;
-    let (nbuckets, symoffset, bloom_size) = (*words, *words.add(1), *words.add(2));
-    if nbuckets == 0 {
-        return 0;
-    }
-    let buckets = words.add(4 + 2 * bloom_size as usize);
-    let chain = buckets.add(nbuckets as usize);
-    let mut i = *buckets.add((h % nbuckets) as usize);
-    if i < symoffset {
-        return 0;
-    }
-    loop {
-        let ch = *chain.add((i - symoffset) as usize);
-        if ch | 1 == h | 1 {
-            // Elf64_Sym: st_name u32, st_info u8, st_other u8, st_shndx u16,
-            // st_value u64, st_size u64.
-            let sym = (symtab + 24 * i as usize) as *const u8;
-            let st_name = core::ptr::read_unaligned(sym as *const u32) as usize;
-            let st_value = core::ptr::read_unaligned(sym.add(8) as *const u64) as usize;
-            let sname = std::ffi::CStr::from_ptr((strtab + st_name) as *const c_char).to_bytes();
-            // A hidden version (0x8000) is a compatibility alias, not the default.
-            let hidden = versym != 0 && *(versym as *const u16).add(i as usize) & 0x8000 != 0;
-            if sname == name && st_value != 0 && !hidden {
-                return base + st_value;
-            }
-        }
-        if ch & 1 != 0 {
-            return 0;
-        }
-        i += 1;
-    }
+/// Registers [`after_fork_in_child`] with the program's libc (this copy is
+/// in the program's namespace; the audit copy's libc never sees a fork), so
+/// that a forked child numbers its own calls from 1.
+pub fn watch_fork() {
+    // SAFETY: registering a handler that only stores into atomics.
+    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
 }
 
 /// Resolves the real functions early (from the preload constructor), so the

@@ -47,6 +47,25 @@ pub const LA_SER_CONFIG: u32 = 0x08;
 pub const LA_SER_DEFAULT: u32 = 0x40;
 pub const LA_SER_SECURE: u32 = 0x80;
 
+// `la_objopen` return flags (`<link.h>`): audit symbol bindings to / from
+// this object (`la_symbind64`).
+pub const LA_FLG_BINDTO: u32 = 0x01;
+pub const LA_FLG_BINDFROM: u32 = 0x02;
+/// `la_symbind64` flag: the binding is a `dlsym` result, not a PLT entry.
+pub const LA_SYMB_DLSYM: u32 = 0x08;
+
+/// `Elf64_Sym` (`<elf.h>`), as `la_symbind64` receives it: `st_value` holds
+/// the address the binding resolved to.
+#[repr(C)]
+pub struct Elf64Sym {
+    pub st_name: u32,
+    pub st_info: u8,
+    pub st_other: u8,
+    pub st_shndx: u16,
+    pub st_value: u64,
+    pub st_size: u64,
+}
+
 // `la_activity` flags.
 pub const LA_ACT_CONSISTENT: u32 = 0;
 pub const LA_ACT_DELETE: u32 = 2;

@@ -786,6 +786,8 @@ pub(crate) fn check_expectations(
             show(u, b)
         ));
     }
+    // `call`, `call-count` and `version` directives.
+    crate::calls::check(built, traces, o);
 }
 
 fn lmid_matches(v: &str, lmid: i64) -> bool {

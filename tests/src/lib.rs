@@ -9,9 +9,11 @@
 //! * [`lddebug`]: the glibc `LD_DEBUG=libs,files` oracle ([`ld_debug_loaded`]).
 //! * [`trace`]: [`read_trace`] into [`ProcessTrace`]s.
 //! * [`check`]: the comparisons; [`check_scenario`] / [`assert_scenario`].
+//! * [`calls`]: the `call`, `call-count` and `version` directives.
 //! * [`pin`]: the pinned runs of pin scenarios (`pin DIR`, docs/pin.md).
 //! * [`launcher_support`]: helpers of the launcher tests (`tests/launcher.rs`).
 
+pub mod calls;
 pub mod check;
 pub mod launcher_support;
 pub mod lddebug;

@@ -17,6 +17,7 @@
 //! | `errors-in-stdout` | the program prints every `dlerror()` text it reads: each `dlerror` event's text (and each `load_failed` `error`) must appear in its stdout |
 //! | `absent PATH` | no `load` event may have this path |
 //! | `unload PATH` | an `unload` event for this path must exist |
+//! | `call FN key=value…` / `call-count FN n=N [lib=P]` / `version PATH key=value…` | the program's calls and the libraries' versions (`calls.rs`, docs/versions-and-calls.md) |
 //! | `pin DIR` | a pin scenario (see below): DIR is the pin directory |
 //! | `pin-mode strict\|warn` | the pin mode (default: none given, which is strict) |
 //! | `pinned-exit N` / `pinned-signal N` | expected termination of the pinned runs (default `exit 0`) |
@@ -143,6 +144,10 @@ pub struct Spec {
     pub errors_in_stdout: bool,
     pub absent: Vec<String>,
     pub unloads: Vec<String>,
+    /// `call`, `call-count` and `version` directives (see `calls.rs`).
+    pub calls: Vec<Expect>,
+    pub call_counts: Vec<Expect>,
+    pub versions: Vec<Expect>,
     /// `driver shim`: run this scenario with the shim set up directly instead
     /// of through the launcher (see `scenario.env` of 18 for why).
     pub direct_shim: bool,
@@ -164,6 +169,9 @@ impl Default for Spec {
             errors_in_stdout: false,
             absent: vec![],
             unloads: vec![],
+            calls: vec![],
+            call_counts: vec![],
+            versions: vec![],
             direct_shim: false,
             pin: None,
         }
@@ -383,6 +391,14 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
             "errors-in-stdout" => spec.errors_in_stdout = true,
             "absent" => spec.absent.push(rest),
             "unload" => spec.unloads.push(rest),
+            "call" | "call-count" | "version" => {
+                let e = crate::calls::parse(dir, &rest, line).map_err(|m| err(&m))?;
+                match dir {
+                    "call" => spec.calls.push(e),
+                    "call-count" => spec.call_counts.push(e),
+                    _ => spec.versions.push(e),
+                }
+            }
             _ => return Err(err("unknown directive")),
         }
     }

@@ -1,0 +1,620 @@
+//! Versions from the libraries themselves (`docs/versions-and-calls.md`).
+//!
+//! What may be called, and when, follows `compat-facts.md` §0 rule 3 and
+//! §1.2-1.3 (and issue 3):
+//! - never the cuDNN dispatcher `libcudnn.so.N`: it `dlopen`s its
+//!   sub-libraries and aborts the process when one is missing (§3.3, E6);
+//! - the cuDNN *core* library (`libcudnn_graph.so.9`, `libcudnn_ops_infer.so.8`)
+//!   answers `cudnnGetVersion`, `cudnnGetCudartVersion` and
+//!   `cudnnGetMaxDeviceVersion`, without a GPU. But the first API call into
+//!   graph is where it loads its engine libraries (on the GPU machine a
+//!   PyTorch that only asked for the version had `libcudnn_engines_*` and
+//!   `libcudnn_heuristic` mapped, `gpu-probe-rtld-audit.log`, "torch pinned
+//!   to system 9.14"; the fixture models this). Asking first would change
+//!   what the program loads and when. So the core is asked only after one of
+//!   its version getters has returned to its caller (the program, or the
+//!   dispatcher on its behalf): [`used`], from the call thunks;
+//! - a cuDNN sub-library's `*VersionCheck` (its own version against the
+//!   core's: 0, or 1002 / 14 on a mismatch, §0 rule 7) once it is
+//!   initialised and the one core library of its namespace has been asked;
+//! - `cudaRuntimeGetVersion` only for runtime 12 and later, where it is a
+//!   build constant (11.x initialises and can fail, §1.3);
+//! - `cuDriverGetVersion` needs no `cuInit` (E10); `cuInit` is never called.
+//!
+//! Code of a library may only run once it is relocated *and* initialised,
+//! which `la_objopen` is far too early for. The safe points: when the hooked
+//! `dlopen` that mapped it returns (the bridge's `request_end`, on the same
+//! thread: that call's objects are done), and `la_preinit` for the start-up
+//! objects (glibc 2.36 `csu/libc-start.c` calls it after every constructor,
+//! right before `main`). An object mapped by a `dlopen` the hook could not
+//! see (no detour, no preload role) reaches no safe point and is not asked,
+//! except a cuDNN core library through [`used`].
+//!
+//! No symbol is looked up with `dlsym` (it would call our own `la_symbind`,
+//! reset the program's `dlerror()`, and needs a handle): the shim reads the
+//! object's dynamic symbol table itself ([`crate::elf::lookup`]).
+//! The program's `errno` is saved and restored around every query.
+//!
+//! Besides, each cuDNN object gets an event from its file name or SONAME the
+//! moment it is mapped (nothing is called for that).
+
+use crate::calls::{self, Family, COPIES, USED};
+use crate::sys::LinkMap;
+use crate::trace;
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use cudnn_trace_format::{cudnn_name, ev, json::Line, version_source};
+
+/// What the shim may ask a CUDA-family object.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Role {
+    /// `libcudnn_graph.so.9` / `libcudnn_ops_infer.so.8`: the version getters.
+    CudnnCore,
+    /// A cuDNN sub-library with its own `*VersionCheck` (the function's name).
+    CudnnSub(&'static [u8]),
+    /// The dispatcher, the engines: nothing is called.
+    CudnnOther,
+    /// The CUDA runtime of this major.
+    Cudart(u32),
+    /// The driver.
+    Cuda,
+}
+
+/// Which safe point will tell that an object is ready to be called.
+#[derive(Clone, Copy, Debug)]
+pub struct Pending {
+    tid: u32,
+    /// The innermost hooked `dlopen` of `tid` in progress when it was mapped
+    /// (0: none).
+    token: u64,
+    /// Mapped before `la_preinit`.
+    startup: bool,
+}
+
+/// (library stem, cuDNN major, its `*VersionCheck`).
+const SUB_CHECKS: &[(&[u8], u32, &[u8])] = &[
+    (b"libcudnn_ops", 9, b"cudnnOpsVersionCheck"),
+    (b"libcudnn_cnn", 9, b"cudnnCnnVersionCheck"),
+    (b"libcudnn_adv", 9, b"cudnnAdvVersionCheck"),
+    (b"libcudnn_ext", 9, b"cudnnSubquadraticOpsVersionCheck"),
+    (b"libcudnn_ops_train", 8, b"cudnnOpsTrainVersionCheck"),
+    (b"libcudnn_cnn_infer", 8, b"cudnnCnnInferVersionCheck"),
+    (b"libcudnn_cnn_train", 8, b"cudnnCnnTrainVersionCheck"),
+    (b"libcudnn_adv_infer", 8, b"cudnnAdvInferVersionCheck"),
+    (b"libcudnn_adv_train", 8, b"cudnnAdvTrainVersionCheck"),
+];
+
+fn basename(p: &[u8]) -> &[u8] {
+    p.rsplit(|&c| c == b'/').next().unwrap_or(p)
+}
+
+/// The numbers after `.so.` in a file name: `libcudart.so.13.0.96` gives
+/// `[13, 0, 96]`; empty when there are none or one is not a number.
+fn so_numbers(name: &[u8]) -> Vec<u32> {
+    let base = basename(name);
+    let Some(i) = base.windows(4).position(|w| w == b".so.") else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    for part in base[i + 4..].split(|&c| c == b'.') {
+        match std::str::from_utf8(part).ok().and_then(|s| s.parse().ok()) {
+            Some(n) if !part.is_empty() && part.iter().all(u8::is_ascii_digit) => v.push(n),
+            _ => return Vec::new(),
+        }
+    }
+    v
+}
+
+/// What the shim may ask `map` (a freshly mapped object of `family`).
+///
+/// # Safety
+/// `map` is a live link map.
+pub unsafe fn role(map: *mut LinkMap, path: &[u8], family: Family) -> Role {
+    let soname = crate::elf::dyn_info(map).soname;
+    match family {
+        Family::Cuda => Role::Cuda,
+        Family::Cudart => {
+            let v = soname
+                .as_deref()
+                .map(so_numbers)
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| so_numbers(path));
+            Role::Cudart(v.first().copied().unwrap_or(0))
+        }
+        Family::Cudnn => {
+            // The SONAME names the library (a file may be a renamed copy).
+            let parsed = soname
+                .as_deref()
+                .and_then(cudnn_name)
+                .or_else(|| cudnn_name(path));
+            let Some((stem, v)) = parsed else {
+                return Role::CudnnOther;
+            };
+            let major = v.first().copied().unwrap_or(0);
+            if (stem == b"libcudnn_graph" && major == 9)
+                || (stem == b"libcudnn_ops_infer" && major == 8)
+            {
+                return Role::CudnnCore;
+            }
+            SUB_CHECKS
+                .iter()
+                .find(|(s, m, _)| *s == stem && *m == major)
+                .map_or(Role::CudnnOther, |(_, _, f)| Role::CudnnSub(f))
+        }
+    }
+}
+
+/// Objects waiting for a safe point (a quick "nothing to do").
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// The safe point an object mapped now will wait for (counted in
+/// [`PENDING`] by [`registered`]).
+pub fn pending_now() -> Pending {
+    Pending {
+        tid: trace::tid(),
+        token: crate::audit::current_token(),
+        startup: !crate::audit::started(),
+    }
+}
+
+/// An object waiting for its safe point went away (a failed `dlopen`, `dlclose`).
+pub fn not_pending() {
+    PENDING.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// A query to run, outside every lock.
+enum Job {
+    Core {
+        id: usize,
+        map: usize,
+        path: Vec<u8>,
+    },
+    Check {
+        map: usize,
+        path: Vec<u8>,
+        func: &'static [u8],
+        core: usize,
+        core_path: Vec<u8>,
+    },
+    Cudart {
+        map: usize,
+        path: Vec<u8>,
+        major: u32,
+    },
+    Cuda {
+        map: usize,
+        path: Vec<u8>,
+    },
+}
+
+/// A CUDA-family object was just registered (`la_objopen`), waiting for its
+/// safe point. A cuDNN one gets its version from the file name or SONAME
+/// now (nothing is called).
+pub fn registered(id: usize) {
+    PENDING.fetch_add(1, Ordering::Relaxed);
+    let Some((map, path)) = COPIES.with(|c| {
+        c.get(id)
+            .filter(|x| x.family == Family::Cudnn)
+            .map(|x| (x.map, x.path.clone()))
+    }) else {
+        return;
+    };
+    // SAFETY: the object is being opened; its dynamic section is processed.
+    let soname = unsafe { crate::elf::dyn_info(map as *const LinkMap) }.soname;
+    if let Some((source, version)) = from_names(&path, soname.as_deref(), 3) {
+        emit(&V {
+            path: &path,
+            family: Family::Cudnn,
+            source,
+            version: Some(version),
+            ..V::default()
+        });
+    }
+}
+
+/// The version a file name tells (`min_parts` numbers or more after `.so.`,
+/// in the resolved name first: `libcudnn_graph.so.9 -> …so.9.14.0`), else
+/// the SONAME's major.
+fn from_names(
+    path: &[u8],
+    soname: Option<&[u8]>,
+    min_parts: usize,
+) -> Option<(&'static str, String)> {
+    let real = crate::elf::realpath(path);
+    for name in [real.as_deref(), Some(path)].into_iter().flatten() {
+        let v = so_numbers(name);
+        if v.len() >= min_parts {
+            return Some((version_source::FILE_NAME, join(&v)));
+        }
+    }
+    let major = so_numbers(soname?).first().copied()?;
+    Some((version_source::ELF, major.to_string()))
+}
+
+fn join(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
+}
+
+/// Queries for sub-library checks in namespace `lmid` that have become
+/// possible: its one core library has answered, and they are initialised.
+fn check_jobs(c: &mut [calls::Copy], lmid: i64) -> Vec<Job> {
+    let cores: Vec<usize> = (0..c.len())
+        .filter(|&i| c[i].alive && c[i].lmid == lmid && c[i].role == Role::CudnnCore)
+        .collect();
+    // Two core libraries in one namespace: which one a sub-library checks
+    // against is not known here, so none is asked.
+    let [core] = cores[..] else {
+        return Vec::new();
+    };
+    if !c[core].used {
+        return Vec::new();
+    }
+    let core_path = c[core].path.clone();
+    let mut jobs = Vec::new();
+    for x in c.iter_mut() {
+        if let Role::CudnnSub(func) = x.role {
+            if x.alive && x.lmid == lmid && x.initialized && !x.queried {
+                x.queried = true;
+                jobs.push(Job::Check {
+                    map: x.map,
+                    path: x.path.clone(),
+                    func,
+                    core,
+                    core_path: core_path.clone(),
+                });
+            }
+        }
+    }
+    jobs
+}
+
+/// Marks the objects `ready` selects as initialised and collects what can
+/// be asked now.
+fn ready_jobs(ready: impl Fn(&Pending) -> bool) -> Vec<Job> {
+    if PENDING.load(Ordering::Relaxed) == 0 {
+        return Vec::new();
+    }
+    COPIES.with(|c| {
+        let mut jobs = Vec::new();
+        let mut lmids = Vec::new();
+        for x in c.iter_mut() {
+            let Some(p) = x.pending else { continue };
+            if !x.alive || !ready(&p) {
+                continue;
+            }
+            x.pending = None;
+            not_pending();
+            x.initialized = true;
+            match x.role {
+                Role::Cuda if !x.queried => {
+                    x.queried = true;
+                    jobs.push(Job::Cuda {
+                        map: x.map,
+                        path: x.path.clone(),
+                    });
+                }
+                Role::Cudart(major) if !x.queried => {
+                    x.queried = true;
+                    jobs.push(Job::Cudart {
+                        map: x.map,
+                        path: x.path.clone(),
+                        major,
+                    });
+                }
+                Role::CudnnSub(_) if !lmids.contains(&x.lmid) => lmids.push(x.lmid),
+                _ => {}
+            }
+        }
+        for l in lmids {
+            jobs.extend(check_jobs(c, l));
+        }
+        jobs
+    })
+}
+
+/// `la_preinit`: every start-up object is relocated and initialised.
+pub fn startup() {
+    if calls::enabled() {
+        run(ready_jobs(|p| p.startup));
+    }
+}
+
+/// The hooked `dlopen`/`dlmopen` `token` returned on this thread: the
+/// objects it mapped are relocated and initialised (or gone, if it failed).
+pub fn safe_point(token: u64) {
+    if !calls::enabled() || token == 0 || PENDING.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let tid = trace::tid();
+    run(ready_jobs(|p| p.tid == tid && p.token == token));
+}
+
+/// A version getter of copy `id` returned to its caller (a call thunk):
+/// whatever its first call does is done, so a core library may be asked.
+pub fn used(id: usize) {
+    if USED[id].swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let jobs = COPIES.with(|c| {
+        let Some(x) = c.get_mut(id).filter(|x| x.alive) else {
+            return Vec::new();
+        };
+        x.used = true;
+        if x.pending.take().is_some() {
+            not_pending();
+        }
+        x.initialized = true;
+        let mut jobs = Vec::new();
+        if x.role == Role::CudnnCore && !x.queried {
+            x.queried = true;
+            jobs.push(Job::Core {
+                id,
+                map: x.map,
+                path: x.path.clone(),
+            });
+        }
+        let lmid = x.lmid;
+        if x.family == Family::Cudnn {
+            jobs.extend(check_jobs(c, lmid));
+        }
+        jobs
+    });
+    run(jobs);
+}
+
+// ---------------------------------------------------------------------------
+// Queries
+
+/// The program's `errno` (its libc's, not this namespace's): saved and
+/// restored around the calls we make into its libraries.
+fn program_errno() -> *mut c_int {
+    static LOCATION: AtomicUsize = AtomicUsize::new(0);
+    let mut f = LOCATION.load(Ordering::Relaxed);
+    if f == 0 {
+        f = crate::elf::main_libc_symbol(b"__errno_location").max(1);
+        LOCATION.store(f, Ordering::Relaxed);
+    }
+    if f <= 1 {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: the program's libc's `int *__errno_location(void)`.
+    unsafe {
+        let f: unsafe extern "C" fn() -> *mut c_int = core::mem::transmute(f);
+        f()
+    }
+}
+
+fn run(jobs: Vec<Job>) {
+    if jobs.is_empty() {
+        return;
+    }
+    let errno = program_errno();
+    // SAFETY: the calling thread's errno slot, or null.
+    let saved = (!errno.is_null()).then(|| unsafe { *errno });
+    for j in jobs {
+        crate::guard((), || unsafe { j.run() });
+    }
+    if let Some(v) = saved {
+        // SAFETY: as above.
+        unsafe { *errno = v };
+    }
+}
+
+/// `v` as cuDNN encodes versions: `major*10000 + minor*100 + patch` from 9.0
+/// on, `major*1000 + minor*100 + patch` before (compat-facts §1.1).
+fn cudnn_version(v: u64) -> String {
+    if v >= 90000 {
+        format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+    } else {
+        format!("{}.{}.{}", v / 1000, v / 100 % 10, v % 100)
+    }
+}
+
+/// `1000*major + 10*minor` (compat-facts §1.3).
+fn cuda_version(v: i64) -> String {
+    format!("{}.{}", v / 1000, v % 1000 / 10)
+}
+
+impl Job {
+    /// # Safety
+    /// The object is alive, relocated and initialised.
+    unsafe fn run(self) {
+        type Size = unsafe extern "C" fn() -> usize;
+        type Status = unsafe extern "C" fn() -> c_int;
+        type IntOut = unsafe extern "C" fn(*mut c_int) -> c_int;
+        let find = |map: usize, name: &[u8]| crate::elf::lookup(map as *const LinkMap, name);
+        match self {
+            Job::Core { id, map, path } => {
+                let Some(get) = find(map, b"cudnnGetVersion") else {
+                    return;
+                };
+                let size = |f: usize| core::mem::transmute::<usize, Size>(f)() as i64;
+                let raw = size(get);
+                let cuda_build = find(map, b"cudnnGetCudartVersion").map(size);
+                let max_device = find(map, b"cudnnGetMaxDeviceVersion").map(size);
+                let version = cudnn_version(raw as u64);
+                COPIES.with(|c| {
+                    if let Some(x) = c.get_mut(id).filter(|x| x.map == map) {
+                        x.version = Some(version.clone());
+                    }
+                });
+                emit(&V {
+                    path: &path,
+                    family: Family::Cudnn,
+                    source: version_source::QUERY,
+                    version: Some(version),
+                    raw: Some(raw),
+                    cuda_build,
+                    max_device,
+                    ..V::default()
+                });
+            }
+            Job::Check {
+                map,
+                path,
+                func,
+                core,
+                core_path,
+            } => {
+                let Some(f) = find(map, func) else { return };
+                let status = core::mem::transmute::<usize, Status>(f)() as i64;
+                // 0 says: the same version as the core library.
+                let version = if status == 0 {
+                    COPIES.with(|c| c.get(core).and_then(|x| x.version.clone()))
+                } else {
+                    None
+                };
+                emit(&V {
+                    path: &path,
+                    family: Family::Cudnn,
+                    source: version_source::QUERY,
+                    version,
+                    check: Some(status),
+                    core: Some(&core_path),
+                    ..V::default()
+                });
+            }
+            Job::Cudart { map, path, major } => {
+                if major >= 12 {
+                    if let Some(f) = find(map, b"cudaRuntimeGetVersion") {
+                        let mut v: c_int = 0;
+                        let status = core::mem::transmute::<usize, IntOut>(f)(&mut v) as i64;
+                        emit(&V {
+                            path: &path,
+                            family: Family::Cudart,
+                            source: version_source::QUERY,
+                            version: (status == 0).then(|| cuda_version(v as i64)),
+                            raw: (status == 0).then_some(v as i64),
+                            status: Some(status),
+                            ..V::default()
+                        });
+                        return;
+                    }
+                }
+                let soname = crate::elf::dyn_info(map as *const LinkMap).soname;
+                if let Some((source, version)) = from_names(&path, soname.as_deref(), 3) {
+                    emit(&V {
+                        path: &path,
+                        family: Family::Cudart,
+                        source,
+                        version: Some(version),
+                        ..V::default()
+                    });
+                }
+            }
+            Job::Cuda { map, path } => {
+                let Some(f) = find(map, b"cuDriverGetVersion") else {
+                    return;
+                };
+                let mut v: c_int = 0;
+                let status = core::mem::transmute::<usize, IntOut>(f)(&mut v) as i64;
+                // The user-mode driver's file is named after the driver
+                // version (`libcuda.so.580.159.04`); its SONAME is `.so.1`.
+                let driver_file = driver_file_text(&path);
+                emit(&V {
+                    path: &path,
+                    family: Family::Cuda,
+                    source: version_source::QUERY,
+                    version: (status == 0).then(|| cuda_version(v as i64)),
+                    raw: (status == 0).then_some(v as i64),
+                    status: Some(status),
+                    driver_file,
+                    ..V::default()
+                });
+            }
+        }
+    }
+}
+
+/// The driver version as written in the file name (`580.159.04`, zero
+/// padding kept), from the resolved path or the path itself.
+fn driver_file_text(path: &[u8]) -> Option<String> {
+    let real = crate::elf::realpath(path);
+    let found = [real.as_deref(), Some(path)]
+        .into_iter()
+        .flatten()
+        .filter(|n| so_numbers(n).len() >= 2)
+        .find_map(|n| {
+            let base = basename(n);
+            let i = base.windows(4).position(|w| w == b".so.")?;
+            String::from_utf8(base[i + 4..].to_vec()).ok()
+        });
+    found
+}
+
+/// The fields of one `version` event.
+struct V<'a> {
+    path: &'a [u8],
+    family: Family,
+    source: &'static str,
+    version: Option<String>,
+    raw: Option<i64>,
+    cuda_build: Option<i64>,
+    max_device: Option<i64>,
+    check: Option<i64>,
+    core: Option<&'a [u8]>,
+    status: Option<i64>,
+    driver_file: Option<String>,
+}
+
+impl Default for V<'_> {
+    fn default() -> Self {
+        V {
+            path: b"",
+            family: Family::Cudnn,
+            source: version_source::QUERY,
+            version: None,
+            raw: None,
+            cuda_build: None,
+            max_device: None,
+            check: None,
+            core: None,
+            status: None,
+            driver_file: None,
+        }
+    }
+}
+
+fn emit(v: &V<'_>) {
+    let opt = |l: &mut Line<'_>, k: &str, x: Option<i64>| {
+        match x {
+            Some(x) => l.i64(k, x),
+            None => l.null(k),
+        };
+    };
+    trace::emit(ev::VERSION, |l| {
+        l.bytes("path", v.path)
+            .str("family", v.family.name())
+            .str("source", v.source);
+        l.opt_bytes("version", v.version.as_deref().map(str::as_bytes));
+        opt(l, "raw", v.raw);
+        opt(l, "cuda_build", v.cuda_build);
+        opt(l, "max_device", v.max_device);
+        opt(l, "check", v.check);
+        l.opt_bytes("core", v.core);
+        opt(l, "status", v.status);
+        l.opt_bytes("driver_file", v.driver_file.as_deref().map(str::as_bytes));
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_versions() {
+        assert_eq!(cudnn_version(91900), "9.19.0");
+        assert_eq!(cudnn_version(8907), "8.9.7");
+        assert_eq!(cuda_version(13000), "13.0");
+        assert_eq!(cuda_version(12090), "12.9");
+        assert_eq!(so_numbers(b"/x/libcudart.so.13.0.96"), vec![13, 0, 96]);
+        assert_eq!(so_numbers(b"libcuda.so.1"), vec![1]);
+        assert_eq!(so_numbers(b"libcuda.so"), Vec::<u32>::new());
+        assert_eq!(so_numbers(b"libcudart.so.13.x"), Vec::<u32>::new());
+        assert_eq!(
+            driver_file_text(b"/nonexistent/libcuda.so.580.159.04").as_deref(),
+            Some("580.159.04")
+        );
+        assert_eq!(driver_file_text(b"/nonexistent/libcuda.so.1"), None);
+    }
+}
