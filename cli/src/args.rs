@@ -1,6 +1,7 @@
 //! Command-line parsing, by hand: the launcher's options end at the first
 //! non-option argument, and everything after it belongs to the program.
 
+use crate::findings::Severity;
 use crate::pin::PinMode;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
@@ -10,9 +11,11 @@ cudnn-trace: show which cuDNN/CUDA libraries a program really loaded, why, and f
 
 Usage:
   cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]   run PROGRAM (and all its children) traced
-  cudnn-trace report [--json] [--all] [DIR|FILE...]
-                                                 summarize trace directories or files
+  cudnn-trace report [--json] [--all] [--fail-on LEVEL] [DIR|FILE...]
+                                                 summarize trace directories or files and
+                                                 list the findings (what is wrong, how to fix it)
                                                  (default: the newest run in ./cudnn-trace-out)
+  cudnn-trace explain [CODE]                     what a finding code means (no CODE: list them)
   cudnn-trace env --pin DIR [--pin-mode strict|warn] [--shim PATH] [--out TRACE_DIR]
                                                  check DIR and print the settings that pin
                                                  cuDNN to it without the launcher (shell,
@@ -26,6 +29,8 @@ Options (before PROGRAM):
       --all               record every library, not only the CUDA family
   -q, --quiet             print no summary when the program ends
       --json-summary FILE also write the summary as JSON to FILE ('-': stdout)
+      --fail-on LEVEL     exit 3 when the program exited 0 but a finding of LEVEL
+                          (error, warning or info) or worse was made
       --pin DIR           load every cuDNN library from DIR (see docs/pin.md); DIR is
                           checked first, and PROGRAM is not run when it is not a
                           complete cuDNN install of one version (exit status 125)
@@ -33,12 +38,13 @@ Options (before PROGRAM):
                           warn: it is searched as usual, and the trace records it
   -h, --help              show this help
   -V, --version           show the version
-  --                      end of options (needed for a PROGRAM named report, env, help or
-                          version, or one starting with '-')
+  --                      end of options (needed for a PROGRAM named report, env, explain,
+                          help or version, or one starting with '-')
 
 Report options:
       --json              print a machine-readable document instead of the text summary
       --all               also list libraries outside the CUDA family (traces taken with --all)
+      --fail-on LEVEL     exit 3 when a finding of LEVEL (error, warning, info) or worse was made
 
 Env options:
       --pin DIR           the cuDNN directory (required)
@@ -51,7 +57,11 @@ Exit status: the program's own; if it died of signal N, cudnn-trace ends by the 
 signal (a shell shows 128+N).
 127 when PROGRAM is not found, 126 when it cannot be executed, 125 when cudnn-trace itself
 fails or refuses the --pin directory (PROGRAM is then not run), 2 for usage errors.
-`report` exits 0 when it read at least one trace, 1 when it found none, 2 for usage errors.
+With --fail-on, 3 when the program exited 0 but the findings reached LEVEL (launcher.json
+records whether the gate tripped, to tell it from a program's own 3).
+`report` exits 0 when it read at least one trace, 1 when it found none, 2 for usage errors,
+3 when --fail-on LEVEL was given and a finding reached it.
+`explain` exits 0, or 2 for an unknown code.
 `env` exits 0 when DIR is valid (warnings allowed), 1 when it is refused, 2 for usage errors.
 
 Environment:
@@ -66,6 +76,8 @@ pub enum Command {
     Run(RunArgs),
     Report(ReportArgs),
     Env(EnvArgs),
+    /// `explain [CODE]`.
+    Explain(Option<String>),
     /// The hidden `__probe-cudnn` subcommand (see `probe.rs`): its arguments.
     Probe(Vec<OsString>),
 }
@@ -76,6 +88,8 @@ pub struct RunArgs {
     pub all: bool,
     pub quiet: bool,
     pub json_summary: Option<PathBuf>,
+    /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.
+    pub fail_on: Option<Severity>,
     /// `--pin DIR`: the cuDNN directory, as typed.
     pub pin: Option<PathBuf>,
     /// `--pin-mode` (strict when not given).
@@ -89,6 +103,8 @@ pub struct RunArgs {
 pub struct ReportArgs {
     pub json: bool,
     pub all: bool,
+    /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.
+    pub fail_on: Option<Severity>,
     pub paths: Vec<PathBuf>,
 }
 
@@ -118,6 +134,7 @@ pub fn parse(args: &[OsString]) -> Result<Command, UsageError> {
     match args.first().map(|a| a.as_os_str()) {
         None => Err(UsageError("missing PROGRAM".into())),
         Some(a) if a == "report" => parse_report(&args[1..]),
+        Some(a) if a == "explain" => parse_explain(&args[1..]),
         Some(a) if a == "env" => parse_env(&args[1..]),
         Some(a) if a == crate::probe::SUBCOMMAND => Ok(Command::Probe(args[1..].to_vec())),
         Some(a) if a == "help" => Ok(Command::Help),
@@ -198,6 +215,7 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
                 }
                 run.json_summary = Some(v.into());
             }
+            "--fail-on" => run.fail_on = Some(severity(name, &value(name)?)?),
             "--pin" => run.pin = Some(path_value(name, value(name)?)?),
             "--pin-mode" => {
                 run.pin_mode = pin_mode(name, &value(name)?)?;
@@ -233,11 +251,56 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
     Ok(Command::Run(run))
 }
 
+/// `--fail-on` values.
+fn severity(opt: &str, v: &OsStr) -> Result<Severity, UsageError> {
+    v.to_str().and_then(Severity::parse).ok_or_else(|| {
+        UsageError(format!(
+            "{opt} wants error, warning or info, not {:?}",
+            v.to_string_lossy()
+        ))
+    })
+}
+
+fn parse_explain(args: &[OsString]) -> Result<Command, UsageError> {
+    match args {
+        [] => Ok(Command::Explain(None)),
+        [a] if a == "-h" || a == "--help" => Ok(Command::Help),
+        [a] => Ok(Command::Explain(Some(a.to_string_lossy().into_owned()))),
+        _ => Err(UsageError("explain takes one finding code".into())),
+    }
+}
+
 fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
     let mut rep = ReportArgs::default();
     let mut options_done = false;
-    for arg in args {
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
         if !options_done && arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1 {
+            let (name, inline) = split_eq(arg);
+            match name.to_str().unwrap_or("") {
+                "--fail-on" => {
+                    let v = match inline {
+                        Some(v) => v.to_os_string(),
+                        None => {
+                            i += 1;
+                            args.get(i - 1).cloned().ok_or_else(|| {
+                                UsageError("report: --fail-on needs a value".into())
+                            })?
+                        }
+                    };
+                    rep.fail_on = Some(severity("report: --fail-on", &v)?);
+                    continue;
+                }
+                _ if inline.is_some() => {
+                    return Err(UsageError(format!(
+                        "report: unknown option {}",
+                        arg.to_string_lossy()
+                    )))
+                }
+                _ => {}
+            }
             match arg.to_str().unwrap_or("") {
                 "--" => options_done = true,
                 "--json" => rep.json = true,
@@ -368,10 +431,39 @@ mod tests {
             Ok(Command::Report(ReportArgs {
                 json: true,
                 all: false,
+                fail_on: None,
                 paths: vec!["a".into(), "b".into(), "--c".into()],
             }))
         );
         assert_eq!(p(&["report"]), Ok(Command::Report(ReportArgs::default())));
+        assert_eq!(
+            p(&["report", "--fail-on", "warning", "d"]),
+            Ok(Command::Report(ReportArgs {
+                fail_on: Some(Severity::Warning),
+                paths: vec!["d".into()],
+                ..Default::default()
+            }))
+        );
+        assert_eq!(
+            p(&["report", "--fail-on=error"]),
+            Ok(Command::Report(ReportArgs {
+                fail_on: Some(Severity::Error),
+                ..Default::default()
+            }))
+        );
+        assert!(p(&["report", "--fail-on", "fatal"]).is_err());
+        assert!(p(&["report", "--fail-on"]).is_err());
+        assert!(p(&["report", "--json=x"]).is_err());
+        assert_eq!(
+            run(&["--fail-on", "info", "prog"]).fail_on,
+            Some(Severity::Info)
+        );
+        assert_eq!(p(&["explain"]), Ok(Command::Explain(None)));
+        assert_eq!(
+            p(&["explain", "CDT001"]),
+            Ok(Command::Explain(Some("CDT001".into())))
+        );
+        assert!(p(&["explain", "a", "b"]).is_err());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! injected into it and every process it starts, wait for it, summarize.
 
 use crate::args::RunArgs;
+use crate::findings::Severity;
 use crate::ldenv;
 use crate::pin::{self, PinInfo};
 use crate::report;
@@ -18,6 +19,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Exit status when cudnn-trace itself fails (as `env`, `nice`, `timeout`).
 pub const EXIT_INTERNAL: i32 = 125;
+/// `--fail-on LEVEL`: the program exited 0 but a finding reached LEVEL.
+pub const EXIT_FINDINGS: i32 = 3;
 
 /// Writes to stderr, ignoring errors (a closed or hung-up terminal must not
 /// turn into a panic: the program's exit status matters more).
@@ -750,9 +753,28 @@ pub fn run(args: RunArgs) -> i32 {
     rec.status = Some(status);
     write_record(&out_dir, &rec);
 
-    if !args.quiet || args.json_summary.is_some() {
+    let mut status = status;
+    if !args.quiet || args.json_summary.is_some() || args.fail_on.is_some() {
         let set = trace::read_paths(std::slice::from_ref(&out_dir));
         let a = Analysis::new(&set);
+        let stderr = report::captured_stderr(std::slice::from_ref(&out_dir));
+        let d = report::diagnose(&set, stderr.as_deref());
+        let tripped = d.trips(args.fail_on);
+        let count = |s: Severity| d.all().filter(|f| f.severity == s).count();
+        rec.findings = Some(trace::FindingsRecord {
+            error: count(Severity::Error),
+            warning: count(Severity::Warning),
+            info: count(Severity::Info),
+            fail_on: args.fail_on.map(|l| l.as_str().to_string()),
+            tripped,
+        });
+        // The gate never hides the program's own failure: it only turns a
+        // clean exit into EXIT_FINDINGS.
+        if tripped && status == 0 && rec.signal.is_none() {
+            status = EXIT_FINDINGS;
+            rec.status = Some(status);
+        }
+        write_record(&out_dir, &rec);
         if !args.quiet {
             report::print_problems(&set.problems);
             let opts = TextOptions {
@@ -760,10 +782,14 @@ pub fn run(args: RunArgs) -> i32 {
                 location: vec![report::display_path(&out_dir)],
                 prefix: None,
             };
-            eprint(&format!("\n{}", summary::render(&a, &opts)));
+            eprint(&format!(
+                "\n{}{}",
+                summary::render(&a, &opts),
+                report::findings_text(&d)
+            ));
         }
         if let Some(dest) = &args.json_summary {
-            write_json_summary(&a, dest, args.all);
+            write_json_summary(&a, dest, args.all, &d);
         }
     }
     if let Some(sig) = rec.signal {
@@ -772,8 +798,8 @@ pub fn run(args: RunArgs) -> i32 {
     status
 }
 
-fn write_json_summary(a: &Analysis, dest: &Path, all: bool) {
-    let doc = report::document(a, all);
+fn write_json_summary(a: &Analysis, dest: &Path, all: bool, d: &report::Diagnosis) {
+    let doc = report::document(a, all, d);
     let text = match serde_json::to_string_pretty(&doc) {
         Ok(t) => t + "\n",
         Err(e) => {

@@ -16,6 +16,7 @@ macro_rules! errln {
 
 mod args;
 mod envcmd;
+mod findings;
 mod launch;
 mod ldenv;
 mod pin;
@@ -70,12 +71,13 @@ fn main() {
             0
         }
         Ok(Command::Report(r)) => report::run(r),
+        Ok(Command::Explain(code)) => report::explain(code.as_deref()),
         Ok(Command::Run(r)) => launch::run(r),
         Ok(Command::Env(e)) => envcmd::run(e),
         Ok(Command::Probe(a)) => probe::child_main(&a),
         Err(e) => {
             launch::eprint(&format!(
-                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | env --pin DIR ... | help\n"
+                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | explain [CODE] | env --pin DIR ... | help\n"
             ));
             2
         }

@@ -2,6 +2,7 @@
 //! with the launcher's `--json-summary`.
 
 use crate::args::ReportArgs;
+use crate::findings::{self, Finding, Severity};
 use crate::summary::{self, Analysis, LibraryView, Link, TextOptions};
 use crate::trace::{self, LauncherRecord, Problem, TraceSet};
 use cudnn_trace_format::read::Tried;
@@ -23,6 +24,11 @@ pub struct Document<'a> {
     pub launchers: Vec<&'a LauncherRecord>,
     pub processes: Vec<ProcessDoc<'a>>,
     pub problems: &'a [Problem],
+    /// How many findings of each severity, over all processes.
+    pub findings_total: BTreeMap<&'static str, usize>,
+    /// Where each knowledge table came from (`embedded` or an override path).
+    pub knowledge: &'a BTreeMap<String, String>,
+    pub knowledge_warnings: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -56,6 +62,8 @@ pub struct ProcessDoc<'a> {
     pub libraries: Vec<LibraryView>,
     pub failed_loads: Vec<FailedDoc<'a>>,
     pub notes: Vec<NoteDoc<'a>>,
+    /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
+    pub findings: &'a [Finding],
     /// The cuDNN pin of this process and what it did; absent when not pinned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin: Option<summary::PinView>,
@@ -99,9 +107,110 @@ fn tried(t: &Tried) -> TriedDoc<'_> {
     }
 }
 
+/// The findings of a trace set, and what they were computed with.
+pub struct Diagnosis {
+    /// One entry per image, in `TraceSet::images` order.
+    pub images: Vec<findings::ImageFindings>,
+    pub knowledge_origin: BTreeMap<String, String>,
+    pub knowledge_warnings: Vec<String>,
+}
+
+impl Diagnosis {
+    pub fn all(&self) -> impl Iterator<Item = &Finding> {
+        self.images.iter().flat_map(|i| i.findings.iter())
+    }
+
+    /// `--fail-on LEVEL`: whether a finding reached it.
+    pub fn trips(&self, level: Option<Severity>) -> bool {
+        level.is_some_and(|l| findings::fails(self.all(), l))
+    }
+}
+
+/// Evaluates the findings rules over a trace set. `stderr`: what the
+/// program wrote to its stderr, when the launcher captured it (framework
+/// messages are explained from it).
+pub fn diagnose(set: &TraceSet, stderr: Option<&str>) -> Diagnosis {
+    let (k, warnings) = findings::Knowledge::load();
+    let machine = findings::RealMachine::new();
+    let ctx = findings::Context {
+        knowledge: &k,
+        machine: &machine,
+    };
+    Diagnosis {
+        images: findings::analyze_set(set, stderr, &ctx),
+        knowledge_origin: k.origin.clone(),
+        knowledge_warnings: warnings,
+    }
+}
+
+/// The program's captured stderr (`stderr.txt` in a run directory), if one
+/// of `paths` is a run directory that has it.
+pub fn captured_stderr(paths: &[PathBuf]) -> Option<String> {
+    paths.iter().find_map(|p| {
+        let b = std::fs::read(p.join(STDERR_FILE)).ok()?;
+        Some(String::from_utf8_lossy(&b).into_owned())
+    })
+}
+
+/// Name of the captured stderr in a run directory.
+pub const STDERR_FILE: &str = "stderr.txt";
+
+/// The findings section of the text summary.
+pub fn findings_text(d: &Diagnosis) -> String {
+    let mut out = String::new();
+    for w in &d.knowledge_warnings {
+        out += &format!("cudnn-trace: knowledge: {}\n", summary::esc(w));
+    }
+    let folded = findings::fold_across(&d.images);
+    if folded.is_empty() {
+        out += "\nfindings: none\n";
+        return out;
+    }
+    out += &format!("\nfindings ({}):\n", folded.len());
+    for (f, pids) in &folded {
+        let mut text = findings::render_text(std::slice::from_ref(f));
+        if !pids.is_empty() {
+            let list: Vec<String> = pids.iter().take(8).map(u32::to_string).collect();
+            let more = if pids.len() > 8 { ", …" } else { "" };
+            text = text.replacen('\n', &format!("  (pid {}{more})\n", list.join(", ")), 1);
+        }
+        out += &text;
+    }
+    out
+}
+
+/// `cudnn-trace explain [CODE]`.
+pub fn explain(code: Option<&str>) -> i32 {
+    let (k, warnings) = findings::Knowledge::load();
+    for w in &warnings {
+        errln!("cudnn-trace: knowledge: {w}");
+    }
+    match code {
+        None => {
+            print_stdout(&findings::codes_text(&k));
+            0
+        }
+        Some(c) => {
+            match findings::explain_with(&k, c) {
+                Some(t) => {
+                    print_stdout(&t);
+                    if !t.ends_with('\n') {
+                        print_stdout("\n");
+                    }
+                    0
+                }
+                None => {
+                    errln!("cudnn-trace: no finding has the code {c:?}; `cudnn-trace explain` lists them");
+                    2
+                }
+            }
+        }
+    }
+}
+
 /// The machine-readable document. `all`: include libraries outside the
 /// CUDA family (only in traces taken with `--all`).
-pub fn document<'a>(a: &'a Analysis<'a>, all: bool) -> Document<'a> {
+pub fn document<'a>(a: &'a Analysis<'a>, all: bool, d: &'a Diagnosis) -> Document<'a> {
     let set = a.set;
     let processes = set
         .images
@@ -161,6 +270,7 @@ pub fn document<'a>(a: &'a Analysis<'a>, all: bool) -> Document<'a> {
                     })
                     .collect(),
                 pin: summary::pin_view(img),
+                findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
             }
         })
         .collect();
@@ -175,6 +285,12 @@ pub fn document<'a>(a: &'a Analysis<'a>, all: bool) -> Document<'a> {
         launchers: summary::launchers(set),
         processes,
         problems: &set.problems,
+        findings_total: [Severity::Error, Severity::Warning, Severity::Info]
+            .into_iter()
+            .map(|s| (s.as_str(), d.all().filter(|f| f.severity == s).count()))
+            .collect(),
+        knowledge: &d.knowledge_origin,
+        knowledge_warnings: &d.knowledge_warnings,
     }
 }
 
@@ -259,8 +375,10 @@ pub fn run(args: ReportArgs) -> i32 {
     let set = trace::read_paths(&paths);
     print_problems(&set.problems);
     let a = Analysis::new(&set);
+    let stderr = captured_stderr(&paths);
+    let d = diagnose(&set, stderr.as_deref());
     if args.json {
-        let doc = document(&a, args.all);
+        let doc = document(&a, args.all, &d);
         match serde_json::to_string_pretty(&doc) {
             Ok(s) => print_stdout(&(s + "\n")),
             Err(e) => {
@@ -275,8 +393,14 @@ pub fn run(args: ReportArgs) -> i32 {
             prefix: None,
         };
         print_stdout(&summary::render(&a, &opts));
+        if !set.images.is_empty() {
+            print_stdout(&findings_text(&d));
+        }
     }
-    exit_status(&set)
+    match exit_status(&set) {
+        0 if d.trips(args.fail_on) => 3,
+        s => s,
+    }
 }
 
 fn exit_status(set: &TraceSet) -> i32 {
@@ -314,7 +438,8 @@ mod tests {
         fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
         let set = trace::read_paths(std::slice::from_ref(&d));
         let a = Analysis::new(&set);
-        let v = serde_json::to_value(document(&a, false)).unwrap();
+        let d = diagnose(&set, None);
+        let v = serde_json::to_value(document(&a, false, &d)).unwrap();
         assert_eq!(v["report_version"], 1);
         assert_eq!(v["processes"].as_array().unwrap().len(), 1);
         let p = &v["processes"][0];
@@ -345,7 +470,8 @@ mod tests {
         assert_eq!(exit_status(&set), 1);
         let a = Analysis::new(&set);
         let _ = summary::render(&a, &TextOptions::default());
-        let _ = serde_json::to_string(&document(&a, true)).unwrap();
+        let d = diagnose(&set, None);
+        let _ = serde_json::to_string(&document(&a, true, &d)).unwrap();
     }
 
     #[test]
@@ -401,7 +527,8 @@ mod tests {
         assert!(text.contains(r"not started: no\u{85}such"), "{text}");
         assert!(problems.contains(r"bad\x1b[7m.jsonl"), "{problems}");
         // JSON keeps the text as it is (serde escapes it).
-        let json = serde_json::to_string(&document(&a, false)).unwrap();
+        let d = diagnose(a.set, None);
+        let json = serde_json::to_string(&document(&a, false, &d)).unwrap();
         assert!(json.contains(r"\u001b]0;pwned"), "{json}");
     }
 }

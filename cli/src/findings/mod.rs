@@ -1,0 +1,611 @@
+//! Findings: from "what loaded" to "what is wrong and how to fix it" (issue 3).
+//!
+//! A [`Facts`] model is built from one process image (its loads, failed loads,
+//! notes, pins, the `version`/`call` events of `docs/versions-and-calls.md`,
+//! the versions told by file names, and the program's stderr when the
+//! launcher has it); rules in [`rules`] turn it into [`Finding`]s, each with a
+//! stable code, a severity, the evidence and a concrete remedy. What the rules
+//! know about CUDA, cuDNN and the frameworks is data ([`Knowledge`], the TOML
+//! files in `data/` at the repository root, embedded at build time and
+//! replaceable at run time through `CUDNN_TRACE_KNOWLEDGE_DIR`), so that a new
+//! CUDA release or framework message needs no code change.
+//!
+//! The facts behind the rules are in `shared/reference/compat-facts.md`; the
+//! comments cite its sections (§n) and sources (\[Rn\], \[En\]).
+
+// Not wired into the commands yet (the lead wires `report`, the launcher's
+// summary, `explain` and `--fail-on`): until then most items are unused.
+
+pub mod elf;
+pub mod events;
+pub mod facts;
+pub mod knowledge;
+pub mod machine;
+pub mod rules;
+mod ver;
+
+#[cfg(test)]
+mod testkit;
+
+pub use facts::Facts;
+pub use knowledge::Knowledge;
+pub use machine::{Machine, RealMachine};
+pub use ver::Ver;
+
+use crate::summary::esc;
+use crate::trace::{Image, TraceSet};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// How bad a finding is. Ordered: `Info < Warning < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing is wrong by itself.
+    Info,
+    /// Likely to go wrong, or already wrong in a way the program tolerated.
+    Warning,
+    /// The setup is broken (or the program already failed because of it).
+    Error,
+}
+
+impl Severity {
+    /// Parses `error`, `warning` or `info` (the values of `--fail-on`).
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "error" => Some(Severity::Error),
+            "warning" => Some(Severity::Warning),
+            "info" => Some(Severity::Info),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One piece of evidence: a file that loaded or failed, a call, a version, a
+/// message, a copy found on disk. Only the fields that apply are set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// What this is: `loaded`, `failed`, `tried`, `call`, `version`,
+    /// `on disk`, `message`, `driver`, `gpu`, `fact`, `environment`.
+    pub what: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Why the loader picked the path (the trace's `reason`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_dir: Option<String>,
+    /// The object that asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requester: Option<String>,
+    /// Anything else, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// `seq` of the trace event this comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+}
+
+impl Evidence {
+    pub fn new(what: &str) -> Self {
+        Evidence {
+            what: what.to_string(),
+            ..Default::default()
+        }
+    }
+    pub fn path(mut self, p: impl Into<String>) -> Self {
+        self.path = Some(p.into());
+        self
+    }
+    pub fn version(mut self, v: impl Into<String>) -> Self {
+        self.version = Some(v.into());
+        self
+    }
+    pub fn version_opt(mut self, v: Option<String>) -> Self {
+        self.version = v;
+        self
+    }
+    pub fn reason(mut self, r: impl Into<String>) -> Self {
+        self.reason = Some(r.into());
+        self
+    }
+    pub fn search_dir_opt(mut self, d: Option<&str>) -> Self {
+        self.search_dir = d.map(str::to_string);
+        self
+    }
+    pub fn requester_opt(mut self, r: Option<&str>) -> Self {
+        self.requester = r.map(str::to_string);
+        self
+    }
+    pub fn detail(mut self, d: impl Into<String>) -> Self {
+        self.detail = Some(d.into());
+        self
+    }
+    pub fn seq(mut self, s: u64) -> Self {
+        self.seq = Some(s);
+        self
+    }
+}
+
+/// A source a finding rests on: a compat-facts reference id and its URLs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceRef {
+    pub id: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
+}
+
+/// One finding about one process image.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Stable code (`CDT001` …): see [`CODES`] and [`explain`].
+    pub code: &'static str,
+    pub severity: Severity,
+    /// One line that says what is wrong, with the versions involved.
+    pub title: String,
+    pub evidence: Vec<Evidence>,
+    /// What to do, with the concrete paths.
+    pub remedy: String,
+    /// compat-facts sources of the rule and the data it used.
+    pub sources: Vec<SourceRef>,
+}
+
+/// Every code a rule can emit, with its short name. The long texts are in
+/// `data/findings.toml` ([`explain`]).
+pub const CODES: &[(&str, &str)] = &[
+    ("CDT001", "duplicate-library"),
+    ("CDT002", "cudnn-sublibrary-mismatch"),
+    ("CDT003", "cudnn-cuda-build-mismatch"),
+    ("CDT004", "driver-too-old"),
+    ("CDT005", "forward-compat-driver"),
+    ("CDT006", "load-failed"),
+    ("CDT007", "init-failed"),
+    ("CDT008", "ld-library-path-shadows-runpath"),
+    ("CDT009", "gpu-unsupported"),
+    ("CDT010", "framework-message"),
+    ("CDT011", "stub-driver"),
+];
+
+/// The findings of one process image, as `report --json` carries them.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageFindings {
+    /// The image's trace file.
+    pub file: String,
+    pub pid: u32,
+    pub findings: Vec<Finding>,
+}
+
+/// What to evaluate with.
+pub struct Context<'k> {
+    pub knowledge: &'k Knowledge,
+    pub machine: &'k dyn Machine,
+}
+
+/// Evaluates every rule over one process image's facts. The findings come
+/// sorted: errors first, then by code.
+pub fn evaluate(facts: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+    let mut out = rules::run_all(facts, ctx);
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(b.code)));
+    out
+}
+
+/// Evaluates a whole trace set. `stderr`, the
+/// program's standard error when the launcher captured it, is one text for
+/// the whole run: its framework messages are explained in every image that
+/// loaded (or failed to load) a cuDNN or CUDA runtime library, else in the
+/// launcher's top image, else in the first.
+pub fn analyze_set(set: &TraceSet, stderr: Option<&str>, ctx: &Context<'_>) -> Vec<ImageFindings> {
+    let wants_stderr: Vec<bool> = {
+        let relevant: Vec<bool> = set.images.iter().map(cuda_relevant).collect();
+        if relevant.iter().any(|&r| r) {
+            relevant
+        } else {
+            let mut v = vec![false; set.images.len()];
+            if let Some(first) = v.first_mut() {
+                *first = true;
+            }
+            v
+        }
+    };
+    set.images
+        .iter()
+        .enumerate()
+        .map(|(i, img)| {
+            let err = if wants_stderr[i] { stderr } else { None };
+            let facts = Facts::new(img, err, ctx.knowledge);
+            ImageFindings {
+                file: img.file.display().to_string(),
+                pid: img.header.pid,
+                findings: evaluate(&facts, ctx),
+            }
+        })
+        .collect()
+}
+
+/// Findings that are the same (code, title, remedy) in several processes
+/// (torchrun's workers all loading the same wrong cuDNN) folded into one,
+/// with the pids they occur in, most severe first: for a run's summary.
+pub fn fold_across(images: &[ImageFindings]) -> Vec<(Finding, Vec<u32>)> {
+    let mut out: Vec<(Finding, Vec<u32>)> = Vec::new();
+    for img in images {
+        for f in &img.findings {
+            match out
+                .iter_mut()
+                .find(|(g, _)| g.code == f.code && g.title == f.title && g.remedy == f.remedy)
+            {
+                Some((_, pids)) => {
+                    if !pids.contains(&img.pid) {
+                        pids.push(img.pid);
+                    }
+                }
+                None => out.push((f.clone(), vec![img.pid])),
+            }
+        }
+    }
+    out.sort_by(|a, b| b.0.severity.cmp(&a.0.severity).then(a.0.code.cmp(b.0.code)));
+    out
+}
+
+/// Whether an image loaded or failed to load cuDNN or a CUDA runtime.
+fn cuda_relevant(img: &Image) -> bool {
+    let fam = |f: Option<&str>| matches!(f, Some("cudnn" | "cudart" | "cuda"));
+    img.loads.iter().any(|l| fam(l.family.as_deref()))
+        || img.failed.iter().any(|f| fam(f.ev.family.as_deref()))
+}
+
+/// The severity gate of `--fail-on LEVEL`: true when any finding is at
+/// least as severe as `level`.
+pub fn fails<'a>(findings: impl IntoIterator<Item = &'a Finding>, level: Severity) -> bool {
+    findings.into_iter().any(|f| f.severity >= level)
+}
+
+/// The long explanation of a code (`cudnn-trace explain CDT002`), from the
+/// embedded `data/findings.toml` (or its override). Case-insensitive; also
+/// accepts the short name (`duplicate-library`).
+#[cfg(test)]
+pub fn explain(code: &str) -> Option<String> {
+    let (k, _) = Knowledge::load();
+    explain_with(&k, code)
+}
+
+/// The list of codes for `cudnn-trace explain` without an argument: one
+/// line per code, `CDT001  duplicate-library  error  Two or more files …`.
+pub fn codes_text(k: &Knowledge) -> String {
+    let mut s = String::new();
+    for (code, name) in CODES {
+        let (sev, title) = k
+            .findings
+            .iter()
+            .find(|d| d.code == *code)
+            .map(|d| (d.severity.as_str(), d.title.as_str()))
+            .unwrap_or(("", ""));
+        let _ = writeln!(s, "{code}  {name:<32} {sev:<8} {title}");
+    }
+    s
+}
+
+/// [`explain`] with a given knowledge base.
+pub fn explain_with(k: &Knowledge, code: &str) -> Option<String> {
+    let want = code.trim();
+    let doc = k
+        .findings
+        .iter()
+        .find(|d| d.code.eq_ignore_ascii_case(want) || d.name.eq_ignore_ascii_case(want))?;
+    let mut s = format!(
+        "{} {} ({}, {})\n\n{}\n",
+        doc.code,
+        doc.title,
+        doc.name,
+        doc.severity,
+        doc.explain.trim_end()
+    );
+    let refs = k.source_refs(&doc.source);
+    if !refs.is_empty() {
+        s.push_str("\nSources (shared/reference/compat-facts.md):\n");
+        for r in refs {
+            let title = k.sources.get(&r.id).map(|s| s.title.as_str()).unwrap_or("");
+            let _ = writeln!(s, "  [{}] {}", r.id, title);
+            for u in &r.urls {
+                let _ = writeln!(s, "       {u}");
+            }
+        }
+    }
+    Some(s)
+}
+
+/// The findings as text for a terminal, one block per finding. Paths and
+/// messages come from the traces and the program's output: their control
+/// characters are escaped.
+pub fn render_text(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        let _ = writeln!(
+            out,
+            "{:<7} {}  {}",
+            f.severity.as_str().to_uppercase(),
+            f.code,
+            esc(&f.title)
+        );
+        for e in &f.evidence {
+            let _ = writeln!(out, "          {}", esc(&evidence_text(e)));
+        }
+        let _ = writeln!(out, "          fix: {}", esc(&f.remedy));
+        let _ = writeln!(out, "          more: cudnn-trace explain {}", f.code);
+    }
+    out
+}
+
+/// One evidence line: `what: path  version  (reason in dir, asked by …)  detail`.
+pub fn evidence_text(e: &Evidence) -> String {
+    let mut s = format!("{}:", e.what);
+    let bare =
+        e.path.is_none() && e.version.is_none() && e.reason.is_none() && e.requester.is_none();
+    if let Some(p) = &e.path {
+        let _ = write!(s, " {p}");
+    }
+    if let Some(v) = &e.version {
+        let _ = write!(s, "  [{v}]");
+    }
+    let mut why = Vec::new();
+    if let Some(r) = &e.reason {
+        match &e.search_dir {
+            Some(d) => why.push(format!("{r} {d}")),
+            None => why.push(r.clone()),
+        }
+    }
+    if let Some(r) = &e.requester {
+        why.push(if r.is_empty() {
+            "asked by the main program".to_string()
+        } else {
+            format!("asked by {r}")
+        });
+    }
+    if !why.is_empty() {
+        let _ = write!(s, "  ({})", why.join(", "));
+    }
+    if let Some(d) = &e.detail {
+        let sep = if bare { " " } else { "  " };
+        let _ = write!(s, "{sep}{d}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::*;
+    use super::*;
+    use crate::findings::elf::DynInfo;
+
+    /// The PyTorch mix-up of the GPU probe (compat-facts §4.5, E-probe):
+    /// pip cuDNN 9.19 with PyTorch, the system 9.14 first on LD_LIBRARY_PATH.
+    fn probe_trace() -> Trace {
+        let sp = "/opt/torch/.venv/lib/python3.12/site-packages";
+        let pip = format!("{sp}/nvidia/cudnn/lib");
+        let disp = format!("{pip}/libcudnn.so.9");
+        let sys = "/usr/lib/x86_64-linux-gnu";
+        Trace::new()
+            .exe("/opt/torch/.venv/bin/python3.12")
+            .env("LD_LIBRARY_PATH", &format!("{sys}:/usr/local/nvidia/lib64"))
+            .load(&format!("{sp}/nvidia/cu13/lib/libcudart.so.13"), "RPATH", &format!("{sp}/torch/lib/libtorch_cuda.so"))
+            .load(&disp, "RPATH", &format!("{sp}/torch/lib/libtorch_cuda.so"))
+            .load_named("libcudnn_graph.so.9", &format!("{sys}/libcudnn_graph.so.9.14.0"), "LD_LIBRARY_PATH", &disp, "dlopen")
+            .version_query(&format!("{sys}/libcudnn_graph.so.9.14.0"), "cudnn", "9.14.0", Some(13000), Some(1210), None)
+            .load_named("libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "LD_LIBRARY_PATH", &format!("{sys}/libcudnn_graph.so.9.14.0"), "dlopen")
+            .driver_version("/usr/local/nvidia/lib64/libcuda.so.1", "13.0", None)
+            .call("cudnnGetProperty", &disp, Some(0), Some(serde_json::json!(9)))
+            .stderr("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in LD_LIBRARY_PATH.\n")
+            .machine(move |m| {
+                m.elf(&disp, DynInfo { runpath: vec!["$ORIGIN".into()], ..Default::default() });
+                m.file(&format!("{pip}/libcudnn_graph.so.9"));
+                m.dir(&format!("{sp}/nvidia_cudnn_cu13-9.19.0.56.dist-info"));
+                m.file(&format!("{sys}/libcudnn_graph.so.9.14.0"));
+            })
+    }
+
+    #[test]
+    fn probe_situation_end_to_end() {
+        let fs = probe_trace().findings();
+        let codes: Vec<&str> = fs.iter().map(|f| f.code).collect();
+        // Errors first, then by code.
+        assert_eq!(codes, vec!["CDT008", "CDT010", "CDT002"], "{fs:#?}");
+        assert_eq!(fs[2].severity, Severity::Warning);
+        let text = render_text(&fs);
+        println!("{text}");
+        assert!(
+            text.starts_with("ERROR   CDT008  libcudnn_graph.so.9 came from LD_LIBRARY_PATH"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n          environment: LD_LIBRARY_PATH="),
+            "{text}"
+        );
+        assert!(text.contains("more: cudnn-trace explain CDT010"));
+        assert!(fails(&fs, Severity::Error));
+        let json = serde_json::to_value(&fs).unwrap();
+        assert_eq!(json[0]["code"], "CDT008");
+        assert_eq!(json[0]["severity"], "error");
+        assert!(json[1]["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == "R24"));
+    }
+
+    #[test]
+    fn severity_gate() {
+        let f = |s| Finding {
+            code: "CDT001",
+            severity: s,
+            title: String::new(),
+            evidence: Vec::new(),
+            remedy: String::new(),
+            sources: Vec::new(),
+        };
+        let warn = [f(Severity::Info), f(Severity::Warning)];
+        assert!(fails(&warn, Severity::Warning));
+        assert!(fails(&warn, Severity::Info));
+        assert!(!fails(&warn, Severity::Error));
+        assert!(!fails(&[], Severity::Info));
+        assert_eq!(Severity::parse("warning"), Some(Severity::Warning));
+        assert_eq!(Severity::parse("fatal"), None);
+        assert!(Severity::Error > Severity::Warning && Severity::Warning > Severity::Info);
+    }
+
+    #[test]
+    fn explain_every_code() {
+        let k = Knowledge::embedded().unwrap();
+        for (code, name) in CODES {
+            let t = explain_with(&k, code).unwrap();
+            assert!(t.starts_with(code), "{t}");
+            assert!(t.contains(name));
+            assert!(
+                t.contains("Sources (shared/reference/compat-facts.md)"),
+                "{t}"
+            );
+            assert_eq!(explain_with(&k, &code.to_lowercase()), Some(t.clone()));
+            assert_eq!(explain_with(&k, name), Some(t));
+        }
+        assert_eq!(explain_with(&k, "CDT999"), None);
+        let list = codes_text(&k);
+        assert_eq!(list.lines().count(), CODES.len());
+        assert!(list.starts_with("CDT001  duplicate-library"), "{list}");
+        assert!(explain("cdt008").unwrap().contains("RUNPATH"));
+    }
+
+    #[test]
+    fn rendering_escapes_control_characters() {
+        let f = Finding {
+            code: "CDT006",
+            severity: Severity::Error,
+            title: "lib\u{1b}[31m.so could not be loaded".into(),
+            evidence: vec![Evidence::new("failed").path("/a\nb").detail("x\u{7}")],
+            remedy: "r\u{9b}".into(),
+            sources: Vec::new(),
+        };
+        let t = render_text(&[f]);
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
+        assert!(
+            t.contains(r"lib\x1b[31m.so") && t.contains(r"/a\x0ab"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn set_analysis_puts_stderr_on_cuda_processes() {
+        let mut set = TraceSet::default();
+        // A launcher-like parent without CUDA, and the worker that loaded cuDNN.
+        set.images.push(Trace::new().image());
+        set.images.push(probe_trace().image());
+        let k = Knowledge::embedded().unwrap();
+        let m = machine::FakeMachine::default();
+        let ctx = Context {
+            knowledge: &k,
+            machine: &m,
+        };
+        let stderr = probe_trace().stderr.unwrap();
+        let r = analyze_set(&set, Some(&stderr), &ctx);
+        assert_eq!(r.len(), 2);
+        assert!(r[0].findings.is_empty());
+        assert!(r[1].findings.iter().any(|f| f.code == "CDT010"));
+        // Nothing relevant anywhere: the message goes to the first image.
+        let mut set = TraceSet::default();
+        set.images.push(Trace::new().image());
+        let r = analyze_set(&set, Some(&stderr), &ctx);
+        assert!(r[0].findings.iter().any(|f| f.code == "CDT010"));
+    }
+
+    #[test]
+    fn identical_findings_of_several_processes_fold() {
+        let one = probe_trace().findings();
+        let imgs = vec![
+            ImageFindings {
+                file: "1.jsonl".into(),
+                pid: 1,
+                findings: one.clone(),
+            },
+            ImageFindings {
+                file: "2.jsonl".into(),
+                pid: 2,
+                findings: one.clone(),
+            },
+            ImageFindings {
+                file: "3.jsonl".into(),
+                pid: 3,
+                findings: Vec::new(),
+            },
+        ];
+        let folded = fold_across(&imgs);
+        assert_eq!(folded.len(), one.len());
+        assert!(folded.iter().all(|(_, pids)| pids == &vec![1, 2]));
+        assert_eq!(folded[0].0.severity, Severity::Error);
+    }
+
+    /// Nothing in a trace or in stderr makes the rules panic.
+    #[test]
+    fn hostile_input_does_not_panic() {
+        let big = format!(
+            "{}é{}",
+            "x".repeat(facts::MAX_STDERR),
+            "Unable to load any of {"
+        );
+        let t = Trace::new()
+            .load("/x/libcudnn.so.99999999999", "LD_LIBRARY_PATH", "")
+            .load("/x/libcudnn_graph.so", "weird", "/")
+            .load("/x/libcuda.so.1.2.3.4.5.6.7.8.9.10", "path", "/x")
+            .load("libcudart.so", "ld.so.cache", "relative")
+            .version_query(
+                "/x/libcudnn_graph.so",
+                "cudnn",
+                "not.a.version",
+                Some(-5),
+                Some(i64::MAX),
+                Some(i64::MIN),
+            )
+            .driver_version("/x/libcuda.so.1.2.3.4.5.6.7.8.9.10", "", Some("garbage"))
+            .call("cudnnCreate", "/nowhere", Some(i64::MIN), None)
+            .call("cuInit", "", Some(-1), None)
+            .call(
+                "cudnnGetVersion",
+                "/x/libcudnn.so",
+                None,
+                Some(serde_json::json!(-1)),
+            )
+            .call(
+                "cudaGetDeviceProperties",
+                "/x",
+                Some(0),
+                Some(serde_json::json!(-700)),
+            )
+            .failed(
+                "",
+                "",
+                &[("", "", "")],
+                Some(": undefined symbol: , version libcudnn"),
+            )
+            .failed(
+                "libcudnn.so",
+                "/x",
+                &[],
+                Some("x: undefined symbol: y, version libcudnn_ops_infer.so.8"),
+            )
+            .stderr(&big);
+        let _ = render_text(&t.findings());
+        let _ = probe_trace().stderr("\u{0}\u{ffff}Loaded runtime CuDNN library: 99999999999.0.0 but source was compiled with: 0.0.0").findings();
+    }
+}

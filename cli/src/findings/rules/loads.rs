@@ -1,0 +1,820 @@
+//! Loading: CDT006 (a CUDA-family library failed to load: every place
+//! tried, and the copies that exist on the machine) and CDT008 (found
+//! through LD_LIBRARY_PATH while the requester's RPATH/RUNPATH held another
+//! copy: glibc searches LD_LIBRARY_PATH before the caller's RUNPATH,
+//! compat-facts §4.5 [R34]).
+
+use super::copies::symbol_version_error;
+use super::{and_list, finding, loaded};
+use crate::findings::facts::{basename, dirname, soname_major, Facts, Lib};
+use crate::findings::machine::{find_copies, stem, Copy, ScanPlan};
+use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::trace::Failed;
+use std::collections::BTreeMap;
+
+/// Most `tried` candidates listed per failure.
+const MAX_TRIED: usize = 64;
+
+/// The scan plan of a process: its LD_LIBRARY_PATH, every path in its trace,
+/// its Python's site-packages, the usual system and toolkit directories.
+pub(super) fn plan(f: &Facts<'_>, ctx: &Context<'_>) -> ScanPlan {
+    if !super::local(f, ctx) {
+        return ScanPlan::default();
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for l in &f.img.loads {
+        seen.push(&l.path);
+        seen.extend(l.realpath.as_deref());
+        seen.extend(l.requester.as_deref().filter(|r| !r.is_empty()));
+        seen.extend(l.tried.iter().map(|t| t.path.as_str()));
+    }
+    for fl in &f.img.failed {
+        seen.extend(fl.ev.requester.as_deref().filter(|r| !r.is_empty()));
+        seen.extend(fl.ev.tried.iter().map(|t| t.path.as_str()));
+    }
+    ScanPlan::new(
+        ctx.machine,
+        &f.ld_library_path,
+        &seen,
+        f.img.header.exe.as_deref(),
+    )
+}
+
+/// Evidence for a copy found on the machine.
+pub(super) fn copy_evidence(c: &Copy) -> Evidence {
+    let mut d = format!("found via {}", c.found_via);
+    if c.realpath != c.path {
+        d.push_str(&format!("; = {}", c.realpath));
+    }
+    if let Some(p) = &c.package {
+        d.push_str(&format!("; pip package {p}"));
+    }
+    Evidence::new("on disk")
+        .path(c.path.clone())
+        .version_opt(c.version.clone())
+        .detail(d)
+}
+
+/// Where to get a missing library (compat-facts §5.1, §6).
+fn install_hint(family: Option<&str>, name: &str) -> String {
+    let m = soname_major(name);
+    let mj = m.map(|m| m.to_string()).unwrap_or_else(|| "N".into());
+    match family {
+        Some("cudnn") => format!(
+            "install cuDNN {} of the CUDA major the program uses (pip: nvidia-cudnn-cu12 or nvidia-cudnn-cu13; Debian: libcudnn{}-cuda-12 / -13)",
+            m.map(|m| m.to_string()).unwrap_or_default(),
+            m.unwrap_or(9)
+        ),
+        Some("cudart") => match m {
+            Some(13) => "install the CUDA 13 runtime (pip: nvidia-cuda-runtime, into site-packages/nvidia/cu13/lib; or the toolkit's cuda-cudart-13-x)".into(),
+            Some(m) => format!("install the CUDA {m} runtime (pip: nvidia-cuda-runtime-cu{m}; or the toolkit's cuda-cudart-{m}-x)"),
+            None => "install the CUDA runtime of the major the program was built for".into(),
+        },
+        Some("cuda") => "libcuda.so.1 comes with the NVIDIA driver, not with the CUDA toolkit: install the driver (in a container: run it with GPU support)".into(),
+        Some("cublas" | "cublasLt") => format!(
+            "install cuBLAS of CUDA {mj} (pip: nvidia-cublas-cu{mj}, or nvidia-cublas for CUDA 13)"
+        ),
+        Some("nvrtc") => format!("install NVRTC of CUDA {mj} (the toolkit's cuda-nvrtc package, or its pip wheel)"),
+        _ => format!("install the package that provides {name}"),
+    }
+}
+
+/// Whether a failure was followed by a successful load of the same library
+/// (cuDNN 9's dispatcher tries `NAME.so.9.MIN.PATCH`, `NAME.so.9.MIN`,
+/// `NAME.so.9`, `NAME.so` in turn, §3.3: only the last failure matters).
+fn resolved(f: &Facts<'_>, fl: &Failed) -> bool {
+    let st = stem(&fl.ev.name);
+    let major = soname_major(&fl.ev.name);
+    f.img.loads.iter().any(|l| {
+        let name = l.name.as_deref().unwrap_or(&l.path);
+        l.seq > fl.ev.seq
+            && l.lmid == fl.ev.lmid
+            && (stem(name) == st || stem(&l.path) == st)
+            && (major.is_none()
+                || soname_major(&l.path) == major
+                || soname_major(name) == major
+                || l.realpath.as_deref().and_then(soname_major) == major)
+            && (fl.ev.requester.is_none() || l.requester == fl.ev.requester)
+    })
+}
+
+/// CDT006: a CUDA-family library that failed to load and was not loaded
+/// later by another name: every place the loader tried, the error, and the
+/// copies of it on the machine.
+pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+    let mut groups: BTreeMap<(String, Option<String>), Vec<&Failed>> = BTreeMap::new();
+    for (i, fl) in f.failed.iter().enumerate() {
+        let fam = fl
+            .ev
+            .family
+            .as_deref()
+            .or_else(|| cudnn_trace_format::cuda_family(fl.ev.name.as_bytes()));
+        if fam.is_none() || symbol_version_error(fl).is_some() || resolved(f, fl) {
+            continue;
+        }
+        // A request that failed for a missing dependency: the dependency's
+        // own failure (just before it, same thread) is the one to report.
+        if fl.ev.dependency_failed && i > 0 && f.failed[i - 1].ev.tid == fl.ev.tid {
+            continue;
+        }
+        // The name variants of one library asked by one requester (cuDNN
+        // 9's NAME.so.9.MIN.PATCH, NAME.so.9.MIN, …) are one failure.
+        groups
+            .entry((stem(&fl.ev.name).to_string(), fl.ev.requester.clone()))
+            .or_default()
+            .push(fl);
+    }
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let plan = plan(f, ctx);
+    let mut out = Vec::new();
+    for ((_, requester), fails) in groups {
+        let fl = fails[0];
+        let name = fl.ev.name.clone();
+        let mut variants: Vec<&str> = Vec::new();
+        for x in &fails {
+            if x.ev.name != name && !variants.contains(&x.ev.name.as_str()) {
+                variants.push(&x.ev.name);
+            }
+        }
+        let repeats = fails.iter().filter(|x| x.ev.name == name).count();
+        let fam = fl
+            .ev
+            .family
+            .clone()
+            .or_else(|| cudnn_trace_format::cuda_family(name.as_bytes()).map(str::to_string));
+        let by_cudnn = requester
+            .as_deref()
+            .is_some_and(|r| cudnn_trace_format::cuda_family(r.as_bytes()) == Some("cudnn"));
+        let severity = if matches!(fam.as_deref(), Some("cudnn" | "cudart" | "cuda")) || by_cudnn {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let mut ev = Vec::new();
+        let times = if repeats > 1 {
+            format!(" ({repeats} times)")
+        } else {
+            String::new()
+        };
+        let mut e = Evidence::new("failed")
+            .path(name.clone())
+            .requester_opt(requester.as_deref())
+            .seq(fl.ev.seq)
+            .detail(format!("{}{times}", fl.ev.via));
+        let errors = fl.errors();
+        if !errors.is_empty() {
+            e = e.detail(format!("{}{times}: {}", fl.ev.via, errors.join(" / ")));
+        }
+        ev.push(e);
+        let mut all_tried: Vec<&cudnn_trace_format::read::Tried> = Vec::new();
+        for x in &fails {
+            for t in &x.ev.tried {
+                if !all_tried
+                    .iter()
+                    .any(|y| y.path == t.path && y.reason == t.reason)
+                {
+                    all_tried.push(t);
+                }
+            }
+        }
+        for t in all_tried.iter().take(MAX_TRIED) {
+            ev.push(
+                Evidence::new("tried")
+                    .path(t.path.clone())
+                    .reason(t.reason.clone())
+                    .detail(t.result.clone()),
+            );
+        }
+        if all_tried.len() > MAX_TRIED {
+            ev.push(
+                Evidence::new("tried").detail(format!("… {} more", all_tried.len() - MAX_TRIED)),
+            );
+        }
+        if all_tried.is_empty() {
+            ev.push(Evidence::new("tried").detail(
+                "no candidate path was recorded (the name was not found in any search directory)",
+            ));
+        }
+        let copies = find_copies(ctx.machine, &plan, &name);
+        let want_major = soname_major(&name);
+        let exact: Vec<&Copy> = copies
+            .iter()
+            .filter(|c| basename(&c.path) == basename(&name))
+            .collect();
+        let same_major: Vec<&Copy> = copies
+            .iter()
+            .filter(|c| {
+                want_major.is_none()
+                    || soname_major(&c.path) == want_major
+                    || soname_major(&c.realpath) == want_major
+            })
+            .collect();
+        ev.extend(copies.iter().map(copy_evidence));
+        let tried_dirs: Vec<&str> = all_tried.iter().map(|t| dirname(&t.path)).collect();
+        let rejected: Vec<&str> = all_tried
+            .iter()
+            .filter(|t| t.result == "rejected")
+            .map(|t| t.path.as_str())
+            .collect();
+        let remedy = if !rejected.is_empty() {
+            format!(
+                "the loader found {} but rejected it (wrong ELF class or machine, or not a shared object): replace it with a {}-bit library for this machine",
+                and_list(&rejected.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+                if cfg!(target_pointer_width = "64") { 64 } else { 32 }
+            )
+        } else if let Some(c) = exact.first().or(same_major.first()) {
+            let dir = dirname(&c.path);
+            let searched = tried_dirs.contains(&dir);
+            let mut r = if searched {
+                format!("{} exists in {dir}, which was searched: it is the wrong file (a dangling link, or another name)", c.path)
+            } else {
+                format!(
+                    "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks",
+                    c.path,
+                    c.version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
+                    requester.as_deref().map(basename).filter(|s| !s.is_empty()).unwrap_or("the program"),
+                    requester.as_deref().map(basename).filter(|s| !s.is_empty()).unwrap_or("it")
+                )
+            };
+            if exact.is_empty() {
+                r.push_str(&format!(
+                    " (no file is named exactly {}: a link of that name may be missing)",
+                    basename(&name)
+                ));
+            }
+            r
+        } else if !copies.is_empty() {
+            let others: Vec<String> = copies
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} ({})",
+                        c.path,
+                        c.version.as_deref().unwrap_or("version unknown")
+                    )
+                })
+                .collect();
+            format!(
+                "only other versions are on this machine ({}): {}",
+                others.join(", "),
+                install_hint(fam.as_deref(), &name)
+            )
+        } else {
+            format!(
+                "no copy was found on this machine: {}",
+                install_hint(fam.as_deref(), &name)
+            )
+        };
+        let who = requester
+            .as_deref()
+            .map(|r| {
+                if r.is_empty() {
+                    "the main program".to_string()
+                } else {
+                    basename(r).to_string()
+                }
+            })
+            .unwrap_or_else(|| "the program".into());
+        let also = if variants.is_empty() {
+            String::new()
+        } else {
+            format!("; also as {}", variants.join(", "))
+        };
+        let title = format!(
+            "{name} could not be loaded ({} by {who}{also}){times}",
+            fl.ev.via
+        );
+        out.push(finding(
+            ctx,
+            "CDT006",
+            severity,
+            title,
+            ev,
+            remedy,
+            &["R34", "E6", "E7", "R17"],
+        ));
+    }
+    out
+}
+
+/// Lexical normalisation of `a/./b/../c` (no symlinks resolved, as glibc
+/// does with RPATH entries).
+fn normalize(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            x => parts.push(x),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// The RPATH/RUNPATH entries of `requester` that glibc would have searched
+/// for its own request, `$ORIGIN` expanded with the requester's directory
+/// (path and real path). DT_RUNPATH present → DT_RPATH is ignored.
+fn search_dirs(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    requester: &str,
+) -> Option<(&'static str, Vec<(String, String)>)> {
+    let real = f
+        .img
+        .loads
+        .iter()
+        .find(|l| l.path == requester)
+        .and_then(|l| l.realpath.clone());
+    let dynamic = ctx
+        .machine
+        .dynamic(requester)
+        .or_else(|| real.as_deref().and_then(|r| ctx.machine.dynamic(r)))?;
+    let (kind, entries) = if !dynamic.runpath.is_empty() {
+        ("RUNPATH", dynamic.runpath)
+    } else if !dynamic.rpath.is_empty() {
+        ("RPATH", dynamic.rpath)
+    } else {
+        return None;
+    };
+    let mut origins = vec![dirname(requester).to_string()];
+    if let Some(r) = real.as_deref().map(dirname) {
+        if !origins.iter().any(|o| o == r) {
+            origins.push(r.to_string());
+        }
+    }
+    let mut out = Vec::new();
+    for e in entries {
+        if e.contains("$LIB")
+            || e.contains("${LIB}")
+            || e.contains("$PLATFORM")
+            || e.contains("${PLATFORM}")
+        {
+            continue;
+        }
+        for o in &origins {
+            let d = normalize(&e.replace("${ORIGIN}", o).replace("$ORIGIN", o));
+            if !out.iter().any(|(x, _): &(String, String)| x == &d) {
+                out.push((d, e.clone()));
+            }
+        }
+    }
+    Some((kind, out))
+}
+
+/// CDT008: a CUDA-family library found through LD_LIBRARY_PATH while the
+/// RPATH/RUNPATH of the object that asked for it holds another copy: the
+/// "conflicting cuDNN in LD_LIBRARY_PATH" (PyTorch's words, §4.2). The
+/// requester's dynamic section is read from disk.
+pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+    if !super::local(f, ctx) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for lib in f.libs.iter().filter(|l| l.load.reason == "LD_LIBRARY_PATH") {
+        let Some(req) = lib.load.requester.as_deref().filter(|r| r.starts_with('/')) else {
+            continue;
+        };
+        let name = lib.load.name.as_deref().unwrap_or("");
+        if name.is_empty() || name.contains('/') {
+            continue;
+        }
+        let Some((kind, dirs)) = search_dirs(f, ctx, req) else {
+            continue;
+        };
+        let loaded_id = match (lib.load.dev, lib.load.ino) {
+            (Some(d), Some(i)) => Some((d, i)),
+            _ => None,
+        };
+        let other = dirs.iter().find_map(|(d, entry)| {
+            let cand = format!("{d}/{name}");
+            if !ctx.machine.exists(&cand) {
+                return None;
+            }
+            let same_id = loaded_id.is_some() && ctx.machine.identity(&cand) == loaded_id;
+            let same_real = ctx.machine.canonical(&cand).as_deref() == Some(lib.real());
+            (!same_id && !same_real).then(|| (cand, entry.clone()))
+        });
+        let Some((cand, entry)) = other else { continue };
+        let cand_real = ctx.machine.canonical(&cand).unwrap_or_else(|| cand.clone());
+        // The version of the other copy: its file name, else its pip package
+        // (`*.dist-info`, compat-facts §5.2).
+        let package = crate::findings::machine::package_of(ctx.machine, dirname(&cand));
+        let cand_ver = match crate::version::of_library(&cand, Some(&cand_real)) {
+            Some(crate::version::NameVersion::Full(v)) => Ver::parse(&v),
+            _ => package
+                .as_deref()
+                .and_then(|p| p.rsplit_once('-'))
+                .and_then(|(_, v)| Ver::parse(v)),
+        };
+        let cand_version = match (&cand_ver, &package) {
+            (Some(v), Some(p)) => Some(format!("{v}, pip {}", p.split('-').next().unwrap_or(p))),
+            (Some(v), None) => Some(v.to_string()),
+            (None, _) => crate::version::of_library(&cand, Some(&cand_real)).map(|v| v.text()),
+        };
+        let severity = shadow_severity(lib, cand_ver.as_ref());
+        let search = lib
+            .load
+            .search_dir
+            .clone()
+            .unwrap_or_else(|| lib.dir().to_string());
+        let title = format!(
+            "{name} came from LD_LIBRARY_PATH ({search}{}) although the {kind} of {} holds another copy, {cand}{}",
+            lib.version_text().map(|v| format!(", {v}")).unwrap_or_default(),
+            basename(req),
+            cand_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default()
+        );
+        let mut ev = vec![loaded(lib)];
+        ev.push(
+            Evidence::new("on disk")
+                .path(cand.clone())
+                .version_opt(cand_version)
+                .detail(format!("{kind} entry {entry} of {req}")),
+        );
+        if let Some(v) = f.img.header.env.get("LD_LIBRARY_PATH") {
+            ev.push(Evidence::new("environment").detail(format!("LD_LIBRARY_PATH={v}")));
+        }
+        let pin = if lib.family == "cudnn" {
+            format!(
+                "; or pin cuDNN to that directory with `cudnn-trace --pin {}`",
+                dirname(&cand)
+            )
+        } else {
+            String::new()
+        };
+        let remedy = format!(
+            "remove {search} from LD_LIBRARY_PATH, so that {} finds {cand} through its {kind} (glibc searches LD_LIBRARY_PATH before a caller's RUNPATH); if other libraries need {search}, put {} before it{pin}",
+            basename(req),
+            dirname(&cand)
+        );
+        out.push(finding(
+            ctx,
+            "CDT008",
+            severity,
+            title,
+            ev,
+            remedy,
+            &["R34", "R24", "E-probe"],
+        ));
+    }
+    out
+}
+
+/// Same version on both sides: harmless (info). Otherwise an error for the
+/// libraries whose copies must not mix (cuDNN, cudart, libcuda), a warning
+/// for the others.
+fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
+    if let (Some((mine, _)), Some(other)) = (lib.version(), other) {
+        if mine.prefix(3) == other.prefix(3) {
+            return Severity::Info;
+        }
+    }
+    if matches!(lib.family.as_str(), "cudnn" | "cudart" | "cuda") {
+        Severity::Error
+    } else {
+        Severity::Warning
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::findings::elf::DynInfo;
+    use crate::findings::testkit::*;
+
+    /// cuDNN 9's dispatcher failing to find graph: "Unable to load any of
+    /// {libcudnn_graph.so.9.1.0, libcudnn_graph.so.9.1, libcudnn_graph.so.9,
+    /// libcudnn_graph.so}" (E6); a copy exists elsewhere on the machine.
+    #[test]
+    fn unable_to_load_any_of_graph() {
+        let d = "/opt/cudnn/lib";
+        let disp = format!("{d}/libcudnn.so.9.1.0");
+        let mut t =
+            Trace::new()
+                .env("LD_LIBRARY_PATH", d)
+                .load(&disp, "LD_LIBRARY_PATH", "/app/bin/infer");
+        for n in [
+            "libcudnn_graph.so.9.1.0",
+            "libcudnn_graph.so.9.1",
+            "libcudnn_graph.so.9",
+            "libcudnn_graph.so",
+        ] {
+            t = t.failed(
+                n,
+                &disp,
+                &[
+                    (&format!("{d}/{n}"), "LD_LIBRARY_PATH", "missing"),
+                    (
+                        &format!("/usr/lib/x86_64-linux-gnu/{n}"),
+                        "default-dir",
+                        "missing",
+                    ),
+                ],
+                Some(&format!(
+                    "{n}: cannot open shared object file: No such file or directory"
+                )),
+            );
+        }
+        let t = t
+            .stderr("Unable to load any of {libcudnn_graph.so.9.1.0, libcudnn_graph.so.9.1, libcudnn_graph.so.9, libcudnn_graph.so}\nInvalid handle. Cannot load symbol cudnnGetVersion\n")
+            .machine(|m| {
+                m.file("/usr/local/cuda-12.4/lib64/libcudnn_graph.so.9.1.0");
+                m.dir("/usr/local/cuda-12.4");
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT006");
+        assert_eq!(f.severity, Severity::Error);
+        assert_eq!(
+            f.title,
+            "libcudnn_graph.so.9.1.0 could not be loaded (dlopen by libcudnn.so.9.1.0; also as libcudnn_graph.so.9.1, libcudnn_graph.so.9, libcudnn_graph.so)"
+        );
+        let tried: Vec<&str> = f
+            .evidence
+            .iter()
+            .filter(|e| e.what == "tried")
+            .map(|e| e.path.as_deref().unwrap())
+            .collect();
+        assert_eq!(tried.len(), 8);
+        assert_eq!(
+            &tried[..2],
+            &[
+                "/opt/cudnn/lib/libcudnn_graph.so.9.1.0",
+                "/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9.1.0"
+            ]
+        );
+        assert!(f.evidence.iter().any(|e| e.what == "on disk"
+            && e.path.as_deref() == Some("/usr/local/cuda-12.4/lib64/libcudnn_graph.so.9.1.0")));
+        assert!(
+            f.remedy.contains(
+                "a copy exists at /usr/local/cuda-12.4/lib64/libcudnn_graph.so.9.1.0 (9.1.0)"
+            ),
+            "{}",
+            f.remedy
+        );
+        assert!(
+            f.remedy
+                .contains("LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64:$LD_LIBRARY_PATH"),
+            "{}",
+            f.remedy
+        );
+        // The dispatcher's message is explained with the failures.
+        let m = only(&fs, "CDT010");
+        assert!(
+            m.evidence.iter().any(|e| e.what == "failed"),
+            "{:#?}",
+            m.evidence
+        );
+    }
+
+    /// cuDNN's dlopen of NVRTC fails (`libnvrtc.so: cannot open shared object file`).
+    #[test]
+    fn nvrtc_missing_for_cudnn() {
+        let g = "/v/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9";
+        let t = Trace::new()
+            .load(
+                g,
+                "RUNPATH",
+                "/v/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
+            )
+            .failed(
+                "libnvrtc.so",
+                g,
+                &[
+                    (
+                        "/v/site-packages/nvidia/cudnn/lib/libnvrtc.so",
+                        "RUNPATH",
+                        "missing",
+                    ),
+                    (
+                        "/v/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so",
+                        "RUNPATH",
+                        "missing",
+                    ),
+                ],
+                Some("libnvrtc.so: cannot open shared object file: No such file or directory"),
+            );
+        let fs = t.findings();
+        let f = only(&fs, "CDT006");
+        assert_eq!(f.severity, Severity::Error, "asked for by cuDNN");
+        assert!(f.evidence[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("libnvrtc.so: cannot open shared object file"));
+        assert!(
+            f.remedy
+                .starts_with("no copy was found on this machine: install NVRTC"),
+            "{}",
+            f.remedy
+        );
+        // With only another major on disk.
+        let t = t.machine(|m| {
+            m.file("/usr/local/cuda-12.9/targets/x86_64-linux/lib/libnvrtc.so.12.9.86");
+            m.dir("/usr/local/cuda-12.9");
+        });
+        let fs = t.findings();
+        let f = only(&fs, "CDT006");
+        assert!(f.remedy.contains("a copy exists at /usr/local/cuda-12.9/targets/x86_64-linux/lib/libnvrtc.so.12.9.86"), "{}", f.remedy);
+        assert!(
+            f.remedy.contains("no file is named exactly libnvrtc.so"),
+            "{}",
+            f.remedy
+        );
+    }
+
+    #[test]
+    fn failures_followed_by_a_load_are_not_findings() {
+        // pip cuDNN: .so.9.19.0 and .so.9.19 fail, .so.9 loads (§3.3).
+        let d = "/v/nvidia/cudnn/lib";
+        let disp = format!("{d}/libcudnn.so.9");
+        let t = Trace::new()
+            .load(&disp, "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .failed("libcudnn_graph.so.9.19.0", &disp, &[], None)
+            .failed("libcudnn_graph.so.9.19", &disp, &[], None)
+            .load_named(
+                "libcudnn_graph.so.9",
+                &format!("{d}/libcudnn_graph.so.9"),
+                "RUNPATH",
+                &disp,
+                "dlopen",
+            );
+        assert!(none(&t.findings(), "CDT006"));
+        // A libnvrtc.so.13 failure is not resolved by a libnvrtc.so.12 load.
+        let t = Trace::new()
+            .failed("libnvrtc.so.13", "/d/libcudnn_graph.so.9", &[], None)
+            .load_named(
+                "libnvrtc.so.12",
+                "/x/libnvrtc.so.12",
+                "LD_LIBRARY_PATH",
+                "/d/libcudnn_graph.so.9",
+                "dlopen",
+            );
+        assert_eq!(all(&t.findings(), "CDT006").len(), 1);
+        // Other families: only a warning; non-CUDA names: nothing.
+        let t = Trace::new()
+            .failed("libcufft.so.11", "/app/x.so", &[], None)
+            .failed("libfoo.so", "/app/x.so", &[], None);
+        let fs = t.findings();
+        assert_eq!(only(&fs, "CDT006").severity, Severity::Warning);
+    }
+
+    fn dyn_runpath(r: &str) -> DynInfo {
+        DynInfo {
+            soname: None,
+            needed: vec![],
+            rpath: vec![],
+            runpath: r.split(':').map(str::to_string).collect(),
+        }
+    }
+
+    /// The classic: the dispatcher's RUNPATH $ORIGIN holds graph, but
+    /// LD_LIBRARY_PATH's system copy wins (PyTorch's "conflicting cuDNN in
+    /// LD_LIBRARY_PATH").
+    #[test]
+    fn ld_library_path_shadows_runpath() {
+        let pip = "/v/lib/python3.12/site-packages/nvidia/cudnn/lib";
+        let disp = format!("{pip}/libcudnn.so.9");
+        let sys = "/usr/lib/x86_64-linux-gnu";
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", sys)
+            .load(
+                &disp,
+                "RPATH",
+                "/v/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so",
+            )
+            .load_named(
+                "libcudnn_graph.so.9",
+                &format!("{sys}/libcudnn_graph.so.9.14.0"),
+                "LD_LIBRARY_PATH",
+                &disp,
+                "dlopen",
+            )
+            .machine(|m| {
+                m.elf(&disp, dyn_runpath("$ORIGIN"));
+                m.file(&format!("{pip}/libcudnn_graph.so.9"));
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT008");
+        assert_eq!(f.severity, Severity::Error);
+        assert_eq!(
+            f.title,
+            format!("libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({sys}, 9.14.0) although the RUNPATH of libcudnn.so.9 holds another copy, {pip}/libcudnn_graph.so.9 (9 (major only))")
+        );
+        // With the pip package's *.dist-info, the other copy's version shows.
+        let t = t.machine(|m| {
+            m.dir("/v/lib/python3.12/site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info");
+        });
+        let fs = t.findings();
+        assert!(
+            only(&fs, "CDT008")
+                .title
+                .ends_with("(9.19.0.56, pip nvidia_cudnn_cu13)"),
+            "{}",
+            only(&fs, "CDT008").title
+        );
+        assert!(
+            f.remedy
+                .starts_with(&format!("remove {sys} from LD_LIBRARY_PATH")),
+            "{}",
+            f.remedy
+        );
+        assert!(
+            f.remedy.contains(&format!("cudnn-trace --pin {pip}")),
+            "{}",
+            f.remedy
+        );
+        assert!(f
+            .evidence
+            .iter()
+            .any(|e| e.detail.as_deref() == Some(&*format!("RUNPATH entry $ORIGIN of {disp}"))));
+    }
+
+    /// A trace from another host: this machine's files say nothing about it.
+    #[test]
+    fn other_host_means_no_disk_evidence() {
+        let pip = "/v/nvidia/cudnn/lib";
+        let disp = format!("{pip}/libcudnn.so.9");
+        let t = Trace::new()
+            .load_named(
+                "libcudnn_graph.so.9",
+                "/sys/libcudnn_graph.so.9",
+                "LD_LIBRARY_PATH",
+                &disp,
+                "dlopen",
+            )
+            .failed("libnvrtc.so", "/sys/libcudnn_graph.so.9", &[], None)
+            .machine(|m| {
+                m.elf(&disp, dyn_runpath("$ORIGIN"));
+                m.file(&format!("{pip}/libcudnn_graph.so.9"));
+                m.file("/usr/lib/x86_64-linux-gnu/libnvrtc.so.13");
+                m.host = Some("laptop".into());
+            });
+        let fs = t.findings();
+        assert!(none(&fs, "CDT008"));
+        assert!(only(&fs, "CDT006")
+            .evidence
+            .iter()
+            .all(|e| e.what != "on disk"));
+        // The same on the traced host ("node1").
+        let t = t.machine(|m| m.host = Some("node1".into()));
+        let fs = t.findings();
+        assert_eq!(all(&fs, "CDT008").len(), 1);
+        assert!(only(&fs, "CDT006")
+            .evidence
+            .iter()
+            .any(|e| e.what == "on disk"));
+    }
+
+    #[test]
+    fn runpath_without_another_copy_or_same_file_is_quiet() {
+        let pip = "/v/nvidia/cudnn/lib";
+        let disp = format!("{pip}/libcudnn.so.9");
+        // RUNPATH dir has no graph.
+        let t = Trace::new()
+            .load_named(
+                "libcudnn_graph.so.9",
+                "/sys/libcudnn_graph.so.9",
+                "LD_LIBRARY_PATH",
+                &disp,
+                "dlopen",
+            )
+            .machine(|m| {
+                m.elf(&disp, dyn_runpath("$ORIGIN"));
+            });
+        assert!(none(&t.findings(), "CDT008"));
+        // RUNPATH dir's graph is a link to the loaded file.
+        let t = Trace::new()
+            .load_named(
+                "libcudnn_graph.so.9",
+                "/sys/libcudnn_graph.so.9",
+                "LD_LIBRARY_PATH",
+                &disp,
+                "dlopen",
+            )
+            .machine(|m| {
+                m.elf(&disp, dyn_runpath("$ORIGIN/../../x"));
+                m.file("/sys/libcudnn_graph.so.9");
+                m.link(
+                    "/v/nvidia/x/libcudnn_graph.so.9",
+                    "/sys/libcudnn_graph.so.9",
+                );
+            });
+        assert!(none(&t.findings(), "CDT008"));
+        // `..` in RUNPATH entries is resolved.
+        let t = Trace::new()
+            .load_named(
+                "libcublasLt.so.13",
+                "/sys/libcublasLt.so.13",
+                "LD_LIBRARY_PATH",
+                &disp,
+                "dlopen",
+            )
+            .machine(|m| {
+                m.elf(&disp, dyn_runpath("$ORIGIN:$ORIGIN/../../cublas/lib"));
+                m.file("/v/nvidia/cublas/lib/libcublasLt.so.13");
+            });
+        assert_eq!(only(&t.findings(), "CDT008").severity, Severity::Warning);
+    }
+}

@@ -1,0 +1,144 @@
+//! Dotted version numbers and the integer encodings of CUDA and cuDNN.
+
+use serde::{Serialize, Serializer};
+#[cfg(test)]
+use std::cmp::Ordering;
+
+/// A dotted version (`9.19.0`, `13.0`, `580.159.04`), compared component by
+/// component as numbers, so `580.65.06 < 580.159.04`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ver(pub Vec<u32>);
+
+impl Serialize for Ver {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl std::fmt::Display for Ver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(u32::to_string).collect();
+        f.write_str(&parts.join("."))
+    }
+}
+
+impl Ver {
+    /// `"9.19.0"`, `" 13.0 "`; also the tuple form `"(9, 19, 0)"` and
+    /// `"9, 19, 0"`. None for anything else (empty parts, letters, more than
+    /// 8 components, numbers over 9 digits).
+    pub fn parse(s: &str) -> Option<Ver> {
+        let t = s.trim();
+        let t = t
+            .strip_prefix('(')
+            .and_then(|x| x.strip_suffix(')'))
+            .unwrap_or(t);
+        let sep = if t.contains(',') { ',' } else { '.' };
+        let mut v = Vec::new();
+        for p in t.split(sep) {
+            let p = p.trim();
+            if p.is_empty() || p.len() > 9 || !p.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            v.push(p.parse().ok()?);
+        }
+        (!v.is_empty() && v.len() <= 8).then_some(Ver(v))
+    }
+
+    /// `CUDNN_VERSION` / `cudnnGetVersion()` (compat-facts §1.1, rule 1):
+    /// from 9.0 on `major*10000 + minor*100 + patch`, before that
+    /// `major*1000 + minor*100 + patch`; a value >= 90000 is v9+.
+    pub fn from_cudnn_int(v: u64) -> Ver {
+        if v >= 90000 {
+            Ver(vec![
+                (v / 10000) as u32,
+                (v / 100 % 100) as u32,
+                (v % 100) as u32,
+            ])
+        } else {
+            Ver(vec![
+                (v / 1000) as u32,
+                (v / 100 % 10) as u32,
+                (v % 100) as u32,
+            ])
+        }
+    }
+
+    /// CUDA's `1000*major + 10*minor` (`cudaRuntimeGetVersion`,
+    /// `cuDriverGetVersion`, `cudnnGetCudartVersion`; compat-facts §1.3).
+    pub fn from_cuda_int(v: u64) -> Ver {
+        Ver(vec![(v / 1000) as u32, (v % 1000 / 10) as u32])
+    }
+
+    /// `cudnnGetMaxDeviceVersion()`: `SM_major*100 + SM_minor*10` (§1.1).
+    pub fn from_sm_int(v: u64) -> Ver {
+        Ver(vec![(v / 100) as u32, (v % 100 / 10) as u32])
+    }
+
+    pub fn major(&self) -> u32 {
+        self.0.first().copied().unwrap_or(0)
+    }
+
+    pub fn minor(&self) -> Option<u32> {
+        self.0.get(1).copied()
+    }
+
+    /// The first `n` components.
+    pub fn prefix(&self, n: usize) -> Ver {
+        Ver(self.0.iter().take(n).copied().collect())
+    }
+
+    /// Compares only the components both have (`9.14` vs `9.14.0`: equal).
+    #[cfg(test)]
+    pub fn cmp_common(&self, other: &Ver) -> Ordering {
+        let n = self.0.len().min(other.0.len());
+        self.0[..n].cmp(&other.0[..n])
+    }
+
+    /// Whether `self` lies in `from..=to`, where `to` bounds only the
+    /// components it has (`9.10.2.21` is within `..=9.10.2`).
+    pub fn within(&self, from: &Ver, to: &Ver) -> bool {
+        self.prefix(to.0.len()) <= *to && self >= from
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Ver {
+        Ver::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parse_and_compare() {
+        assert_eq!(v("9.19.0").0, vec![9, 19, 0]);
+        assert_eq!(v("(9, 19, 0)"), v("9.19.0"));
+        assert_eq!(v("580.159.04").to_string(), "580.159.4");
+        assert!(v("580.65.06") < v("580.159.04"));
+        assert!(v("580") < v("580.65.06"));
+        assert!(v("579.99") < v("580"));
+        for bad in ["", "9..1", "a.b", "9.1x", "1.2.3.4.5.6.7.8.9", "1234567890"] {
+            assert_eq!(Ver::parse(bad), None, "{bad}");
+        }
+        assert_eq!(v("9.14").cmp_common(&v("9.14.0")), Ordering::Equal);
+        assert!(v("9.10.2.21").within(&v("9.10.2"), &v("9.10.2")));
+        assert!(!v("9.11.0").within(&v("9.10.2"), &v("9.10.2")));
+        assert!(v("9.16.2").within(&v("9.11.0"), &v("9.16.99")));
+    }
+
+    #[test]
+    fn integer_encodings() {
+        // compat-facts §1.1 examples.
+        assert_eq!(Ver::from_cudnn_int(7605).to_string(), "7.6.5");
+        assert_eq!(Ver::from_cudnn_int(8201).to_string(), "8.2.1");
+        assert_eq!(Ver::from_cudnn_int(8907).to_string(), "8.9.7");
+        assert_eq!(Ver::from_cudnn_int(90100).to_string(), "9.1.0");
+        assert_eq!(Ver::from_cudnn_int(92800).to_string(), "9.28.0");
+        assert_eq!(Ver::from_cudnn_int(91002).to_string(), "9.10.2");
+        assert_eq!(Ver::from_cuda_int(13000).to_string(), "13.0");
+        assert_eq!(Ver::from_cuda_int(12090).to_string(), "12.9");
+        assert_eq!(Ver::from_cuda_int(9020).to_string(), "9.2");
+        assert_eq!(Ver::from_sm_int(1210).to_string(), "12.1");
+        assert_eq!(Ver::from_sm_int(900).to_string(), "9.0");
+    }
+}
