@@ -8,7 +8,10 @@
 //! ```
 //!
 //! What is checked: exit statuses (127/126, the program's own, death by its signal), that
-//! the program's stdin/stdout/stderr pass through byte for byte, the warnings
+//! the program's stdin/stdout/stderr pass through byte for byte (stderr also
+//! through the launcher's relay: a terminal, a pipe, a socket, a file, `2>&1`,
+//! a child that keeps it, a reader that goes away) and its copy in
+//! stderr.txt, the warnings
 //! for programs that cannot be traced (static, setuid), children (fork +
 //! exec), the user's own LD_PRELOAD/LD_LIBRARY_PATH, nested launchers, where
 //! the trace directory goes (and what happens when it cannot be made), the
@@ -1114,4 +1117,687 @@ fn killing_the_launcher_takes_the_program_with_it() {
         unsafe { libc::kill(program, libc::SIGKILL) };
     }
     assert!(gone, "program {program} outlived its launcher");
+}
+
+// ---------------------------------------------------------------------------
+// The program's stderr: relayed unchanged, and a copy in stderr.txt
+//
+// `tests/launcher/errio.c` is the program. The launcher decides by what its
+// fd 2 is (cli/src/capture.rs): a pseudo-terminal for a terminal, a pipe
+// (or socket pair) for a pipe (or socket), a read-back for a regular file,
+// nothing otherwise.
+
+mod stderr_capture {
+    use super::*;
+    use std::fs::File;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::net::UnixStream;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::process::{Child, ExitStatus, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// The first and last bytes stderr.txt keeps (capture::KEEP).
+    const KEEP: usize = 256 << 10;
+
+    fn build_errio(d: &Path) -> PathBuf {
+        let p = d.join("errio");
+        compile::<&str>("errio.c", &p, &[]);
+        p
+    }
+
+    /// `launcher -q --out OUT -- ./errio ARGS...` in `d`.
+    fn traced(d: &Path, out: &str, args: &[&str]) -> Command {
+        let mut cmd = launcher(d);
+        cmd.args(["-q", "--out", out, "--", "./errio"]).args(args);
+        cmd
+    }
+
+    fn untraced(d: &Path, args: &[&str]) -> Command {
+        bare_with("./errio", d, args)
+    }
+
+    /// Waits for `child`, killing it and failing after `limit`.
+    fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(st) = child.try_wait().expect("try_wait") {
+                return st;
+            }
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{what} did not finish within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Reads `r` to its end in a thread.
+    fn drain<R: Read + Send + 'static>(mut r: R) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    }
+
+    fn stderr_record(dir: &Path) -> Value {
+        launcher_record(dir)["stderr"].clone()
+    }
+
+    fn captured(dir: &Path) -> Vec<u8> {
+        let p = dir.join("stderr.txt");
+        fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+    }
+
+    /// A pipe: (read end, write end).
+    fn pipe() -> (File, File) {
+        let mut fds = [0i32; 2];
+        // SAFETY: fds is a valid array of two ints.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: two new descriptors that we own.
+        unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
+    }
+
+    fn show(st: ExitStatus, out: &[u8], err: &[u8]) -> String {
+        format!(
+            "status: {st}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            String::from_utf8_lossy(out),
+            String::from_utf8_lossy(err)
+        )
+    }
+
+    // -- through a pipe ----------------------------------------------------
+
+    #[test]
+    fn stderr_through_a_pipe_is_byte_identical_and_copied() {
+        let d = work_dir("stderr-pipe");
+        build_errio(&d);
+        let size = (5 << 20).to_string();
+        let b = run(untraced(&d, &["mix", &size]), None);
+        assert_eq!(b.code(), Some(0), "{}", b.show());
+        assert!(b.stderr.len() > 5 << 20);
+
+        let t = run(traced(&d, "t-big", &["mix", &size]), None);
+        assert_eq!(t.code(), Some(0), "{}", t.show());
+        assert!(t.stdout == b.stdout, "stdout differs:\n{}", t.out());
+        assert!(t.stderr == b.stderr, "stderr differs from the bare run");
+
+        let dir = d.join("t-big");
+        let rec = stderr_record(&dir);
+        assert_eq!(rec["how"], "pipe", "{rec}");
+        assert_eq!(rec["file"], "stderr.txt", "{rec}");
+        assert_eq!(rec["bytes"], b.stderr.len() as u64, "{rec}");
+        assert_eq!(rec["truncated"], true, "{rec}");
+        assert!(rec.get("with_stdout").is_none(), "{rec}");
+        assert!(rec.get("left_open").is_none(), "{rec}");
+        let copy = captured(&dir);
+        assert!(copy[..KEEP] == b.stderr[..KEEP], "head of stderr.txt");
+        assert!(
+            copy[copy.len() - KEEP..] == b.stderr[b.stderr.len() - KEEP..],
+            "tail of stderr.txt"
+        );
+        let marker = String::from_utf8_lossy(&copy[KEEP..copy.len() - KEEP]).into_owned();
+        assert_eq!(
+            marker,
+            format!(
+                "\n[cudnn-trace: {} bytes left out here; stderr.txt keeps the first and the last 256 KiB]\n",
+                b.stderr.len() - 2 * KEEP
+            )
+        );
+
+        // Small, with the summary: the program's stderr comes first and
+        // whole, and the copy has it alone.
+        let b = run(untraced(&d, &["mix", "1000"]), None);
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", "t-small", "--", "./errio", "mix", "1000"]);
+        let t = run(cmd, None);
+        assert_eq!(t.code(), Some(0), "{}", t.show());
+        assert!(t.stdout == b.stdout, "{}", t.show());
+        assert!(
+            t.stderr.starts_with(&b.stderr) && t.stderr.len() > b.stderr.len(),
+            "the program's stderr, then the summary:\n{}",
+            t.err()
+        );
+        let dir = d.join("t-small");
+        assert!(captured(&dir) == b.stderr, "stderr.txt:\n{}", t.err());
+        let rec = stderr_record(&dir);
+        assert_eq!(rec["bytes"], b.stderr.len() as u64, "{rec}");
+        assert_eq!(rec["truncated"], false, "{rec}");
+        // The program saw a pipe, not the launcher's own.
+        let o = run(traced(&d, "t-fd2", &["fd2"]), None);
+        assert!(o.out().starts_with("type=fifo "), "{}", o.show());
+    }
+
+    #[test]
+    fn stdout_and_stderr_in_one_pipe_keep_their_order() {
+        let d = work_dir("stderr-2to1");
+        build_errio(&d);
+        // `2>&1 | reader`: one pipe for both.
+        let both = |mut cmd: Command| -> (ExitStatus, Vec<u8>) {
+            let (r, w) = pipe();
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::from(w.try_clone().unwrap()))
+                .stderr(Stdio::from(w));
+            let mut child = cmd.spawn().expect("spawn");
+            drop(cmd);
+            let reader = drain(r);
+            let st = wait_within(&mut child, Duration::from_secs(60), "2>&1 run");
+            (st, reader.join().unwrap())
+        };
+        let (bs, bare_out) = both(untraced(&d, &["alternate", "3000"]));
+        assert!(bs.success());
+        let (ts, traced_out) = both(traced(&d, "t", &["alternate", "3000"]));
+        assert_eq!(ts.code(), Some(0), "{}", show(ts, &traced_out, b""));
+        assert!(
+            traced_out == bare_out,
+            "the interleaving changed; first lines:\n{}",
+            String::from_utf8_lossy(&traced_out[..200.min(traced_out.len())])
+        );
+        let dir = d.join("t");
+        let rec = stderr_record(&dir);
+        assert_eq!(rec["how"], "pipe", "{rec}");
+        assert_eq!(rec["with_stdout"], true, "{rec}");
+        assert!(captured(&dir) == bare_out, "the copy holds both, in order");
+    }
+
+    #[test]
+    fn a_socket_stays_a_socket() {
+        let d = work_dir("stderr-socket");
+        build_errio(&d);
+        let via_socket = |mut cmd: Command| -> (ExitStatus, Vec<u8>, Vec<u8>) {
+            let (ours, theirs) = UnixStream::pair().unwrap();
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::from(OwnedFd::from(theirs)));
+            let mut child = cmd.spawn().expect("spawn");
+            drop(cmd);
+            let err = drain(ours);
+            let out = drain(child.stdout.take().unwrap());
+            let st = wait_within(&mut child, Duration::from_secs(60), "socket run");
+            (st, out.join().unwrap(), err.join().unwrap())
+        };
+        let (_, out, _) = via_socket(traced(&d, "t-fd2", &["fd2"]));
+        assert!(
+            String::from_utf8_lossy(&out).starts_with("type=sock "),
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
+        let (bs, bout, berr) = via_socket(untraced(&d, &["mix", "300000"]));
+        assert!(bs.success());
+        let (ts, tout, terr) = via_socket(traced(&d, "t", &["mix", "300000"]));
+        assert_eq!(ts.code(), Some(0), "{}", show(ts, &tout, &terr));
+        assert!(
+            tout == bout && terr == berr,
+            "output differs from the bare run"
+        );
+        let rec = stderr_record(&d.join("t"));
+        assert_eq!(rec["how"], "socket", "{rec}");
+        assert_eq!(rec["bytes"], berr.len() as u64, "{rec}");
+        assert!(captured(&d.join("t")) == berr);
+    }
+
+    // -- a terminal --------------------------------------------------------
+
+    /// A pseudo-terminal of this test (standing for the user's terminal):
+    /// ROWS × COLS, output processing on (`cooked`, as a terminal is) or off.
+    struct TestPty {
+        master: File,
+        slave: File,
+    }
+
+    fn test_pty(rows: u16, cols: u16, cooked: bool) -> TestPty {
+        // SAFETY: pty set-up calls on descriptors we own, with valid buffers.
+        unsafe {
+            let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+            assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+            let master = File::from_raw_fd(m);
+            assert_eq!(libc::grantpt(m), 0);
+            assert_eq!(libc::unlockpt(m), 0);
+            let mut name = [0 as libc::c_char; 128];
+            assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
+            let s = libc::open(
+                name.as_ptr(),
+                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+            );
+            assert!(
+                s >= 0,
+                "opening the slave: {}",
+                std::io::Error::last_os_error()
+            );
+            let slave = File::from_raw_fd(s);
+            let mut t: libc::termios = std::mem::zeroed();
+            assert_eq!(libc::tcgetattr(s, &mut t), 0);
+            if cooked {
+                t.c_oflag |= libc::OPOST | libc::ONLCR;
+            } else {
+                t.c_oflag &= !libc::OPOST;
+            }
+            assert_eq!(libc::tcsetattr(s, libc::TCSANOW, &t), 0);
+            set_size(&master, rows, cols);
+            TestPty { master, slave }
+        }
+    }
+
+    fn set_size(master: &File, rows: u16, cols: u16) {
+        let ws = libc::winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCSWINSZ with a valid winsize.
+        assert_eq!(
+            unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &ws) },
+            0
+        );
+    }
+
+    /// Reads a pty master until no slave is open (EIO).
+    fn drain_master(master: File) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let mut buf = [0u8; 4096];
+            let mut m = master;
+            loop {
+                match m.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => v.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break, // EIO: every slave closed
+                }
+            }
+            v
+        })
+    }
+
+    /// Runs `cmd` with stderr on a fresh test pty: (status, stdout, what the
+    /// terminal received).
+    fn on_a_terminal(mut cmd: Command, cooked: bool) -> (ExitStatus, String, Vec<u8>) {
+        let pty = test_pty(37, 123, cooked);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(pty.slave));
+        let mut child = cmd.spawn().expect("spawn");
+        drop(cmd);
+        let term = drain_master(pty.master);
+        let out = drain(child.stdout.take().unwrap());
+        let st = wait_within(&mut child, Duration::from_secs(60), "terminal run");
+        let out = String::from_utf8_lossy(&out.join().unwrap()).into_owned();
+        (st, out, term.join().unwrap())
+    }
+
+    const TTY_BYTES: &[u8] = b"a\nb\r\nc\td\n\x1b[31mred\x1b[0m\n\xff\x01 end";
+
+    #[test]
+    fn a_terminal_stays_a_terminal_and_bytes_are_unchanged() {
+        let d = work_dir("stderr-pty");
+        build_errio(&d);
+        // Output processing off in the test terminal: what arrives is
+        // exactly what the program wrote (the launcher's pty adds no \r).
+        let (bs, bout, bterm) = on_a_terminal(untraced(&d, &["tty"]), false);
+        assert!(bs.success());
+        assert_eq!(bout, "isatty2=1 rows=37 cols=123\n");
+        assert_eq!(bterm, TTY_BYTES);
+        let (ts, tout, tterm) = on_a_terminal(traced(&d, "t-raw", &["tty"]), false);
+        assert_eq!(ts.code(), Some(0), "{}", show(ts, tout.as_bytes(), &tterm));
+        assert_eq!(
+            tout, bout,
+            "isatty(2) and the window size, as the program sees them"
+        );
+        assert!(
+            tterm == TTY_BYTES,
+            "the terminal received {:?}",
+            String::from_utf8_lossy(&tterm)
+        );
+        let dir = d.join("t-raw");
+        let rec = stderr_record(&dir);
+        assert_eq!(rec["how"], "pty", "{rec}");
+        assert_eq!(rec["bytes"], TTY_BYTES.len() as u64, "{rec}");
+        assert!(captured(&dir) == TTY_BYTES);
+
+        // A terminal that turns \n into \r\n does it once, as without the
+        // launcher.
+        let (_, _, bterm) = on_a_terminal(untraced(&d, &["tty"]), true);
+        assert!(bterm.starts_with(b"a\r\nb\r\r\n"), "{bterm:?}");
+        let (ts, _, tterm) = on_a_terminal(traced(&d, "t-cooked", &["tty"]), true);
+        assert!(ts.success());
+        assert!(
+            tterm == bterm,
+            "traced: {:?}\nbare: {:?}",
+            String::from_utf8_lossy(&tterm),
+            String::from_utf8_lossy(&bterm)
+        );
+        // stderr.txt has the program's bytes, not the terminal's.
+        assert!(captured(&d.join("t-cooked")) == TTY_BYTES);
+
+        // 5 MiB in one write, all delivered before the launcher ends (a pty
+        // master still holds data when the last slave closes).
+        let size = (5 << 20).to_string();
+        let (bs, bout, bterm) = on_a_terminal(untraced(&d, &["mix", &size]), false);
+        assert!(bs.success());
+        assert!(bterm.len() > 5 << 20);
+        let (ts, tout, tterm) = on_a_terminal(traced(&d, "t-big", &["mix", &size]), false);
+        assert!(ts.success());
+        assert_eq!(tout, bout);
+        assert!(
+            tterm == bterm,
+            "the terminal received {} bytes, {} without the launcher",
+            tterm.len(),
+            bterm.len()
+        );
+        let rec = stderr_record(&d.join("t-big"));
+        assert_eq!(rec["bytes"], bterm.len() as u64, "{rec}");
+        assert_eq!(rec["truncated"], true, "{rec}");
+    }
+
+    #[test]
+    fn the_window_size_follows_the_terminal() {
+        let d = work_dir("stderr-winsize");
+        build_errio(&d);
+        let pty = test_pty(37, 123, true);
+        let mut cmd = traced(&d, "t", &["winsize"]);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(pty.slave));
+        // The test terminal becomes the launcher's controlling terminal, so
+        // that resizing it sends SIGWINCH to its foreground group (the
+        // launcher and the program), as a real terminal does.
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(2, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().expect("spawn");
+        drop(cmd);
+        let term = drain_master(pty.master.try_clone().unwrap());
+        let mut input = child.stdin.take().unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut ask = || {
+            input.write_all(b"?\n").unwrap();
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            line.trim_end().to_string()
+        };
+        assert_eq!(ask(), "rows=37 cols=123");
+        set_size(&pty.master, 50, 140);
+        // The launcher updates its pty when it gets the signal: ask until
+        // the program sees the new size (it may ask first).
+        let start = Instant::now();
+        let mut seen = ask();
+        while seen != "rows=50 cols=140" && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+            seen = ask();
+        }
+        assert_eq!(
+            seen, "rows=50 cols=140",
+            "the program never saw the new size"
+        );
+        drop(pty.master);
+        drop(input);
+        let st = wait_within(&mut child, Duration::from_secs(30), "winsize run");
+        assert_eq!(st.code(), Some(0), "{st:?}");
+        let _ = term.join();
+        assert_eq!(stderr_record(&d.join("t"))["how"], "pty");
+    }
+
+    // -- a regular file, /dev/null, closed ------------------------------------
+
+    #[test]
+    fn a_file_is_left_alone_and_read_back_from_where_the_program_started() {
+        let d = work_dir("stderr-file");
+        build_errio(&d);
+        let b = run(untraced(&d, &["mix", "100000"]), None);
+        assert!(b.status.success());
+        let previous = b"an earlier line of the log\n";
+
+        // `2>>log`, with the summary: the file gets the program's stderr
+        // then the summary; the copy has the program's part alone.
+        let log = d.join("append.log");
+        fs::write(&log, previous).unwrap();
+        let f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", "t-append", "--", "./errio", "mix", "100000"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(f));
+        let mut child = cmd.spawn().expect("spawn");
+        drop(cmd);
+        let out = drain(child.stdout.take().unwrap());
+        let st = wait_within(&mut child, Duration::from_secs(60), "2>>log run");
+        assert_eq!(st.code(), Some(0));
+        assert!(out.join().unwrap() == b.stdout);
+        let content = fs::read(&log).unwrap();
+        let mut expect = previous.to_vec();
+        expect.extend_from_slice(&b.stderr);
+        assert!(
+            content.starts_with(&expect),
+            "the log must hold the old line, then the program's stderr"
+        );
+        assert!(
+            String::from_utf8_lossy(&content[expect.len()..]).contains("exit status 0"),
+            "then the summary"
+        );
+        let dir = d.join("t-append");
+        assert!(
+            captured(&dir) == b.stderr,
+            "stderr.txt: from the offset, without the summary"
+        );
+        let rec = stderr_record(&dir);
+        assert_eq!(rec["how"], "file", "{rec}");
+        assert_eq!(rec["bytes"], b.stderr.len() as u64, "{rec}");
+        assert_eq!(rec["truncated"], false, "{rec}");
+
+        // `2>log` positioned after existing content (not O_APPEND), quiet.
+        let log = d.join("offset.log");
+        fs::write(&log, previous).unwrap();
+        let mut f = fs::OpenOptions::new().write(true).open(&log).unwrap();
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)).unwrap();
+        let ino = f.metadata().unwrap().ino();
+        let mut cmd = traced(&d, "t-offset", &["mix", "100000"]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(f));
+        let mut child = cmd.spawn().expect("spawn");
+        drop(cmd);
+        assert!(wait_within(&mut child, Duration::from_secs(60), "2>log run").success());
+        assert!(
+            fs::read(&log).unwrap() == expect,
+            "the file is what the bare run gives"
+        );
+        assert!(captured(&d.join("t-offset")) == b.stderr);
+
+        // The program's fd 2 is the file itself.
+        let f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let mut cmd = traced(&d, "t-fd2", &["fd2"]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(f));
+        let o = cmd.output().unwrap();
+        let line = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            line.starts_with(&format!("type=reg ino={ino} ")),
+            "{line} (file inode {ino})"
+        );
+    }
+
+    #[test]
+    fn dev_null_and_a_closed_stderr_are_left_as_they_are() {
+        let d = work_dir("stderr-null");
+        build_errio(&d);
+        let mut cmd = traced(&d, "t-null", &["fd2"]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let o = cmd.output().unwrap();
+        assert!(o.status.success());
+        let line = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            line.starts_with("type=chr ") && line.contains(" rdev=1:3 "),
+            "{line}"
+        );
+        let rec = stderr_record(&d.join("t-null"));
+        assert_eq!(rec["how"], "none", "{rec}");
+        assert!(rec.get("file").is_none(), "{rec}");
+        assert!(s(&rec["note"]).contains("/dev/null"), "{rec}");
+        assert!(!d.join("t-null/stderr.txt").exists());
+
+        // `2>&-`: closed for the program too, as without the launcher.
+        let closed = |mut cmd: Command| {
+            cmd.stdin(Stdio::null()).stdout(Stdio::piped());
+            // SAFETY: close(2) between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::close(2);
+                    Ok(())
+                });
+            }
+            cmd.output().unwrap()
+        };
+        let b = closed(untraced(&d, &["fd2"]));
+        assert_eq!(String::from_utf8_lossy(&b.stdout), "closed\n");
+        let t = closed(traced(&d, "t-closed", &["fd2"]));
+        assert_eq!(t.status.code(), Some(0));
+        assert_eq!(String::from_utf8_lossy(&t.stdout), "closed\n");
+        let rec = stderr_record(&d.join("t-closed"));
+        assert_eq!(rec["how"], "none", "{rec}");
+        assert!(s(&rec["note"]).contains("closed"), "{rec}");
+        // Writing to it fails in the program (errio exits 99) as without
+        // the launcher, which still ends with the program's status.
+        let b = closed(untraced(&d, &["mix", "10"]));
+        assert_eq!(b.status.code(), Some(99));
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", "t-closed2", "--", "./errio", "mix", "10"]);
+        let t = closed(cmd);
+        assert_eq!(t.status.code(), Some(99));
+        assert!(t.stdout == b.stdout);
+    }
+
+    #[test]
+    fn no_capture_stderr_gives_the_program_the_launchers_own() {
+        let d = work_dir("stderr-off");
+        build_errio(&d);
+        let (r, w) = pipe();
+        let ino = w.metadata().unwrap().ino();
+        let mut cmd = launcher(&d);
+        cmd.args([
+            "-q",
+            "--no-capture-stderr",
+            "--out",
+            "t",
+            "--",
+            "./errio",
+            "fd2",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(w));
+        let o = cmd.output().unwrap();
+        drop(r);
+        assert!(o.status.success());
+        let line = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            line.starts_with(&format!("type=fifo ino={ino} ")),
+            "{line} (pipe {ino})"
+        );
+        let rec = stderr_record(&d.join("t"));
+        assert_eq!(rec["how"], "none", "{rec}");
+        assert!(s(&rec["note"]).contains("--no-capture-stderr"), "{rec}");
+        assert!(!d.join("t/stderr.txt").exists());
+    }
+
+    // -- the end of the stream -----------------------------------------------
+
+    #[test]
+    fn a_child_keeping_stderr_does_not_hold_the_launcher() {
+        let d = work_dir("stderr-linger");
+        build_errio(&d);
+        let mut cmd = traced(&d, "t", &["linger"]);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("spawn");
+        let mut input = child.stdin.take().unwrap();
+        let err = drain(child.stderr.take().unwrap());
+        let out = drain(child.stdout.take().unwrap());
+        let st = wait_within(&mut child, Duration::from_secs(30), "the launcher");
+        let took = started.elapsed();
+        assert_eq!(st.code(), Some(0), "{st:?}");
+        let out = String::from_utf8_lossy(&out.join().unwrap()).into_owned();
+        let pid: i32 = out
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("stdout: {out:?}"));
+        // SAFETY: signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        assert!(alive, "the child (blocked on stdin) must still be running");
+        // The launcher waited for its own program, not for the child (the
+        // grace period is 250 ms; the rest is start-up).
+        assert!(took < Duration::from_secs(10), "took {took:?}");
+        let dir = d.join("t");
+        let rec = stderr_record(&dir);
+        assert_eq!(rec["left_open"], true, "{rec}");
+        assert_eq!(rec["bytes"], 6, "{rec}");
+        assert_eq!(captured(&dir), b"early\n");
+        // The child's later output still reaches the launcher's stderr, and
+        // the stream ends when the child does.
+        input.write_all(b"g").unwrap();
+        drop(input);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(err.join().unwrap());
+        });
+        let got = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("stderr never ended after the child exited");
+        assert_eq!(String::from_utf8_lossy(&got), "early\nlate\n");
+    }
+
+    /// Starts `cmd` with stderr piped, reads the first line of it, closes
+    /// it, and waits.
+    fn close_after_first_line(mut cmd: Command) -> (ExitStatus, String) {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn");
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        assert_eq!(line, "spew\n");
+        drop(err);
+        let out = drain(child.stdout.take().unwrap());
+        let st = wait_within(&mut child, Duration::from_secs(30), "spew");
+        (
+            st,
+            String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
+        )
+    }
+
+    #[test]
+    fn sigpipe_when_the_reader_goes_away() {
+        let d = work_dir("stderr-sigpipe");
+        build_errio(&d);
+        let (bs, _) = close_after_first_line(untraced(&d, &["spew"]));
+        assert_eq!(bs.signal(), Some(libc::SIGPIPE), "bare: {bs:?}");
+        let (ts, _) = close_after_first_line(traced(&d, "t", &["spew"]));
+        assert_eq!(ts.signal(), Some(libc::SIGPIPE), "traced: {ts:?}");
+        let rec = launcher_record(&d.join("t"));
+        assert_eq!(rec["signal"], libc::SIGPIPE, "{rec}");
+        assert!(
+            s(&rec["stderr"]["note"]).contains("stopped taking output"),
+            "{rec}"
+        );
+
+        // A program that ignores SIGPIPE gets EPIPE.
+        let (bs, bout) = close_after_first_line(untraced(&d, &["spew", "ignore"]));
+        assert_eq!((bs.code(), bout.as_str()), (Some(3), "errno=EPIPE\n"));
+        let (ts, tout) = close_after_first_line(traced(&d, "t2", &["spew", "ignore"]));
+        assert_eq!((ts.code(), tout.as_str()), (Some(3), "errno=EPIPE\n"));
+    }
 }

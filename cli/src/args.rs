@@ -28,6 +28,9 @@ Options (before PROGRAM):
                           when it cannot be created, PROGRAM runs untraced
       --all               record every library, not only the CUDA family
   -q, --quiet             print no summary when the program ends
+      --no-capture-stderr do not keep a copy of the program's stderr in the trace
+                          directory (stderr.txt, whose messages the report explains);
+                          stderr reaches its destination unchanged either way
       --json-summary FILE also write the summary as JSON to FILE ('-': stdout)
       --fail-on LEVEL     exit 3 when the program exited 0 but a finding of LEVEL
                           (error, warning or info) or worse was made
@@ -87,6 +90,8 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     pub all: bool,
     pub quiet: bool,
+    /// `--no-capture-stderr`: no stderr.txt (capture.rs).
+    pub no_capture_stderr: bool,
     pub json_summary: Option<PathBuf>,
     /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.
     pub fail_on: Option<Severity>,
@@ -221,11 +226,12 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
                 run.pin_mode = pin_mode(name, &value(name)?)?;
                 mode_given = true;
             }
-            "--all" | "-q" | "--quiet" if inline.is_some() => {
+            "--all" | "-q" | "--quiet" | "--no-capture-stderr" if inline.is_some() => {
                 return Err(UsageError(format!("{name} takes no value")));
             }
             "--all" => run.all = true,
             "-q" | "--quiet" => run.quiet = true,
+            "--no-capture-stderr" => run.no_capture_stderr = true,
             _ if arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1 => {
                 return Err(UsageError(format!(
                     "unknown option {} (use `--` before a PROGRAM that starts with '-')",
@@ -403,6 +409,16 @@ mod tests {
         assert_eq!(r.args, vec![OsString::from("-l")]);
         assert_eq!(run(&["--out=x/y", "true"]).out, Some(PathBuf::from("x/y")));
         assert_eq!(run(&["-o", "x", "true"]).out, Some(PathBuf::from("x")));
+    }
+
+    #[test]
+    fn no_capture_stderr_option() {
+        assert!(!run(&["ls"]).no_capture_stderr);
+        let r = run(&["--no-capture-stderr", "ls", "--no-capture-stderr"]);
+        assert!(r.no_capture_stderr);
+        assert_eq!(r.args, vec![OsString::from("--no-capture-stderr")]);
+        assert!(p(&["--no-capture-stderr=yes", "ls"]).is_err());
+        assert!(USAGE.contains("--no-capture-stderr"));
     }
 
     #[test]

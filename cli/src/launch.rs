@@ -2,6 +2,7 @@
 //! injected into it and every process it starts, wait for it, summarize.
 
 use crate::args::RunArgs;
+use crate::capture::{Capture, ChildStdio};
 use crate::findings::Severity;
 use crate::ldenv;
 use crate::pin::{self, PinInfo};
@@ -12,6 +13,7 @@ use crate::target;
 use crate::trace::{self, LauncherRecord, LAUNCHER_FILE};
 use std::fs;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -424,13 +426,21 @@ fn install_signals() -> Option<Signals> {
 }
 
 /// Starts the program (`file`, found from `args.program`) with the traced
-/// environment `env`, or with the launcher's own environment when None.
+/// environment `env`, or with the launcher's own environment when None, and
+/// the stdio of `stdio` (capture.rs).
 /// Err: (exit status, message) when it cannot be started.
 fn spawn(
     args: &RunArgs,
     file: &Path,
     env: Option<&ldenv::ProgramEnv>,
+    stdio: &ChildStdio,
 ) -> Result<std::process::Child, (i32, String)> {
+    // Put in place after fork with dup2, so that no copy stays in a
+    // Command: the relay sees the end of the stream only once the
+    // launcher has closed its own.
+    let err_fd = stdio.stderr.as_ref().map(|f| f.as_raw_fd());
+    let out_fd = stdio.stdout.as_ref().map(|f| f.as_raw_fd());
+    let close_stderr = stdio.close_stderr;
     let build = |file: &Path, shell: bool| {
         let mut cmd = if shell {
             // execvp runs a file the kernel cannot execute with /bin/sh.
@@ -454,6 +464,17 @@ fn spawn(
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if libc::getppid() != launcher {
                     libc::_exit(128 + libc::SIGKILL);
+                }
+                // dup2 clears close-on-exec on the copy.
+                for (fd, target) in [(out_fd, 1), (err_fd, 2)] {
+                    if let Some(fd) = fd {
+                        if libc::dup2(fd, target) < 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                }
+                if close_stderr {
+                    libc::close(2);
                 }
                 Ok(())
             });
@@ -527,7 +548,7 @@ fn wait_program(child_pid: i32, signals: Option<&Signals>) -> Ended {
 /// launcher's own environment).
 fn run_untraced(args: &RunArgs, file: &Path, env: Option<&ldenv::ProgramEnv>) -> i32 {
     let signals = install_signals();
-    let child = match spawn(args, file, env) {
+    let child = match spawn(args, file, env, &ChildStdio::passthrough()) {
         Ok(c) => c,
         Err((code, msg)) => {
             eprint(&format!("cudnn-trace: {msg}\n"));
@@ -715,9 +736,14 @@ pub fn run(args: RunArgs) -> i32 {
         env.add_pin(&p.dir, p.mode);
     }
     let signals = install_signals();
-    let child = match spawn(&args, &resolved, Some(&env)) {
+    // Set up last, right before the program starts: the launcher's own
+    // messages before this point are not the program's.
+    let mut capture = Capture::begin(&out_dir, !args.no_capture_stderr);
+    rec.stderr = Some(capture.record());
+    let child = match spawn(&args, &resolved, Some(&env), capture.child_stdio()) {
         Ok(c) => c,
         Err((code, msg)) => {
+            rec.stderr = Some(capture.finish());
             eprint(&format!("cudnn-trace: {msg}\n"));
             let end = now_ms();
             rec.error = Some(msg);
@@ -731,10 +757,14 @@ pub fn run(args: RunArgs) -> i32 {
     let child_pid = child.id() as i32;
     // The Child handle is not used for waiting: wait_child reaps by pid.
     drop(child);
+    capture.program_started();
     rec.pid = Some(child_pid as u32);
     write_record(&out_dir, &rec);
 
     let ended = wait_program(child_pid, signals.as_ref());
+    // Everything the program wrote reaches the real stderr before the
+    // summary (and before the launcher ends by the program's signal).
+    rec.stderr = Some(capture.finish());
     let end = now_ms();
     let status = match ended {
         Ended::Exited(c) => {

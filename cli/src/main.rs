@@ -15,6 +15,7 @@ macro_rules! errln {
 }
 
 mod args;
+mod capture;
 mod envcmd;
 mod findings;
 mod launch;

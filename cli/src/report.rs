@@ -143,17 +143,11 @@ pub fn diagnose(set: &TraceSet, stderr: Option<&str>) -> Diagnosis {
     }
 }
 
-/// The program's captured stderr (`stderr.txt` in a run directory), if one
-/// of `paths` is a run directory that has it.
+/// The program's captured stderr (`stderr.txt`, written by the launcher:
+/// `capture.rs`), if one of `paths` is a run directory that has it.
 pub fn captured_stderr(paths: &[PathBuf]) -> Option<String> {
-    paths.iter().find_map(|p| {
-        let b = std::fs::read(p.join(STDERR_FILE)).ok()?;
-        Some(String::from_utf8_lossy(&b).into_owned())
-    })
+    paths.iter().find_map(|p| crate::capture::read_captured(p))
 }
-
-/// Name of the captured stderr in a run directory.
-pub const STDERR_FILE: &str = "stderr.txt";
 
 /// The findings section of the text summary.
 pub fn findings_text(d: &Diagnosis) -> String {

@@ -149,6 +149,9 @@ pub struct LauncherRecord {
     /// The cuDNN pin (`--pin`) and what validation found; absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin: Option<PinRecord>,
+    /// How the program's stderr was captured (`stderr.txt`, capture.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<crate::capture::StderrRecord>,
     /// Findings counts and the `--fail-on` gate, written when the run ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<FindingsRecord>,
