@@ -258,7 +258,22 @@ pub fn libraries(img: &Image, all: bool) -> Vec<LibraryView> {
     };
     for l in img.loads.iter().filter(|l| l.new && wanted(l)) {
         remember(l, out.len(), &mut by_path, &mut by_file);
-        out.push(view(l));
+        let mut v = view(l);
+        // What the library said when asked (graph's cudnnGetVersion,
+        // cudaRuntimeGetVersion, cuDriverGetVersion) beats its file name.
+        if let Some(q) = img.versions.iter().find(|q| {
+            q.source == cudnn_trace_format::version_source::QUERY
+                && q.path == l.path
+                && q.version.is_some()
+        }) {
+            let said = q.version.clone().unwrap_or_default();
+            v.version = Some(match v.version.take() {
+                // libcuda: keep the driver version its file name gives.
+                Some(NameVersion::Driver(d)) => NameVersion::Driver(format!("{d}, CUDA {said}")),
+                _ => NameVersion::Reported(said),
+            });
+        }
+        out.push(v);
     }
     for l in img.loads.iter().filter(|l| !l.new && wanted(l)) {
         let found = by_path

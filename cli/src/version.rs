@@ -15,6 +15,10 @@ pub enum NameVersion {
     MajorOnly(String),
     /// `libcuda.so.<driver version>`: the version of the NVIDIA driver.
     Driver(String),
+    /// Not from the name: what the library itself reported to the shim
+    /// (a `version` event with `source: query`). For libcuda, the CUDA
+    /// version the driver supports.
+    Reported(String),
 }
 
 impl NameVersion {
@@ -23,14 +27,16 @@ impl NameVersion {
             NameVersion::Full(v) => v.clone(),
             NameVersion::MajorOnly(v) => format!("{v} (major only)"),
             NameVersion::Driver(v) => format!("driver {v}"),
+            NameVersion::Reported(v) => v.clone(),
         }
     }
 
     fn components(&self) -> usize {
         match self {
-            NameVersion::Full(v) | NameVersion::MajorOnly(v) | NameVersion::Driver(v) => {
-                v.split('.').count()
-            }
+            NameVersion::Full(v)
+            | NameVersion::MajorOnly(v)
+            | NameVersion::Driver(v)
+            | NameVersion::Reported(v) => v.split('.').count(),
         }
     }
 }

@@ -14,7 +14,8 @@ expect_cudnn = "--expect-cudnn" in sys.argv
 # the only cudart file on the machine's pip path is 13.0, and no libcudart
 # file enters its process. Then only the driver is expected as a file.
 static_cudart = "--static-cudart" in sys.argv
-loads, failed, procs = [], [], 0
+expect_calls = "--expect-calls" in sys.argv
+loads, failed, procs, versions, calls = [], [], 0, [], []
 for f in sorted(glob.glob(os.path.join(trace_dir, "*.jsonl"))):
     for line in open(f):
         try:
@@ -27,6 +28,10 @@ for f in sorted(glob.glob(os.path.join(trace_dir, "*.jsonl"))):
             loads.append(e)
         elif e["ev"] == "load_failed":
             failed.append(e)
+        elif e["ev"] == "version":
+            versions.append(e)
+        elif e["ev"] == "call":
+            calls.append(e)
 
 problems = []
 def short(p):
@@ -64,6 +69,21 @@ if not static_cudart and not cudart:
     problems.append("libcudart.so.13 not seen")
 if not seen(lambda e: os.path.basename(e["path"]) == "libcuda.so.1"):
     problems.append("libcuda.so.1 not seen")
+if expect_calls:
+    # Issue 3's real-stack check: PyTorch's cudnnCreate succeeded, cuDNN 9.19
+    # says it was built for CUDA 13, and the driver says 13.0.
+    for v in versions:
+        if v.get("source") == "query":
+            print(f"  version {short(v['path'])}: {v.get('version')} raw={v.get('raw')} cuda_build={v.get('cuda_build')} max_device={v.get('max_device')} driver_file={v.get('driver_file')}")
+    for c in calls:
+        print(f"  call {c['fn']} via {c.get('via')} lib={short(c['lib'])} n={c.get('n')} status={c.get('status')} value={c.get('value')} dur_ns={c.get('dur_ns')}")
+    if not any(c["fn"] == "cudnnCreate" and c.get("status") == 0 for c in calls):
+        problems.append("no successful cudnnCreate call recorded")
+    graph = [v for v in versions if v.get("source") == "query" and "libcudnn_graph" in v["path"]]
+    if not any(v.get("version") == "9.19.0" and 13000 <= (v.get("cuda_build") or 0) < 14000 for v in graph):
+        problems.append(f"cuDNN 9.19.0 with a CUDA 13 build not reported: {graph}")
+    if not any(v.get("family") == "cuda" and v.get("source") == "query" and v.get("version") == "13.0" for v in versions):
+        problems.append("driver version 13.0 not reported by libcuda")
 for p in problems:
     print("  PROBLEM:", p)
 print(f"== {name}: {'PASS' if not problems else 'FAIL'}")

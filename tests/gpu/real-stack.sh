@@ -31,7 +31,7 @@ run_one() { # name script [--expect-cudnn]
   grep -v '^W0000\|^I0000' "$out/$name.traced.err" | tail -60
 }
 echo "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) glibc $(ldd --version | head -1 | awk '{print $NF}')"
-run_one torch torch_conv.py --expect-cudnn
+run_one torch torch_conv.py --expect-cudnn --expect-calls
 run_one jax jax_conv.py --expect-cudnn
 run_one cupy cupy_call.py --static-cudart
 echo "=================== overall: $([ $fail = 0 ] && echo PASS || echo FAIL)"

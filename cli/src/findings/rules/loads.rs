@@ -79,15 +79,19 @@ fn install_hint(family: Option<&str>, name: &str) -> String {
     }
 }
 
-/// Whether a failure was followed by a successful load of the same library
+/// Whether the same requester got the same library under another name
 /// (cuDNN 9's dispatcher tries `NAME.so.9.MIN.PATCH`, `NAME.so.9.MIN`,
-/// `NAME.so.9`, `NAME.so` in turn, §3.3: only the last failure matters).
+/// `NAME.so.9`, `NAME.so` in turn, §3.3: those misses are its search
+/// order). At any time, not only after: the dispatcher repeats the whole
+/// sequence on later calls, and the shim records a request served by an
+/// already-loaded object once, so later rounds have no load event of their
+/// own (seen on the H200: 10 rounds for one graph library).
 fn resolved(f: &Facts<'_>, fl: &Failed) -> bool {
     let st = stem(&fl.ev.name);
     let major = soname_major(&fl.ev.name);
     f.img.loads.iter().any(|l| {
         let name = l.name.as_deref().unwrap_or(&l.path);
-        l.seq > fl.ev.seq
+        l.name.as_deref() != Some(fl.ev.name.as_str())
             && l.lmid == fl.ev.lmid
             && (stem(name) == st || stem(&l.path) == st)
             && (major.is_none()
@@ -163,7 +167,17 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             .requester_opt(requester.as_deref())
             .seq(fl.ev.seq)
             .detail(format!("{}{times}", fl.ev.via));
-        let errors = fl.errors();
+        // The loader's texts for every name variant tried (cuDNN's
+        // `libnvrtc.so.12` then `libnvrtc.so`): the last is often the one
+        // the user saw.
+        let mut errors: Vec<&str> = Vec::new();
+        for x in &fails {
+            for t in x.errors() {
+                if !errors.contains(&t) {
+                    errors.push(t);
+                }
+            }
+        }
         if !errors.is_empty() {
             e = e.detail(format!("{}{times}: {}", fl.ev.via, errors.join(" / ")));
         }
@@ -199,9 +213,14 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         }
         let copies = find_copies(ctx.machine, &plan, &name);
         let want_major = soname_major(&name);
+        // Any of the names asked for will do (cuDNN 9 tries four).
+        let asked: Vec<&str> = std::iter::once(name.as_str())
+            .chain(variants.iter().copied())
+            .map(basename)
+            .collect();
         let exact: Vec<&Copy> = copies
             .iter()
-            .filter(|c| basename(&c.path) == basename(&name))
+            .filter(|c| asked.contains(&basename(&c.path)))
             .collect();
         let same_major: Vec<&Copy> = copies
             .iter()
@@ -241,7 +260,11 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             if exact.is_empty() {
                 r.push_str(&format!(
                     " (no file is named exactly {}: a link of that name may be missing)",
-                    basename(&name)
+                    match asked.split_last() {
+                        Some((last, rest)) if !rest.is_empty() =>
+                            format!("{} or {last}", rest.join(", ")),
+                        _ => basename(&name).to_string(),
+                    }
                 ));
             }
             r
@@ -568,6 +591,95 @@ mod tests {
         );
     }
 
+    /// A copy named like one of the other variants (a wheel's
+    /// `libcudnn_graph.so.9`) is as good as one of the first name: no
+    /// "a link of that name may be missing".
+    #[test]
+    fn copy_named_like_another_variant() {
+        let disp = "/opt/cudnn/lib/libcudnn.so.9.1.0";
+        let mut t = Trace::new().load(disp, "RPATH", "/app/bin/infer");
+        for n in [
+            "libcudnn_graph.so.9.1.0",
+            "libcudnn_graph.so.9.1",
+            "libcudnn_graph.so.9",
+            "libcudnn_graph.so",
+        ] {
+            t = t.failed(
+                n,
+                disp,
+                &[(&format!("/opt/cudnn/lib/{n}"), "RUNPATH", "missing")],
+                None,
+            );
+        }
+        let t = t.machine(|m| {
+            m.file("/usr/local/cuda-12.4/lib64/libcudnn_graph.so.9");
+            m.dir("/usr/local/cuda-12.4");
+        });
+        let fs = t.findings();
+        let f = only(&fs, "CDT006");
+        assert!(
+            f.remedy
+                .starts_with("a copy exists at /usr/local/cuda-12.4/lib64/libcudnn_graph.so.9"),
+            "{}",
+            f.remedy
+        );
+        assert!(
+            !f.remedy.contains("no file is named exactly"),
+            "{}",
+            f.remedy
+        );
+        // A copy of none of the names: all four are listed as missing links.
+        let mut t = Trace::new().load(disp, "RPATH", "/app/bin/infer");
+        for n in ["libcudnn_graph.so.9.1.0", "libcudnn_graph.so.9"] {
+            t = t.failed(n, disp, &[], None);
+        }
+        let t = t.machine(|m| {
+            m.file("/usr/local/cuda-12.4/lib64/libcudnn_graph.so.9.1.2");
+            m.dir("/usr/local/cuda-12.4");
+        });
+        let fs = t.findings();
+        assert!(
+            only(&fs, "CDT006").remedy.ends_with(
+                "(no file is named exactly libcudnn_graph.so.9.1.0 or libcudnn_graph.so.9: a link of that name may be missing)"
+            ),
+            "{}",
+            only(&fs, "CDT006").remedy
+        );
+    }
+
+    /// Every variant's loader error is evidence: the last one
+    /// (`libnvrtc.so: cannot open shared object file`) is often the text
+    /// the user saw.
+    #[test]
+    fn errors_of_every_name_variant() {
+        let g = "/v/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9";
+        let t = Trace::new()
+            .load(
+                g,
+                "RUNPATH",
+                "/v/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
+            )
+            .failed(
+                "libnvrtc.so.12",
+                g,
+                &[],
+                Some("libnvrtc.so.12: cannot open shared object file: No such file or directory"),
+            )
+            .failed(
+                "libnvrtc.so",
+                g,
+                &[],
+                Some("libnvrtc.so: cannot open shared object file: No such file or directory"),
+            );
+        let fs = t.findings();
+        let f = only(&fs, "CDT006");
+        assert_eq!(f.title, "libnvrtc.so.12 could not be loaded (dlopen by libcudnn_graph.so.9; also as libnvrtc.so)");
+        assert_eq!(
+            f.evidence[0].detail.as_deref(),
+            Some("dlopen: libnvrtc.so.12: cannot open shared object file: No such file or directory / libnvrtc.so: cannot open shared object file: No such file or directory")
+        );
+    }
+
     /// cuDNN's dlopen of NVRTC fails (`libnvrtc.so: cannot open shared object file`).
     #[test]
     fn nvrtc_missing_for_cudnn() {
@@ -640,6 +752,22 @@ mod tests {
                 &disp,
                 "dlopen",
             );
+        assert!(none(&t.findings(), "CDT006"));
+        // Later rounds of the same sequence (the dispatcher repeats it; the
+        // reuse of .so.9 is recorded once): still the search order, as the
+        // real PyTorch trace on the H200 showed (10 rounds).
+        let t = Trace::new()
+            .load(&disp, "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .failed("libcudnn_graph.so.9.19.0", &disp, &[], None)
+            .load_named(
+                "libcudnn_graph.so.9",
+                &format!("{d}/libcudnn_graph.so.9"),
+                "RUNPATH",
+                &disp,
+                "dlopen",
+            )
+            .failed("libcudnn_graph.so.9.19.0", &disp, &[], None)
+            .failed("libcudnn_graph.so.9.19", &disp, &[], None);
         assert!(none(&t.findings(), "CDT006"));
         // A libnvrtc.so.13 failure is not resolved by a libnvrtc.so.12 load.
         let t = Trace::new()
