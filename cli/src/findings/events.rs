@@ -1,9 +1,9 @@
 //! The `version` and `call` events of `docs/versions-and-calls.md`, in the
 //! form the rules use: converted from the typed events of
 //! `cudnn_trace_format::read` (which `crate::trace::Image` carries), every
-//! field but the identifying ones optional, plus two fields proposed for
-//! finding CDT009 (`attr`, `device`; see [`CallEvent::compute_capability`])
-//! that the core reader does not have yet.
+//! field but the identifying ones optional. The device-attribute calls'
+//! `attr` and `device` feed finding CDT009 (see
+//! [`CallEvent::compute_capability`]).
 
 use crate::trace::Image;
 use cudnn_trace_format::read::{Call, Version};
@@ -65,10 +65,10 @@ pub struct CallEvent {
     pub dur_ns: Option<u64>,
     /// `plt`, `dlsym`, `cuGetProcAddress`.
     pub via: Option<String>,
-    /// Proposed for device-attribute calls: the attribute asked for
+    /// Device-attribute calls: the attribute asked for
     /// (`cudaDevAttrComputeCapabilityMajor` = `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` = 75, minor 76).
     pub attr: Option<i64>,
-    /// Proposed for device calls: the device ordinal.
+    /// Device calls: the device ordinal.
     pub device: Option<i64>,
 }
 
@@ -173,9 +173,8 @@ impl From<&Call> for CallEvent {
             prop: c.prop,
             dur_ns: c.dur_ns,
             via: Some(c.via.clone()),
-            // Not in the core reader's `Call` yet (proposed to the lead).
-            attr: None,
-            device: None,
+            attr: c.attr,
+            device: c.device,
         }
     }
 }
@@ -214,6 +213,15 @@ mod tests {
             ("cudnnCreate", Some(1001), false)
         );
         assert_eq!(e.lib.as_deref(), Some("/p/libcudnn.so.9"));
+        // A device-attribute call keeps its attribute and device (CDT009
+        // reads the compute capability from them).
+        let c = r#"{"ev":"call","seq":6,"t_ns":5,"pid":1,"ppid":0,"tid":1,"fn":"cudaDeviceGetAttribute","lib":"/p/libcudart.so.13","n":1,"via":"plt","status":0,"value":7,"prop":null,"dur_ns":null,"attr":75,"device":0}"#;
+        let Ok(Event::Call(c)) = parse_line(c) else {
+            panic!("not a call event")
+        };
+        let e = CallEvent::from(&c);
+        assert_eq!((e.attr, e.device), (Some(75), Some(0)));
+        assert_eq!(e.compute_capability(), Some((Some(0), Some(7), None)));
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl Lib<'_> {
             return Some(v.to_string());
         }
         if let Some(d) = &self.driver_file {
-            return Some(format!("driver {d}"));
+            return Some(format!("driver {}", d.driver_text()));
         }
         self.major.map(|m| format!("{m} (major only)"))
     }

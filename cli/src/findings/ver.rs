@@ -94,6 +94,26 @@ impl Ver {
         self.0[..n].cmp(&other.0[..n])
     }
 
+    /// The version written the way NVIDIA writes driver versions: the third
+    /// component has two digits (`580.159.04`, `535.104.05`, `470.82.01`;
+    /// `418.39` stays as it is). `Display` would say `580.159.4`, a
+    /// version no driver has.
+    pub fn driver_text(&self) -> String {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if i == 2 {
+                    format!("{p:02}")
+                } else {
+                    p.to_string()
+                }
+            })
+            .collect();
+        parts.join(".")
+    }
+
     /// Whether `self` lies in `from..=to`, where `to` bounds only the
     /// components it has (`9.10.2.21` is within `..=9.10.2`).
     pub fn within(&self, from: &Ver, to: &Ver) -> bool {
@@ -114,6 +134,11 @@ mod tests {
         assert_eq!(v("9.19.0").0, vec![9, 19, 0]);
         assert_eq!(v("(9, 19, 0)"), v("9.19.0"));
         assert_eq!(v("580.159.04").to_string(), "580.159.4");
+        assert_eq!(v("580.159.04").driver_text(), "580.159.04");
+        assert_eq!(v("535.104.05").driver_text(), "535.104.05");
+        assert_eq!(v("525.60.13").driver_text(), "525.60.13");
+        assert_eq!(v("418.39").driver_text(), "418.39");
+        assert_eq!(v("580").driver_text(), "580");
         assert!(v("580.65.06") < v("580.159.04"));
         assert!(v("580") < v("580.65.06"));
         assert!(v("579.99") < v("580"));

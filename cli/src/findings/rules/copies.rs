@@ -368,6 +368,21 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 format!("{d} ({})", stems.join(", "))
             })
             .collect();
+        // The odd ones by name, for titles that cannot give their versions
+        // (a failed check leaves a sub-library's own version unknown).
+        let odd_names = {
+            let mut stems: Vec<&str> = Vec::new();
+            for l in odd.iter().filter_map(|o| o.lib) {
+                if !stems.contains(&l.stem.as_str()) {
+                    stems.push(&l.stem);
+                }
+            }
+            if stems.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", stems.join(", "))
+            }
+        };
         let title = if let Some(t) = symbol_titles.first() {
             t.clone()
         } else if let (Some(r), Some((rv, _))) = (reference, &ref_version) {
@@ -384,7 +399,10 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                         per_dir.join("; ")
                     )
                 } else {
-                    format!("cuDNN {major} sub-libraries do not match {} {rv}", r.stem)
+                    format!(
+                        "cuDNN {major} sub-libraries do not match {} {rv}{odd_names}",
+                        r.stem
+                    )
                 }
             } else {
                 format!(
@@ -400,7 +418,7 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 per_dir.join("; ")
             )
         } else {
-            format!("cuDNN {major} sub-libraries from two builds")
+            format!("cuDNN {major} sub-libraries from two builds{odd_names}")
         };
         let mut evidence: Vec<Evidence> = Vec::new();
         if let Some(r) = reference {
@@ -668,6 +686,10 @@ mod tests {
         let f = only(&t.findings(), "CDT002").clone();
         assert_eq!(f.severity, Severity::Error);
         assert!(f.evidence.iter().any(|e| e.what == "version check"));
+        assert_eq!(
+            f.title,
+            "cuDNN 9 sub-libraries from two builds: libcudnn_cnn"
+        );
     }
 
     /// cuDNN 8 from two installs: the loader's symbol-version error (§3.3, R46).

@@ -197,7 +197,7 @@ fn driver(f: &Facts<'_>) -> Driver {
                     x.clone(),
                     Evidence::new("driver")
                         .path(v.path.clone())
-                        .version(x.to_string())
+                        .version(x.driver_text())
                         .detail("from the file name"),
                 ));
             }
@@ -332,7 +332,8 @@ pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                     let min = x.mvc_min_driver.as_deref().and_then(Ver::parse);
                     if min.as_ref().is_some_and(|m| df < m) {
                         titles.push(format!(
-                            "driver {df} is older than {} for CUDA {}.x, which {} needs",
+                            "driver {} is older than {} for CUDA {}.x, which {} needs",
+                            df.driver_text(),
                             x.mvc_min_driver.as_deref().unwrap_or("?"),
                             need.major(),
                             n.what
@@ -341,16 +342,17 @@ pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                         error_needs.push(need.clone());
                     } else if tk_driver.as_ref().is_some_and(|t| df < t) {
                         mvc_titles.push(format!(
-                            "{} on driver {df} (its toolkit driver is {})",
+                            "{} on driver {} (its toolkit driver is {})",
                             n.what,
-                            tk_driver.as_ref().map(Ver::to_string).unwrap_or_default()
+                            df.driver_text(),
+                            tk_driver.as_ref().map(Ver::driver_text).unwrap_or_default()
                         ));
                         mvc.push(n.evidence.clone());
                     }
                 }
                 Some(_) => {
                     if let Some(t) = tk_driver.as_ref().filter(|t| df < *t) {
-                        titles.push(format!("driver {df} is older than {t}, which {} needs (no minor-version compatibility before CUDA 11)", n.what));
+                        titles.push(format!("driver {} is older than {}, which {} needs (no minor-version compatibility before CUDA 11)", df.driver_text(), t.driver_text(), n.what));
                         errors.push(n.evidence.clone());
                         error_needs.push(need.clone());
                     }
@@ -479,7 +481,7 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     }
     ev.extend(e803.iter().chain(e804.iter()).map(|o| observed(o, k)));
     if let Some(kv) = &kern {
-        ev.push(Evidence::new("driver").version(kv.to_string()).detail(
+        ev.push(Evidence::new("driver").version(kv.driver_text()).detail(
             "the NVIDIA kernel module loaded on this machine now (/proc/driver/nvidia/version)",
         ));
     }
@@ -500,7 +502,7 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             Severity::Error,
             format!(
                 "forward compatibility on a GPU that does not support it (804){}",
-                cver.as_ref().map(|v| format!(": libcuda {v} from {}", cdir.clone().unwrap_or_default())).unwrap_or_default()
+                cver.as_ref().map(|v| format!(": libcuda {} from {}", v.driver_text(), cdir.clone().unwrap_or_default())).unwrap_or_default()
             ),
             format!(
                 "forward compatibility works only on data-center GPUs (and select RTX / Jetson boards): {leave}, and upgrade the host's NVIDIA driver to one that supports the runtime's CUDA major instead (13.x: >= 580, 12.x: >= 525.60.13)"
@@ -509,9 +511,18 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     } else if !e803.is_empty() {
         let newer = matches!((&kern, &cver), (Some(kv), Some(cv)) if kv >= cv);
         let t = match (&cver, &kern) {
-            (Some(cv), Some(kv)) => format!("the forward-compatibility libcuda {cv} does not match the kernel module {kv} (803)"),
-            (Some(cv), None) => format!("the forward-compatibility libcuda {cv} does not match the kernel module (803)"),
-            (None, _) => "the user-mode driver (libcuda) and the kernel module disagree (803)".to_string(),
+            (Some(cv), Some(kv)) => format!(
+                "the forward-compatibility libcuda {} does not match the kernel module {} (803)",
+                cv.driver_text(),
+                kv.driver_text()
+            ),
+            (Some(cv), None) => format!(
+                "the forward-compatibility libcuda {} does not match the kernel module (803)",
+                cv.driver_text()
+            ),
+            (None, _) => {
+                "the user-mode driver (libcuda) and the kernel module disagree (803)".to_string()
+            }
         };
         let r = if c.is_none() {
             "after a driver upgrade, reboot (or reload the nvidia kernel module) so that the kernel module matches libcuda; or remove a stray libcuda.so.1 from LD_LIBRARY_PATH".to_string()
@@ -525,14 +536,14 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         match (&kern, &cver) {
             (Some(kv), Some(cv)) if kv > cv => (
                 Severity::Warning,
-                format!("forward-compatibility libcuda {cv} is older than the kernel module {kv}: cuInit will fail with 803"),
+                format!("forward-compatibility libcuda {} is older than the kernel module {}: cuInit will fail with 803", cv.driver_text(), kv.driver_text()),
                 format!("the kernel driver is newer than the compat package, which is then not needed: {leave}"),
             ),
             _ => (
                 Severity::Info,
                 format!(
                     "forward-compatibility libcuda{} in use, from {}",
-                    cver.as_ref().map(|v| format!(" {v}")).unwrap_or_default(),
+                    cver.as_ref().map(|v| format!(" {}", v.driver_text())).unwrap_or_default(),
                     cdir.clone().unwrap_or_default()
                 ),
                 "fine on a data-center GPU whose kernel driver is older than the compat package; when the kernel driver is as new or newer, remove the compat directory from the search path (an older compat libcuda on a newer kernel module gives 803, on other GPUs 804)".to_string(),
@@ -871,7 +882,7 @@ mod tests {
                 "/x/libcudart.so.12",
             );
         let f = only(&t.findings(), "CDT004").clone();
-        assert_eq!(f.title, "driver 470.82.1 is older than 525.60.13 for CUDA 12.x, which the CUDA 12 runtime needs");
+        assert_eq!(f.title, "driver 470.82.01 is older than 525.60.13 for CUDA 12.x, which the CUDA 12 runtime needs");
     }
 
     #[test]
@@ -888,7 +899,7 @@ mod tests {
         let f = only(&t.findings(), "CDT004").clone();
         assert_eq!(f.severity, Severity::Info);
         assert!(
-            f.title.contains("toolkit driver is 590.44.1"),
+            f.title.contains("toolkit driver is 590.44.01"),
             "{}",
             f.title
         );
@@ -949,7 +960,7 @@ mod tests {
         let fs = t.findings();
         let f = only(&fs, "CDT005");
         assert_eq!(f.severity, Severity::Error);
-        assert_eq!(f.title, "forward compatibility on a GPU that does not support it (804): libcuda 580.95.5 from /usr/local/cuda-13.0/compat");
+        assert_eq!(f.title, "forward compatibility on a GPU that does not support it (804): libcuda 580.95.05 from /usr/local/cuda-13.0/compat");
         assert!(
             f.remedy
                 .contains("remove /usr/local/cuda-13.0/compat from LD_LIBRARY_PATH"),
@@ -983,7 +994,7 @@ mod tests {
             });
         let fs = t.findings();
         let f = only(&fs, "CDT005");
-        assert_eq!(f.title, "the forward-compatibility libcuda 580.95.5 does not match the kernel module 580.159.4 (803)");
+        assert_eq!(f.title, "the forward-compatibility libcuda 580.95.05 does not match the kernel module 580.159.04 (803)");
         assert!(
             f.remedy
                 .contains("not needed: remove /usr/local/cuda-13.0/compat from LD_LIBRARY_PATH"),

@@ -1,0 +1,1803 @@
+//! End-to-end tests of the findings (`cudnn-trace explain` lists the codes):
+//! each test builds the fake CUDA stack a real-world situation needs
+//! (`tests/fixtures/build-stack.sh`), compiles the situation's C program
+//! (`tests/findings/NN_name/`, which says what it reproduces and its source
+//! in compat-facts), runs it under the real launcher
+//! (`cudnn-trace -q --out DIR -- PROG`), then reads the real
+//! `cudnn-trace report --json DIR` and checks the finding's code, severity
+//! and evidence (paths, versions, reasons), and that nothing else of error
+//! level was said. The clean run must have no error or warning finding.
+//!
+//! ```sh
+//! cargo test -p cudnn-trace-integration --test findings
+//! ```
+//!
+//! Work directories: `<target>/cdt-launcher/findings-*`. Framework messages
+//! (CDT010) are read from the program's stderr, which the launcher keeps as
+//! `stderr.txt` in the trace directory.
+
+use cudnn_trace_integration::launcher_support::{
+    build_stack, cc, launcher, report_json, run, work_dir, Output,
+};
+use cudnn_trace_integration::tools;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+// ---------------------------------------------------------------------------
+// Building and running a situation
+
+/// The C sources of the situations (`tests/findings`).
+fn sources() -> PathBuf {
+    tools::package_dir().join("findings")
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().expect("UTF-8 path").to_string()
+}
+
+/// One situation: a fresh work directory `<target>/cdt-launcher/findings-NAME`.
+struct Case {
+    dir: PathBuf,
+}
+
+/// A traced run: how the launcher ended and the trace directory.
+struct Traced {
+    out: Output,
+    trace: PathBuf,
+}
+
+impl Case {
+    fn new(name: &str) -> Case {
+        Case {
+            dir: work_dir(&format!("findings-{name}")),
+        }
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    /// A pip site-packages directory (`venv/lib/python3.12/site-packages`).
+    fn site(&self) -> PathBuf {
+        self.p("venv/lib/python3.12/site-packages")
+    }
+
+    /// `build-stack.sh KIND <dir>/REL OPTIONS...` (`args[0]` is KIND); the directory.
+    fn stack(&self, rel: &str, args: &[&str]) -> PathBuf {
+        let out = self.p(rel);
+        self.stack_at(&out, args);
+        out
+    }
+
+    fn stack_at(&self, out: &Path, args: &[&str]) {
+        let mut a: Vec<OsString> = vec![args[0].into(), out.as_os_str().to_owned()];
+        a.extend(args[1..].iter().map(OsString::from));
+        build_stack(&a);
+    }
+
+    /// The wheel layout of a pip cuDNN: `SITE/nvidia/cudnn/lib` plus the
+    /// `nvidia_cudnn_cuM-V.dist-info` directory that names its version.
+    fn pip_cudnn(&self, version: &str, cuda: &str, extra: &[&str]) -> PathBuf {
+        let lib = self.site().join("nvidia/cudnn/lib");
+        let kind = if version.starts_with("8.") {
+            "cudnn8"
+        } else {
+            "cudnn9"
+        };
+        let mut args = vec![kind, "--version", version, "--cuda", cuda];
+        args.extend_from_slice(extra);
+        self.stack_at(&lib, &args);
+        let cu = cuda.split('.').next().unwrap();
+        let build = if version.starts_with("8.") {
+            "29"
+        } else {
+            "56"
+        };
+        fs::create_dir_all(
+            self.site()
+                .join(format!("nvidia_cudnn_cu{cu}-{version}.{build}.dist-info")),
+        )
+        .unwrap();
+        lib
+    }
+
+    /// The driver's libcuda where containers have it (`usr/local/nvidia/lib64`).
+    fn driver(&self, version: &str, cuda: &str, extra: &[&str]) -> PathBuf {
+        let mut args = vec!["cuda", "--driver", version, "--cuda", cuda];
+        args.extend_from_slice(extra);
+        self.stack("usr/local/nvidia/lib64", &args)
+    }
+
+    /// Compiles `tests/findings/SRC` into `<dir>/OUT` with `${CC:-cc}`, the
+    /// fake headers, `extra` flags and `-ldl`.
+    fn compile(&self, src: &str, out: &str, extra: &[String]) -> PathBuf {
+        let bin = self.p(out);
+        fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        let mut cmd = cc();
+        cmd.args(["-std=gnu11", "-O2", "-Wall", "-Wextra"])
+            .arg(format!(
+                "-I{}",
+                s(&tools::package_dir().join("fixtures/stack"))
+            ))
+            .arg("-o")
+            .arg(&bin)
+            .arg(sources().join(src))
+            .args(extra)
+            .arg("-ldl");
+        let res = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("running the C compiler {cmd:?}: {e}"));
+        assert!(
+            res.status.success() && res.stderr.is_empty(),
+            "compiling {src} ({}): {cmd:?}\n{}{}",
+            res.status,
+            String::from_utf8_lossy(&res.stdout),
+            String::from_utf8_lossy(&res.stderr)
+        );
+        bin
+    }
+
+    /// `cudnn-trace -q [OPTS...] --out LABEL -- PROG ARGS...` in the work
+    /// directory, with `env` (LD_LIBRARY_PATH, …) set for the program.
+    fn trace(
+        &self,
+        label: &str,
+        opts: &[&str],
+        env: &[(&str, String)],
+        prog: &Path,
+        args: &[String],
+    ) -> Traced {
+        let mut cmd = launcher(&self.dir);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.arg("-q")
+            .args(opts)
+            .args(["--out", label, "--"])
+            .arg(prog)
+            .args(args);
+        Traced {
+            out: run(cmd, None),
+            trace: self.p(label),
+        }
+    }
+}
+
+/// Directories joined for LD_LIBRARY_PATH.
+fn path_list(dirs: &[&Path]) -> String {
+    dirs.iter().map(|d| s(d)).collect::<Vec<_>>().join(":")
+}
+
+/// `-L DIR -l:SONAME -Wl,--disable-new-dtags,-rpath,DIR`: linked like
+/// libtorch_cuda.so (DT_NEEDED found through a DT_RPATH, which beats
+/// LD_LIBRARY_PATH).
+fn link_rpath(dir: &Path, soname: &str) -> Vec<String> {
+    vec![
+        format!("-L{}", s(dir)),
+        format!("-l:{soname}"),
+        format!("-Wl,--disable-new-dtags,-rpath,{}", s(dir)),
+    ]
+}
+
+/// `-Wl,--enable-new-dtags,-rpath,DIR`: a DT_RUNPATH (loses to LD_LIBRARY_PATH).
+fn runpath(dir: &Path) -> Vec<String> {
+    vec![format!("-Wl,--enable-new-dtags,-rpath,{}", s(dir))]
+}
+
+// ---------------------------------------------------------------------------
+// Reading the report
+
+/// `cudnn-trace report --json TRACE`, which must succeed.
+fn report(t: &Traced) -> Value {
+    let (out, doc) = report_json(t.trace.parent().unwrap(), &[&t.trace]);
+    assert_eq!(
+        out.code(),
+        Some(0),
+        "report --json {}:\n{}",
+        t.trace.display(),
+        out.show()
+    );
+    doc.unwrap_or_else(|| panic!("report --json printed no JSON:\n{}", out.show()))
+}
+
+fn arr(v: &Value) -> &[Value] {
+    v.as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+/// Every finding of every process.
+fn all(doc: &Value) -> Vec<&Value> {
+    arr(&doc["processes"])
+        .iter()
+        .flat_map(|p| arr(&p["findings"]).iter())
+        .collect()
+}
+
+/// One line per finding, for assertion messages.
+fn show(doc: &Value) -> String {
+    let mut out = String::new();
+    for f in all(doc) {
+        out += &format!(
+            "{} {} {}\n    fix: {}\n",
+            text(&f["severity"]),
+            text(&f["code"]),
+            text(&f["title"]),
+            text(&f["remedy"])
+        );
+        for e in arr(&f["evidence"]) {
+            out += &format!("    {e}\n");
+        }
+    }
+    out
+}
+
+/// The findings with `code`.
+fn with_code<'a>(doc: &'a Value, code: &str) -> Vec<&'a Value> {
+    all(doc).into_iter().filter(|f| f["code"] == code).collect()
+}
+
+/// The one finding with `code` whose title contains `title_part`.
+fn one<'a>(doc: &'a Value, code: &str, title_part: &str) -> &'a Value {
+    let v: Vec<&Value> = with_code(doc, code)
+        .into_iter()
+        .filter(|f| text(&f["title"]).contains(title_part))
+        .collect();
+    assert_eq!(
+        v.len(),
+        1,
+        "want exactly one {code} finding with {title_part:?} in its title, got {}:\n{}",
+        v.len(),
+        show(doc)
+    );
+    v[0]
+}
+
+/// The pieces of evidence of a finding whose `what` is `what`.
+fn evidence<'a>(f: &'a Value, what: &str) -> Vec<&'a Value> {
+    arr(&f["evidence"])
+        .iter()
+        .filter(|e| e["what"] == what)
+        .collect()
+}
+
+/// The evidence `what` about `path`; panics when there is none.
+fn ev<'a>(f: &'a Value, what: &str, path: &Path) -> &'a Value {
+    let p = s(path);
+    arr(&f["evidence"])
+        .iter()
+        .find(|e| e["what"] == what && e["path"] == p.as_str())
+        .unwrap_or_else(|| panic!("no {what:?} evidence for {p} in {f:#}"))
+}
+
+/// Whether some evidence of `f` has a `detail` containing `part`.
+fn detail_has(f: &Value, part: &str) -> bool {
+    arr(&f["evidence"])
+        .iter()
+        .any(|e| text(&e["detail"]).contains(part))
+}
+
+/// Findings of a severity, from the document's total.
+fn total(doc: &Value, severity: &str) -> u64 {
+    doc["findings_total"][severity].as_u64().unwrap_or(u64::MAX)
+}
+
+/// The codes of the error findings, sorted, deduplicated.
+fn error_codes(doc: &Value) -> Vec<String> {
+    let mut v: Vec<String> = all(doc)
+        .into_iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| text(&f["code"]).to_string())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The error codes must be exactly `want` (nothing else went wrong).
+fn assert_errors(doc: &Value, want: &[&str]) {
+    assert_eq!(error_codes(doc), want, "error findings:\n{}", show(doc));
+}
+
+fn assert_exit(t: &Traced, code: i32) {
+    assert_eq!(t.out.code(), Some(code), "{}", t.out.show());
+}
+
+/// Whether the loader of this machine would find a `name*` without help (the
+/// ld.so cache, or a default directory): a situation about a library that
+/// cannot be found cannot be staged then (as in `fixtures/selftest.sh`).
+fn machine_provides(name: &str) -> bool {
+    let dirs = [
+        "/lib",
+        "/usr/lib",
+        "/lib64",
+        "/usr/lib64",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+    ];
+    let listed = |d: &str| {
+        fs::read_dir(d).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(name))
+        })
+    };
+    if dirs.iter().any(|d| listed(d)) {
+        return true;
+    }
+    ["/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"]
+        .iter()
+        .find_map(|p| std::process::Command::new(p).arg("-p").output().ok())
+        .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains(name))
+}
+
+/// The program's stderr as the launcher kept it (`stderr.txt`).
+fn kept_stderr(t: &Traced) -> String {
+    let p = t.trace.join("stderr.txt");
+    fs::read_to_string(&p).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (the launcher keeps the program's stderr there; report explains its messages)",
+            p.display()
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Situations shared by several tests
+
+const PY: &str = "venv/bin/python3.12";
+
+/// The pip CUDA 13 runtime (`SITE/nvidia/cu13/lib/libcudart.so.13`).
+fn pip_cudart13(case: &Case) -> PathBuf {
+    case.stack(
+        "venv/lib/python3.12/site-packages/nvidia/cu13/lib",
+        &["cudart", "--version", "13.0"],
+    )
+}
+
+/// Situation 02: the pip cuDNN 9.19 dispatcher through the program's
+/// DT_RPATH, the system's 9.14 graph and engines (without ops/cnn/adv)
+/// first on LD_LIBRARY_PATH. Returns (pip dir, graph dir, program, env).
+fn two_installs_v9(case: &Case) -> (PathBuf, PathBuf, PathBuf, Vec<(&'static str, String)>) {
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let system = case.stack(
+        "usr/lib/x86_64-linux-gnu",
+        &["cudnn9", "--version", "9.14.0", "--versioned-files"],
+    );
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let graph = case.p("opt/cudnn-9.14-graph/lib");
+    fs::create_dir_all(&graph).unwrap();
+    for e in fs::read_dir(&system).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let keep = ["libcudnn_graph", "libcudnn_engines", "libcudnn_heuristic"];
+        if keep.iter().any(|k| name.starts_with(k)) {
+            std::os::unix::fs::symlink(system.join(&name), graph.join(&name)).unwrap();
+        }
+    }
+    let prog = case.compile(
+        "02_cudnn9_two_installs/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&graph, &drv]))];
+    (pip, graph, prog, env)
+}
+
+/// Situation 16: one pip install of everything, driver 580, SM 9.0.
+fn clean_pip(case: &Case) -> (PathBuf, PathBuf, PathBuf, Vec<(&'static str, String)>) {
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let rt = pip_cudart13(case);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let mut flags = link_rpath(&rt, "libcudart.so.13");
+    flags.extend(link_rpath(&pip, "libcudnn.so.9"));
+    let prog = case.compile("16_clean_pip/main.c", PY, &flags);
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    (pip, rt, prog, env)
+}
+
+// ---------------------------------------------------------------------------
+// 1. CDT001: two files of one cuDNN library
+
+#[test]
+fn two_files_of_one_cudnn_library_v9_and_v8() {
+    for major in [9, 8] {
+        let case = Case::new(&format!("duplicate-v{major}"));
+        let (pip, system, other, soname) = if major == 9 {
+            let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+            let sys = case.stack(
+                "usr/lib/x86_64-linux-gnu",
+                &["cudnn9", "--version", "9.14.0", "--versioned-files"],
+            );
+            let other = sys.join("libcudnn.so.9.14.0");
+            (pip, sys, other, "libcudnn.so.9")
+        } else {
+            let pip = case.pip_cudnn("8.9.7", "12.2", &[]);
+            let sys = case.stack(
+                "usr/lib/x86_64-linux-gnu",
+                &["cudnn8", "--version", "8.9.2", "--versioned-files"],
+            );
+            let other = sys.join("libcudnn.so.8.9.2");
+            (pip, sys, other, "libcudnn.so.8")
+        };
+        let drv = case.driver("580.159.04", "13.0", &[]);
+        let prog = case.compile("01_duplicate_cudnn/main.c", PY, &link_rpath(&pip, soname));
+        let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+        let t = case.trace("t", &[], &env, &prog, &[s(&other)]);
+        assert_exit(&t, 0);
+        let doc = report(&t);
+
+        let f = one(&doc, "CDT001", "files of libcudnn (cuDNN)");
+        assert_eq!(f["severity"], "error", "{f:#}");
+        let want = if major == 9 { "9.14.0" } else { "8.9.2" };
+        assert!(text(&f["title"]).starts_with("2 different files"), "{f:#}");
+        assert!(text(&f["title"]).ends_with(want), "{f:#}");
+        let first = ev(f, "loaded", &pip.join(soname));
+        assert_eq!(first["reason"], "RPATH");
+        assert_eq!(first["requester"], s(&prog).as_str());
+        let second = ev(f, "loaded", &other);
+        assert_eq!(second["reason"], "path");
+        assert_eq!(second["version"], want);
+        assert_eq!(second["requester"], s(&prog).as_str());
+        assert!(
+            text(&f["remedy"])
+                .contains(&format!("the first one loaded ({})", s(&pip.join(soname))))
+                && text(&f["remedy"]).contains(&format!("loads {} by its path", s(&other))),
+            "{f:#}"
+        );
+        if major == 9 {
+            // The second dispatcher opened its own graph (it asks for
+            // libcudnn_graph.so.9.14.0 first, which no loaded object is).
+            let g = one(&doc, "CDT001", "files of libcudnn_graph (cuDNN)");
+            assert_eq!(
+                text(&g["title"]),
+                "2 different files of libcudnn_graph (cuDNN) in one process: 9.19.0, 9.14.0"
+            );
+            ev(g, "loaded", &system.join("libcudnn_graph.so.9.14.0"));
+        } else {
+            // The v8 dispatcher opens ops_infer by soname: the one loaded
+            // already serves both, so only the dispatcher is doubled, and
+            // dispatchers of two versions over one ops_infer work (E5):
+            // CDT002 says so as a warning.
+            assert_eq!(with_code(&doc, "CDT001").len(), 1, "{}", show(&doc));
+            let w = one(&doc, "CDT002", "cuDNN 8");
+            assert_eq!(w["severity"], "warning", "{w:#}");
+        }
+        let more = if major == 9 {
+            &["CDT001", "CDT002"][..]
+        } else {
+            &["CDT001"][..]
+        };
+        assert_errors(&doc, more);
+
+        // The same file again through a symlink is one object: no finding.
+        let alias = case.p("alias");
+        fs::create_dir_all(&alias).unwrap();
+        std::os::unix::fs::symlink(pip.join(soname), alias.join(soname)).unwrap();
+        let t = case.trace("same", &[], &env, &prog, &[s(&alias.join(soname))]);
+        assert_exit(&t, 0);
+        let doc = report(&t);
+        assert!(all(&doc).is_empty(), "{}", show(&doc));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 2. CDT002 + CDT008: cuDNN 9 sub-libraries from two installs
+
+#[test]
+fn cudnn9_sublibraries_from_two_installs() {
+    let case = Case::new("two-installs-v9");
+    let (pip, graph, prog, env) = two_installs_v9(&case);
+    let t = case.trace("t", &[], &env, &prog, &[]);
+    assert_exit(&t, 0);
+    assert_eq!(
+        t.out.out(),
+        "cudnnGetVersion=91400\ncudnnOpsVersionCheck=1002\n",
+        "the mix-up must happen"
+    );
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT002", "CDT008"]);
+
+    let f = one(&doc, "CDT002", "cuDNN 9");
+    assert_eq!(
+        text(&f["title"]),
+        "cuDNN 9 sub-libraries do not match libcudnn_graph 9.14.0: libcudnn_ops"
+    );
+    let r = ev(
+        f,
+        "reference (libcudnn_graph)",
+        &graph.join("libcudnn_graph.so.9"),
+    );
+    assert_eq!(r["version"], "9.14.0");
+    assert_eq!(r["reason"], "LD_LIBRARY_PATH");
+    assert_eq!(r["search_dir"], s(&graph).as_str());
+    let ops = ev(f, "loaded", &pip.join("libcudnn_ops.so.9"));
+    assert_eq!(ops["reason"], "RUNPATH");
+    let check = ev(f, "version check", &pip.join("libcudnn_ops.so.9"));
+    assert!(
+        text(&check["detail"]).contains("returned 1002 (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)"),
+        "{check:#}"
+    );
+    let call = ev(f, "call", &pip.join("libcudnn.so.9"));
+    assert_eq!(
+        text(&call["detail"]),
+        "cudnnOpsVersionCheck() returned 1002 (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)"
+    );
+    assert!(
+        text(&f["remedy"]).starts_with(&format!(
+            "load every cuDNN 9 file from one install, {}: remove {} from LD_LIBRARY_PATH",
+            s(&pip),
+            s(&graph)
+        )),
+        "{f:#}"
+    );
+
+    let f = one(
+        &doc,
+        "CDT008",
+        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+    );
+    assert_eq!(f["severity"], "error");
+    assert_eq!(
+        text(&f["title"]),
+        format!(
+            "libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({}, 9.14.0) although the RUNPATH of libcudnn.so.9 holds another copy, {} (9.19.0.56, pip nvidia_cudnn_cu13)",
+            s(&graph),
+            s(&pip.join("libcudnn_graph.so.9"))
+        )
+    );
+    let other = ev(f, "on disk", &pip.join("libcudnn_graph.so.9"));
+    assert_eq!(
+        text(&other["detail"]),
+        format!("RUNPATH entry $ORIGIN of {}", s(&pip.join("libcudnn.so.9")))
+    );
+    assert!(
+        text(&f["remedy"]).contains(&format!("cudnn-trace --pin {}", s(&pip))),
+        "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 3. CDT002: cuDNN 8 sub-libraries from two installs (status 14)
+
+#[test]
+fn cudnn8_sublibraries_from_two_installs() {
+    let case = Case::new("two-installs-v8");
+    let pip = case.pip_cudnn("8.9.7", "12.2", &[]);
+    let toolkit = case.stack(
+        "usr/local/cuda-12.2/lib64",
+        &["cudnn8", "--version", "8.9.2", "--versioned-files"],
+    );
+    // A stray ops_infer of another build in a directory on LD_LIBRARY_PATH.
+    let stray = case.p("opt/stray/lib");
+    fs::create_dir_all(&stray).unwrap();
+    std::os::unix::fs::symlink(
+        toolkit.join("libcudnn_ops_infer.so.8.9.2"),
+        stray.join("libcudnn_ops_infer.so.8"),
+    )
+    .unwrap();
+    let drv = case.driver("535.104.05", "12.2", &[]);
+    let prog = case.compile(
+        "03_cudnn8_two_installs/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.8"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&stray, &drv]))];
+    let t = case.trace("t", &[], &env, &prog, &[]);
+    assert_exit(&t, 0);
+    assert_eq!(
+        t.out.out(),
+        "cudnnGetVersion=8902\ncudnnCnnInferVersionCheck=14\n"
+    );
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT002", "CDT008"]);
+    let f = one(&doc, "CDT002", "cuDNN 8");
+    assert_eq!(
+        text(&f["title"]),
+        "cuDNN 8 sub-libraries do not match libcudnn_ops_infer 8.9.2: libcudnn_cnn_infer"
+    );
+    let r = ev(
+        f,
+        "reference (libcudnn_ops_infer)",
+        &stray.join("libcudnn_ops_infer.so.8"),
+    );
+    assert_eq!(r["version"], "8.9.2");
+    assert_eq!(r["reason"], "LD_LIBRARY_PATH");
+    let check = ev(f, "version check", &pip.join("libcudnn_cnn_infer.so.8"));
+    assert!(
+        text(&check["detail"]).contains("returned 14 (CUDNN_STATUS_VERSION_MISMATCH)"),
+        "{check:#}"
+    );
+    let call = ev(f, "call", &pip.join("libcudnn.so.8"));
+    assert_eq!(
+        text(&call["detail"]),
+        "cudnnCnnInferVersionCheck() returned 14 (CUDNN_STATUS_VERSION_MISMATCH)"
+    );
+    assert!(
+        text(&f["remedy"]).contains(&format!("remove {} from LD_LIBRARY_PATH", s(&stray))),
+        "{f:#}"
+    );
+    let f = one(&doc, "CDT008", "libcudnn_ops_infer.so.8");
+    ev(f, "on disk", &pip.join("libcudnn_ops_infer.so.8"));
+    assert!(
+        text(&f["title"]).ends_with("(8.9.7.29, pip nvidia_cudnn_cu12)"),
+        "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 4. CDT003: cuDNN built for another CUDA major than the runtime
+
+#[test]
+fn cudnn_built_for_another_cuda_major_than_the_runtime() {
+    // (cuDNN, its CUDA build, runtime dir, runtime version, runtime soname, driver, driver CUDA)
+    let cases = [
+        (
+            "9.19.0",
+            "12.9",
+            "nvidia/cu13/lib",
+            "13.0",
+            "libcudart.so.13",
+            "580.159.04",
+            "13.0",
+        ),
+        (
+            "8.9.7",
+            "11.8",
+            "nvidia/cuda_runtime/lib",
+            "12.2",
+            "libcudart.so.12",
+            "535.104.05",
+            "12.2",
+        ),
+    ];
+    for (cudnn, build, rt_dir, rt_ver, rt_so, driver, driver_cuda) in cases {
+        let major = &cudnn[..1];
+        let case = Case::new(&format!("build-vs-runtime-v{major}"));
+        let pip = case.pip_cudnn(cudnn, build, &[]);
+        let rt = case.stack(
+            &format!("venv/lib/python3.12/site-packages/{rt_dir}"),
+            &["cudart", "--version", rt_ver],
+        );
+        let drv = case.driver(driver, driver_cuda, &[]);
+        let mut flags = link_rpath(&rt, rt_so);
+        flags.extend(link_rpath(&pip, &format!("libcudnn.so.{major}")));
+        let prog = case.compile("04_cudnn_build_vs_cudart/main.c", PY, &flags);
+        let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+        let t = case.trace("t", &[], &env, &prog, &[]);
+        assert_exit(&t, 0);
+        let doc = report(&t);
+        assert_errors(&doc, &[]);
+        let rt_major = &rt_ver[..2];
+        let f = one(&doc, "CDT003", "cuDNN built for CUDA");
+        assert_eq!(f["severity"], "warning");
+        assert_eq!(
+            text(&f["title"]),
+            format!(
+                "cuDNN built for CUDA {build}, but the process loaded the CUDA {rt_major} runtime"
+            )
+        );
+        let core = if major == "9" {
+            "libcudnn_graph.so.9"
+        } else {
+            "libcudnn_ops_infer.so.8"
+        };
+        let v = ev(f, "version", &pip.join(core));
+        assert_eq!(v["version"], build);
+        assert!(
+            text(&v["detail"]).starts_with("cudnnGetCudartVersion() = "),
+            "{v:#}"
+        );
+        let r = ev(f, "loaded", &rt.join(rt_so));
+        assert_eq!(r["version"], rt_ver);
+        assert_eq!(r["reason"], "RPATH");
+        assert!(
+            text(&f["remedy"]).contains(&format!("nvidia-cudnn-cu{rt_major}")),
+            "{f:#}"
+        );
+        assert_eq!(all(&doc).len(), 1, "{}", show(&doc));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 5. CDT004: the driver is too old for the runtime
+
+#[test]
+fn driver_too_old_for_the_runtime() {
+    let case = Case::new("driver-too-old");
+    let rt = pip_cudart13(&case);
+    let drv = case.driver("535.104.05", "12.2", &[]);
+    let prog = case.compile(
+        "05_driver_too_old/main.c",
+        PY,
+        &link_rpath(&rt, "libcudart.so.13"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let t = case.trace("t", &[], &env, &prog, &[]);
+    assert_exit(&t, 1);
+    let msg = "CUDA driver version is insufficient for CUDA runtime version";
+    assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT004"]);
+    let f = one(&doc, "CDT004", "driver");
+    assert_eq!(
+        text(&f["title"]),
+        "the driver supports CUDA 12.2, the CUDA 13.0 runtime needs CUDA 13.x"
+    );
+    let r = ev(f, "loaded", &rt.join("libcudart.so.13"));
+    assert_eq!(r["version"], "13.0");
+    let libcuda = drv.join("libcuda.so.1");
+    let by_query = evidence(f, "driver")
+        .into_iter()
+        .find(|e| e["version"] == "12.2")
+        .unwrap_or_else(|| panic!("no driver 12.2 evidence: {f:#}"));
+    assert_eq!(by_query["path"], s(&libcuda).as_str());
+    let by_name = evidence(f, "driver")
+        .into_iter()
+        .find(|e| e["detail"] == "from the file name")
+        .unwrap_or_else(|| panic!("no driver file evidence: {f:#}"));
+    assert_eq!(by_name["version"], "535.104.05");
+    let m = evidence(f, "message");
+    assert!(
+        m.iter().any(|e| text(&e["detail"]).contains(msg)
+            && text(&e["detail"]).contains("35 (cudaErrorInsufficientDriver)")),
+        "{f:#}"
+    );
+    assert!(
+        text(&f["remedy"]).starts_with("upgrade the NVIDIA driver to 580 or newer"),
+        "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 6. CDT005: forward-compatibility libcuda, 804 and 803
+
+#[test]
+fn forward_compatibility_libcuda_804_803_and_working() {
+    for init in ["804", "803", "0"] {
+        let case = Case::new(&format!("forward-compat-{init}"));
+        let rt = pip_cudart13(&case);
+        let compat = case.stack(
+            "usr/local/cuda-13.0/compat",
+            &[
+                "cuda",
+                "--driver",
+                "580.95.05",
+                "--cuda",
+                "13.0",
+                "--init-result",
+                init,
+            ],
+        );
+        // The host's own driver, after the compat directory.
+        let drv = case.driver("570.172.08", "12.8", &[]);
+        let prog = case.compile(
+            "06_forward_compat/main.c",
+            PY,
+            &link_rpath(&rt, "libcudart.so.13"),
+        );
+        let env = vec![("LD_LIBRARY_PATH", path_list(&[&compat, &drv]))];
+        let t = case.trace("t", &[], &env, &prog, &[]);
+        let doc = report(&t);
+        let f = one(&doc, "CDT005", "libcuda");
+        let l = ev(f, "loaded", &compat.join("libcuda.so.1"));
+        assert_eq!(l["reason"], "LD_LIBRARY_PATH");
+        assert_eq!(l["search_dir"], s(&compat).as_str());
+        let leave = format!("remove {} from LD_LIBRARY_PATH", s(&compat));
+        match init {
+            "804" => {
+                assert_exit(&t, 1);
+                assert_eq!(f["severity"], "error");
+                assert_eq!(
+                    text(&f["title"]),
+                    format!("forward compatibility on a GPU that does not support it (804): libcuda 580.95.05 from {}", s(&compat))
+                );
+                assert!(detail_has(f, "cuInit() returned 804 (cudaErrorCompatNotSupportedOnDevice / CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)"), "{f:#}");
+                assert!(
+                    detail_has(f, "forward compatibility was attempted on non supported HW"),
+                    "{f:#}"
+                );
+                assert!(text(&f["remedy"]).contains(&leave), "{f:#}");
+                // cuInit's 804 belongs to CDT005, not to CDT007.
+                assert_errors(&doc, &["CDT005"]);
+            }
+            "803" => {
+                assert_exit(&t, 1);
+                assert_eq!(f["severity"], "error");
+                assert!(
+                    text(&f["title"]).starts_with(
+                        "the forward-compatibility libcuda 580.95.05 does not match the kernel module"
+                    ) && text(&f["title"]).ends_with("(803)"),
+                    "{f:#}"
+                );
+                assert!(detail_has(f, "cuInit() returned 803 (cudaErrorSystemDriverMismatch / CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)"), "{f:#}");
+                assert!(text(&f["remedy"]).contains(&leave), "{f:#}");
+                assert_errors(&doc, &["CDT005"]);
+            }
+            _ => {
+                assert_exit(&t, 0);
+                // Working: worth knowing (a warning when this host's kernel
+                // module is newer than the compat package), never an error.
+                assert_ne!(f["severity"], "error", "{f:#}");
+                assert!(
+                    text(&f["title"]).contains("forward-compatibility libcuda 580.95.05"),
+                    "{f:#}"
+                );
+                assert_errors(&doc, &[]);
+                assert_eq!(all(&doc).len(), 1, "{}", show(&doc));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 7. CDT006 (+ CDT010): "Unable to load any of {libcudnn_graph.so.9.1.0, …}"
+
+#[test]
+fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
+    for major in [9, 8] {
+        let probe = if major == 9 {
+            "libcudnn_graph.so"
+        } else {
+            "libcudnn_ops_infer.so.8"
+        };
+        if machine_provides(probe) {
+            eprintln!("skipped (cuDNN {major}): this machine's loader finds a {probe}* by itself");
+            continue;
+        }
+        let case = Case::new(&format!("missing-core-v{major}"));
+        let (pip, soname, core) = if major == 9 {
+            let pip = case.pip_cudnn("9.1.0", "12.2", &[]);
+            (pip, "libcudnn.so.9", "libcudnn_graph.so.9")
+        } else {
+            let pip = case.pip_cudnn("8.9.7", "12.2", &[]);
+            (pip, "libcudnn.so.8", "libcudnn_ops_infer.so.8")
+        };
+        let drv = case.driver("580.159.04", "13.0", &[]);
+        let prog = case.compile(
+            "07_missing_sublibrary/main.c",
+            PY,
+            &link_rpath(&pip, soname),
+        );
+        // The core library is gone from the wheel's directory (kept where
+        // nothing looks, to be put back elsewhere below).
+        let held = case.p("held");
+        fs::create_dir_all(&held).unwrap();
+        fs::rename(pip.join(core), held.join(core)).unwrap();
+        let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+        let t = case.trace("t", &[], &env, &prog, &[]);
+        assert_eq!(
+            t.out.signal(),
+            Some(6),
+            "SIGABRT, as cuDNN aborts: {}",
+            t.out.show()
+        );
+        let (message, names) = if major == 9 {
+            (
+                "Unable to load any of {libcudnn_graph.so.9.1.0, libcudnn_graph.so.9.1, libcudnn_graph.so.9, libcudnn_graph.so}",
+                vec![
+                    "libcudnn_graph.so.9.1.0",
+                    "libcudnn_graph.so.9.1",
+                    "libcudnn_graph.so.9",
+                    "libcudnn_graph.so",
+                ],
+            )
+        } else {
+            (
+                "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory",
+                vec!["libcudnn_ops_infer.so.8"],
+            )
+        };
+        assert!(kept_stderr(&t).contains(message), "{}", t.out.show());
+
+        let check = |doc: &Value| {
+            assert_errors(doc, &["CDT006", "CDT010"]);
+            let f = one(doc, "CDT006", names[0]);
+            let also = if names.len() > 1 {
+                format!("; also as {}", names[1..].join(", "))
+            } else {
+                String::new()
+            };
+            assert_eq!(
+                text(&f["title"]),
+                format!(
+                    "{} could not be loaded (dlopen by {soname}{also})",
+                    names[0]
+                )
+            );
+            let failed = evidence(f, "failed");
+            assert_eq!(failed.len(), 1, "{f:#}");
+            assert_eq!(failed[0]["requester"], s(&pip.join(soname)).as_str());
+            if major == 8 {
+                assert!(
+                    text(&failed[0]["detail"])
+                        .contains("libcudnn_ops_infer.so.8: cannot open shared object file"),
+                    "{f:#}"
+                );
+            }
+            // Every place tried: each name in the dispatcher's RUNPATH
+            // directory and on LD_LIBRARY_PATH.
+            let tried = evidence(f, "tried");
+            for n in &names {
+                for (dir, reason) in [(&pip, "RUNPATH"), (&drv, "LD_LIBRARY_PATH")] {
+                    let p = s(&dir.join(n));
+                    assert!(
+                        tried.iter().any(|e| e["path"] == p.as_str()
+                            && e["reason"] == reason
+                            && e["detail"] == "missing"),
+                        "{p} ({reason}) not among the places tried: {f:#}"
+                    );
+                }
+            }
+            // cuDNN's own message, explained with the same failures.
+            let m = one(doc, "CDT010", "could not be loaded");
+            assert!(
+                evidence(m, "message")
+                    .iter()
+                    .any(|e| text(&e["detail"]).contains(message)),
+                "{m:#}"
+            );
+            assert!(!evidence(m, "failed").is_empty(), "{m:#}");
+            f.clone()
+        };
+
+        // Nothing on this machine (unless it has a cuDNN of its own).
+        let doc = report(&t);
+        let f = check(&doc);
+        let here = s(&case.dir);
+        let on_disk = evidence(&f, "on disk");
+        assert!(
+            on_disk.iter().all(|e| !text(&e["path"]).starts_with(&here)),
+            "{f:#}"
+        );
+        if on_disk.is_empty() {
+            assert!(
+                text(&f["remedy"]).starts_with("no copy was found on this machine: install cuDNN"),
+                "{f:#}"
+            );
+        } else {
+            eprintln!(
+                "note: this machine has a {core} of its own; the no-copy remedy is not checked"
+            );
+        }
+
+        // A copy in site-packages/torch/lib (where large wheels bundle
+        // cuDNN), which the dispatcher does not search: named on disk.
+        let torch = case.site().join("torch/lib");
+        fs::create_dir_all(&torch).unwrap();
+        fs::rename(held.join(core), torch.join(core)).unwrap();
+        let doc = report(&t);
+        let f = check(&doc);
+        let c = ev(&f, "on disk", &torch.join(core));
+        assert_eq!(c["detail"], "found via pip");
+        assert_eq!(
+            text(&f["remedy"]),
+            format!(
+                "a copy exists at {} ({major} (major only)): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks",
+                s(&torch.join(core)),
+                s(&torch)
+            )
+        );
+        let m = one(&doc, "CDT010", "could not be loaded");
+        ev(m, "on disk", &torch.join(core));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 8. CDT006: cuDNN's dlopen of NVRTC fails
+
+#[test]
+fn cudnn_cannot_load_nvrtc() {
+    if machine_provides("libnvrtc.so") {
+        eprintln!("skipped: this machine's loader finds a libnvrtc.so* by itself");
+        return;
+    }
+    let case = Case::new("nvrtc");
+    let pip = case.pip_cudnn("9.19.0", "12.9", &["--nvrtc"]);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    // nvidia-cuda-nvrtc-cu12's directory, which cuDNN's RUNPATH does not name.
+    let nvrtc = case.site().join("nvidia/cuda_nvrtc/lib");
+    fs::create_dir_all(&nvrtc).unwrap();
+    let mut cmd = cc();
+    cmd.args([
+        "-shared",
+        "-fPIC",
+        "-xc",
+        "/dev/null",
+        "-Wl,-soname,libnvrtc.so.12",
+        "-o",
+    ])
+    .arg(nvrtc.join("libnvrtc.so.12"));
+    let res = cmd.output().unwrap();
+    assert!(
+        res.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let prog = case.compile(
+        "08_nvrtc_missing/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let t = case.trace("t", &[], &env, &prog, &[]);
+    assert_exit(&t, 0);
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT006"]);
+    let f = one(&doc, "CDT006", "libnvrtc");
+    assert_eq!(
+        text(&f["title"]),
+        "libnvrtc.so.12 could not be loaded (dlopen by libcudnn_graph.so.9; also as libnvrtc.so)"
+    );
+    let failed = evidence(f, "failed");
+    assert_eq!(
+        failed[0]["requester"],
+        s(&pip.join("libcudnn_graph.so.9")).as_str()
+    );
+    assert!(
+        text(&failed[0]["detail"])
+            .contains("libnvrtc.so: cannot open shared object file: No such file or directory"),
+        "{f:#}"
+    );
+    let tried = evidence(f, "tried");
+    for n in ["libnvrtc.so.12", "libnvrtc.so"] {
+        let p = s(&pip.join(n));
+        assert!(
+            tried
+                .iter()
+                .any(|e| e["path"] == p.as_str() && e["reason"] == "RUNPATH"),
+            "{p} not tried: {f:#}"
+        );
+    }
+    let c = ev(f, "on disk", &nvrtc.join("libnvrtc.so.12"));
+    assert_eq!(c["detail"], "found via pip");
+    assert!(
+        text(&f["remedy"]).starts_with(&format!(
+            "a copy exists at {}",
+            s(&nvrtc.join("libnvrtc.so.12"))
+        )) && text(&f["remedy"]).contains(&format!("LD_LIBRARY_PATH={}:", s(&nvrtc))),
+        "{f:#}"
+    );
+
+    // With that directory on LD_LIBRARY_PATH, NVRTC loads: nothing to say.
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&nvrtc, &drv]))];
+    let t = case.trace("fixed", &[], &env, &prog, &[]);
+    assert_exit(&t, 0);
+    let doc = report(&t);
+    assert!(all(&doc).is_empty(), "{}", show(&doc));
+}
+
+// ---------------------------------------------------------------------------
+// 9. CDT001 (warning): two CUDA runtime majors
+
+/// Situation 09: a cudart 13 program that loads a CUDA 12 plugin with its
+/// own cudart 12. Returns (cudart 13 dir, cudart 12 dir, plugin, program, env).
+fn two_runtimes(
+    case: &Case,
+) -> (
+    PathBuf,
+    PathBuf,
+    PathBuf,
+    PathBuf,
+    Vec<(&'static str, String)>,
+) {
+    let rt13 = pip_cudart13(case);
+    let rt12 = case.stack(
+        "venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib",
+        &["cudart", "--version", "12.8"],
+    );
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let mut flags = vec![
+        "-shared".to_string(),
+        "-fPIC".to_string(),
+        format!("-L{}", s(&rt12)),
+        "-l:libcudart.so.12".to_string(),
+    ];
+    flags.extend(runpath(&rt12));
+    let plugin = case.compile(
+        "09_two_cudart_majors/plugin.c",
+        "venv/lib/python3.12/site-packages/plugin_cu12/libplugin_cu12.so",
+        &flags,
+    );
+    let prog = case.compile(
+        "09_two_cudart_majors/main.c",
+        PY,
+        &link_rpath(&rt13, "libcudart.so.13"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    (rt13, rt12, plugin, prog, env)
+}
+
+#[test]
+fn two_cuda_runtime_majors_in_one_process() {
+    let case = Case::new("two-cudart");
+    let (rt13, rt12, plugin, prog, env) = two_runtimes(&case);
+    let t = case.trace("t", &[], &env, &prog, &[s(&plugin)]);
+    assert_exit(&t, 0);
+    assert_eq!(
+        t.out.out(),
+        "framework runtime=13000\nplugin runtime=12080\n"
+    );
+    let doc = report(&t);
+    assert_errors(&doc, &[]);
+    assert_eq!(all(&doc).len(), 1, "{}", show(&doc));
+    let f = one(&doc, "CDT001", "libcudart");
+    assert_eq!(f["severity"], "warning");
+    assert_eq!(
+        text(&f["title"]),
+        "2 files of libcudart (CUDA runtime) of different majors (12, 13) in one process"
+    );
+    let a = ev(f, "loaded", &rt13.join("libcudart.so.13"));
+    assert_eq!(
+        (a["version"].clone(), a["reason"].clone()),
+        ("13.0".into(), "RPATH".into())
+    );
+    let b = ev(f, "loaded", &rt12.join("libcudart.so.12"));
+    assert_eq!(b["version"], "12.8");
+    assert_eq!(b["reason"], "RUNPATH");
+    assert_eq!(b["requester"], s(&plugin).as_str());
+    assert!(
+        text(&f["remedy"]).contains(&format!(
+            "the RUNPATH of {} points at {}",
+            s(&plugin),
+            s(&rt12)
+        )),
+        "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 10. CDT007: cudnnCreate fails with NOT_INITIALIZED (v9 1001, v8 1)
+
+#[test]
+fn cudnn_create_not_initialized_v9_and_v8() {
+    for major in [9, 8] {
+        let case = Case::new(&format!("create-fails-v{major}"));
+        let pip = if major == 9 {
+            case.pip_cudnn("9.19.0", "13.0", &[])
+        } else {
+            case.pip_cudnn("8.9.7", "12.2", &[])
+        };
+        let soname = format!("libcudnn.so.{major}");
+        let drv = case.driver("580.159.04", "13.0", &["--init-result", "100"]);
+        let prog = case.compile(
+            "10_cudnn_create_fails/main.c",
+            PY,
+            &link_rpath(&pip, &soname),
+        );
+        let env = vec![
+            ("LD_LIBRARY_PATH", path_list(&[&drv])),
+            ("CUDA_VISIBLE_DEVICES", String::new()),
+        ];
+        let t = case.trace("t", &[], &env, &prog, &[]);
+        assert_exit(&t, 1);
+        let status = if major == 9 { 1001 } else { 1 };
+        assert_eq!(
+            t.out.out(),
+            format!("cudnnCreate={status} CUDNN_STATUS_NOT_INITIALIZED\n")
+        );
+        let doc = report(&t);
+        assert_errors(&doc, &["CDT007"]);
+        assert_eq!(with_code(&doc, "CDT007").len(), 2, "{}", show(&doc));
+
+        let f = one(&doc, "CDT007", "cudnnCreate failed");
+        assert_eq!(
+            text(&f["title"]),
+            format!("cudnnCreate failed: {status} CUDNN_STATUS_NOT_INITIALIZED (cuDNN {major} numbering)")
+        );
+        let c = ev(f, "call", &pip.join(&soname));
+        assert_eq!(
+            text(&c["detail"]),
+            format!("cudnnCreate() returned {status}")
+        );
+        ev(f, "loaded", &pip.join(&soname));
+        assert!(detail_has(f, "CUDA_VISIBLE_DEVICES=\"\""), "{f:#}");
+        assert!(!evidence(f, "likely cause").is_empty(), "{f:#}");
+        assert_eq!(
+            text(&f["remedy"]),
+            "CUDA_VISIBLE_DEVICES hides every GPU: unset it or name a GPU; cuInit itself failed (100 CUDA_ERROR_NO_DEVICE): fix that first"
+        );
+
+        // cuDNN's own cuInit (through dlsym) is reported too.
+        let f = one(&doc, "CDT007", "cuInit failed");
+        assert_eq!(text(&f["title"]), "cuInit failed: 100 CUDA_ERROR_NO_DEVICE");
+        let c = ev(f, "call", &drv.join("libcuda.so.1"));
+        assert_eq!(c["detail"], "cuInit() returned 100");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 11. CDT009: a GPU older than the loaded cuDNN supports
+
+#[test]
+fn gpu_older_than_cudnn_supports() {
+    // (cuDNN, CUDA build, runtime dir, runtime, soname, driver, driver CUDA, GPU, minimum SM)
+    let cases = [
+        (
+            "9.19.0",
+            "13.0",
+            "nvidia/cu13/lib",
+            "13.0",
+            "libcudart.so.13",
+            "580.159.04",
+            "13.0",
+            "7.0",
+            "7.5",
+        ),
+        (
+            "8.9.7",
+            "12.2",
+            "nvidia/cuda_runtime/lib",
+            "12.2",
+            "libcudart.so.12",
+            "535.104.05",
+            "12.2",
+            "3.7",
+            "5.0",
+        ),
+    ];
+    for (cudnn, build, rt_dir, rt_ver, rt_so, driver, driver_cuda, sm, min) in cases {
+        let major = &cudnn[..1];
+        let case = Case::new(&format!("old-gpu-v{major}"));
+        let pip = case.pip_cudnn(cudnn, build, &[]);
+        let rt = case.stack(
+            &format!("venv/lib/python3.12/site-packages/{rt_dir}"),
+            &["cudart", "--version", rt_ver],
+        );
+        let drv = case.driver(driver, driver_cuda, &["--cc", sm]);
+        let mut flags = link_rpath(&rt, rt_so);
+        flags.extend(link_rpath(&pip, &format!("libcudnn.so.{major}")));
+        let prog = case.compile("11_gpu_too_old/main.c", PY, &flags);
+        let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+        let t = case.trace("t", &[], &env, &prog, &[]);
+        let doc = report(&t);
+        let f = one(&doc, "CDT009", "older than");
+        assert_eq!(f["severity"], "error");
+        let build_major = &build[..2];
+        assert_eq!(
+            text(&f["title"]),
+            format!("the GPU (SM {sm}) is older than cuDNN {cudnn} for CUDA {build_major} supports (SM {min}+)")
+        );
+        let core = if major == "9" {
+            "libcudnn_graph.so.9"
+        } else {
+            "libcudnn_ops_infer.so.8"
+        };
+        assert_eq!(ev(f, "loaded", &pip.join(core))["version"], cudnn);
+        let g = evidence(f, "gpu");
+        assert_eq!(g.len(), 1, "{f:#}");
+        assert_eq!(g[0]["version"], format!("SM {sm}").as_str());
+        assert!(
+            text(&g[0]["detail"]).contains("cudaDeviceGetAttribute()"),
+            "{f:#}"
+        );
+        assert!(
+            detail_has(f, &format!("supports SM {min} and newer")),
+            "{f:#}"
+        );
+        if major == "9" {
+            // PyTorch refuses it too, and says so.
+            assert_exit(&t, 1);
+            let m = one(&doc, "CDT010", "refuses this GPU");
+            assert_eq!(text(&m["title"]), "PyTorch: cuDNN 9.19.0 refuses this GPU");
+            assert_errors(&doc, &["CDT009", "CDT010"]);
+        } else {
+            assert_exit(&t, 0);
+            assert_errors(&doc, &["CDT009"]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 12. CDT010: the frameworks' own messages, explained from the trace
+
+/// A venv with the pip cuDNN (`SITE/nvidia/cudnn/lib` + dist-info), a
+/// system cuDNN of another version in `usr/lib/x86_64-linux-gnu` (Debian
+/// layout) and the driver; LD_LIBRARY_PATH names the system directory first.
+struct Mismatch {
+    pip: PathBuf,
+    system: PathBuf,
+    env: Vec<(&'static str, String)>,
+    driver: PathBuf,
+}
+
+fn mismatch(case: &Case, pip_version: &str, pip_cuda: &str, sys_version: &str) -> Mismatch {
+    let pip = case.pip_cudnn(pip_version, pip_cuda, &[]);
+    let kind = if sys_version.starts_with("8.") {
+        "cudnn8"
+    } else {
+        "cudnn9"
+    };
+    let system = case.stack(
+        "usr/lib/x86_64-linux-gnu",
+        &[kind, "--version", sys_version, "--versioned-files"],
+    );
+    let driver = case.driver("580.159.04", "13.0", &[]);
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&system, &driver]))];
+    Mismatch {
+        pip,
+        system,
+        env,
+        driver,
+    }
+}
+
+/// What a framework-message finding must say (`check_cudnn_version_message`).
+struct Expected<'a> {
+    framework: &'a str,
+    runtime: &'a str,
+    build: &'a str,
+    /// A part of the quoted message.
+    message: &'a str,
+    /// The loaded file that has the run-time version.
+    runtime_file: PathBuf,
+    /// The copy on disk that fits the build, and the version it shows.
+    good_copy: PathBuf,
+    good_version: &'a str,
+}
+
+/// What every framework-message finding must show: the quoted message, the
+/// framework's rule re-checked, the loaded file of the run-time version (and
+/// why it was chosen: `m.system` on LD_LIBRARY_PATH), and where a copy that
+/// fits the build is.
+fn check_cudnn_version_message(doc: &Value, m: &Mismatch, want: Expected<'_>) {
+    let Expected {
+        framework,
+        runtime,
+        build,
+        message: message_part,
+        runtime_file,
+        good_copy,
+        good_version,
+    } = want;
+    let system = &m.system;
+    let f = one(doc, "CDT010", &format!("{framework}:"));
+    assert_eq!(f["severity"], "error");
+    assert_eq!(
+        text(&f["title"]),
+        format!("{framework}: the cuDNN loaded at run time ({runtime}) does not fit the one it was built with ({build})")
+    );
+    assert!(
+        evidence(f, "message")
+            .iter()
+            .any(|e| text(&e["detail"]).contains(message_part)),
+        "{f:#}"
+    );
+    assert!(
+        detail_has(
+            f,
+            &format!("build {build}, run time {runtime}: incompatible")
+        ),
+        "{f:#}"
+    );
+    let r = ev(f, "runtime version from", &runtime_file);
+    assert_eq!(r["version"], runtime);
+    assert_eq!(r["reason"], "LD_LIBRARY_PATH");
+    assert_eq!(r["search_dir"], s(system).as_str());
+    assert!(
+        detail_has(
+            f,
+            &format!(
+                "a cuDNN that fits the build ({build}): {} [{good_version}]",
+                s(&good_copy)
+            )
+        ),
+        "{f:#}"
+    );
+    let remedy = text(&f["remedy"]);
+    assert!(
+        remedy.contains(&format!(
+            "came through LD_LIBRARY_PATH from {}: remove {} from LD_LIBRARY_PATH",
+            s(system),
+            s(system)
+        )),
+        "{remedy}"
+    );
+    assert!(
+        remedy.contains(&format!(
+            "a cuDNN {good_version} is at {}",
+            s(good_copy.parent().unwrap())
+        )),
+        "{remedy}"
+    );
+}
+
+#[test]
+fn pytorch_message_explained() {
+    let case = Case::new("msg-pytorch");
+    let m = mismatch(&case, "9.19.0", "13.0", "9.14.0");
+    let prog = case.compile(
+        "12_pytorch_message/main.c",
+        PY,
+        &link_rpath(&m.pip, "libcudnn.so.9"),
+    );
+    let t = case.trace("t", &[], &m.env, &prog, &[]);
+    assert_exit(&t, 1);
+    let msg = "PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0)";
+    assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT008", "CDT010"]);
+    check_cudnn_version_message(
+        &doc,
+        &m,
+        Expected {
+            framework: "PyTorch",
+            runtime: "9.14.0",
+            build: "9.19.0",
+            message: msg,
+            runtime_file: m.system.join("libcudnn_graph.so.9"),
+            good_copy: m.pip.join("libcudnn_graph.so.9"),
+            good_version: "9.19.0.56",
+        },
+    );
+    let f = one(&doc, "CDT010", "PyTorch:");
+    let c = ev(f, "call", &m.pip.join("libcudnn.so.9"));
+    assert_eq!(
+        c["version"], "9.14.0",
+        "what cudnnGetProperty answered: {f:#}"
+    );
+    assert!(
+        text(&f["remedy"]).contains("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1"),
+        "{f:#}"
+    );
+    one(
+        &doc,
+        "CDT008",
+        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+    );
+
+    // The same program without the system directory: no message, nothing.
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&m.driver]))];
+    let t = case.trace("fixed", &[], &env, &prog, &[]);
+    assert_exit(&t, 0);
+    assert_eq!(t.out.out(), "runtime cuDNN (9, 19, 0)\n");
+    let doc = report(&t);
+    assert!(all(&doc).is_empty(), "{}", show(&doc));
+}
+
+#[test]
+fn xla_message_explained() {
+    let case = Case::new("msg-xla");
+    let m = mismatch(&case, "9.19.0", "13.0", "9.14.0");
+    let prog = case.compile("13_xla_message/main.c", PY, &runpath(&m.pip));
+    let t = case.trace("t", &[], &m.env, &prog, &[]);
+    assert_exit(&t, 1);
+    let msg = "Loaded runtime CuDNN library: 9.14.0 but source was compiled with: 9.19.0.";
+    assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT008", "CDT010"]);
+    check_cudnn_version_message(
+        &doc,
+        &m,
+        Expected {
+            framework: "TensorFlow/XLA",
+            runtime: "9.14.0",
+            build: "9.19.0",
+            message: msg,
+            runtime_file: m.system.join("libcudnn_graph.so.9.14.0"),
+            good_copy: m.pip.join("libcudnn_graph.so.9"),
+            good_version: "9.19.0.56",
+        },
+    );
+    // The dispatcher itself came from LD_LIBRARY_PATH, although the
+    // program's RUNPATH names the wheel's directory.
+    let f = one(&doc, "CDT008", "libcudnn.so.9 came from LD_LIBRARY_PATH");
+    let l = ev(f, "loaded", &m.system.join("libcudnn.so.9"));
+    assert_eq!(l["requester"], s(&prog).as_str());
+    let o = ev(f, "on disk", &m.pip.join("libcudnn.so.9"));
+    assert_eq!(
+        text(&o["detail"]),
+        format!("RUNPATH entry {} of {}", s(&m.pip), s(&prog))
+    );
+}
+
+#[test]
+fn tensorflow1_compatibility_version_message_explained() {
+    let case = Case::new("msg-tf1");
+    let m = mismatch(&case, "8.9.7", "12.2", "8.6.0");
+    let prog = case.compile("14_tf1_message/main.c", PY, &runpath(&m.pip));
+    let t = case.trace("t", &[], &m.env, &prog, &[]);
+    assert_exit(&t, 1);
+    let msg = "Loaded runtime CuDNN library: 8600 (compatibility version 8600) but source was compiled with 8907 (compatibility version 8900)";
+    assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT008", "CDT010"]);
+    check_cudnn_version_message(
+        &doc,
+        &m,
+        Expected {
+            framework: "TensorFlow 1.x",
+            runtime: "8.6.0",
+            build: "8.9.7",
+            message: msg,
+            runtime_file: m.system.join("libcudnn_ops_infer.so.8"),
+            good_copy: m.pip.join("libcudnn_ops_infer.so.8"),
+            good_version: "8.9.7.29",
+        },
+    );
+    let f = one(&doc, "CDT010", "TensorFlow 1.x:");
+    assert!(
+        detail_has(f, "the \"compatibility version\" (v/100)*100"),
+        "TF's old rule: {f:#}"
+    );
+}
+
+#[test]
+fn jax_message_explained() {
+    let case = Case::new("msg-jax");
+    let m = mismatch(&case, "9.19.0", "13.0", "9.14.0");
+    let prog = case.compile("15_jax_message/main.c", PY, &[]);
+    let t = case.trace("t", &[], &m.env, &prog, &[s(&m.pip.join("libcudnn.so.9"))]);
+    assert_exit(&t, 1);
+    let msg = "Outdated cuDNN installation found.\nVersion JAX was built against: 91900\nMinimum supported: 919\nInstalled version: 91400";
+    assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT008", "CDT010"]);
+    check_cudnn_version_message(
+        &doc,
+        &m,
+        Expected {
+            framework: "JAX",
+            runtime: "9.14.0",
+            build: "9.19.0",
+            message: "Installed version: 91400",
+            runtime_file: m.system.join("libcudnn_graph.so.9"),
+            good_copy: m.pip.join("libcudnn_graph.so.9"),
+            good_version: "9.19.0.56",
+        },
+    );
+    let f = one(&doc, "CDT010", "JAX:");
+    assert!(
+        text(&f["remedy"]).contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1"),
+        "{f:#}"
+    );
+    // JAX loads the wheel's dispatcher by its path; graph still came from
+    // LD_LIBRARY_PATH, before the dispatcher's RUNPATH.
+    let disp = ev(f, "call", &m.pip.join("libcudnn.so.9"));
+    assert_eq!(disp["version"], "9.14.0");
+    one(
+        &doc,
+        "CDT008",
+        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 13. A clean pip-layout run: nothing to say
+
+#[test]
+fn clean_pip_run_has_no_findings() {
+    let case = Case::new("clean");
+    let (_pip, _rt, prog, env) = clean_pip(&case);
+    let t = case.trace("t", &[], &env, &prog, &[]);
+    assert_exit(&t, 0);
+    assert_eq!(
+        t.out.out(),
+        "runtime=13000 driver=13000 sm=9.0\ncudnnGetVersion=91900 cudart=13000\nchecks=0 0 0 0\ncudnnCreate=0\n"
+    );
+    // XLA's success line was captured, and must not read as a mismatch.
+    assert!(
+        kept_stderr(&t).contains("Loaded cuDNN version 91900"),
+        "{}",
+        t.out.show()
+    );
+    let doc = report(&t);
+    assert_eq!(total(&doc, "error"), 0, "{}", show(&doc));
+    assert_eq!(total(&doc, "warning"), 0, "{}", show(&doc));
+    assert!(all(&doc).is_empty(), "{}", show(&doc));
+    // The trace did have what the rules look at: versions, the calls, the
+    // compute capability (so CDT003/4/9 were evaluated, not skipped).
+    let p = &arr(&doc["processes"])[0];
+    assert!(
+        arr(&p["libraries"]).len() >= 10,
+        "cuDNN, cudart and libcuda all traced: {p:#}"
+    );
+    let raw = fs::read_to_string(
+        fs::read_dir(&t.trace)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .unwrap(),
+    )
+    .unwrap();
+    for want in [
+        r#""fn":"cudaDeviceGetAttribute""#,
+        r#""fn":"cudnnCreate""#,
+        r#""cuda_build":13000"#,
+        r#""driver_file":"580.159.04""#,
+    ] {
+        assert!(raw.contains(want), "{want} not in the trace");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 14. --fail-on: report's and the launcher's
+
+fn launcher_json(t: &Traced) -> Value {
+    let p = t.trace.join("launcher.json");
+    serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+#[test]
+fn fail_on_gates_exit_3() {
+    let broken = Case::new("gate-broken");
+    let (_, _, prog_b, env_b) = two_installs_v9(&broken);
+    let clean = Case::new("gate-clean");
+    let (_, _, prog_c, env_c) = clean_pip(&clean);
+    let warn = Case::new("gate-warning");
+    let (_, _, plugin, prog_w, env_w) = two_runtimes(&warn);
+
+    // report --fail-on.
+    let tb = broken.trace("t", &[], &env_b, &prog_b, &[]);
+    let tc = clean.trace("t", &[], &env_c, &prog_c, &[]);
+    let tw = warn.trace("t", &[], &env_w, &prog_w, &[s(&plugin)]);
+    for (t, level, want) in [
+        (&tb, "error", 3),
+        (&tb, "warning", 3),
+        (&tc, "error", 0),
+        (&tc, "warning", 0),
+        (&tc, "info", 0),
+        (&tw, "error", 0),
+        (&tw, "warning", 3),
+    ] {
+        let (out, doc) = report_json(
+            &broken.dir,
+            &[
+                OsString::from("--fail-on"),
+                level.into(),
+                t.trace.clone().into(),
+            ],
+        );
+        assert_eq!(
+            out.code(),
+            Some(want),
+            "report --fail-on {level} {}:\n{}",
+            t.trace.display(),
+            out.show()
+        );
+        assert!(doc.is_some(), "the document is printed either way");
+    }
+    let mut cmd = launcher(&broken.dir);
+    cmd.args(["report", "--fail-on", "error"]).arg(&tb.trace);
+    let text_run = run(cmd, None);
+    assert_eq!(text_run.code(), Some(3), "{}", text_run.show());
+
+    // The launcher's --fail-on: 3 only when the program itself exited 0.
+    let t = broken.trace("gated", &["--fail-on", "error"], &env_b, &prog_b, &[]);
+    assert_exit(&t, 3);
+    let rec = launcher_json(&t);
+    assert_eq!(rec["exit_code"], 0, "{rec:#}");
+    assert_eq!(rec["status"], 3, "{rec:#}");
+    assert_eq!(rec["findings"]["tripped"], true, "{rec:#}");
+    assert_eq!(rec["findings"]["fail_on"], "error", "{rec:#}");
+    assert_eq!(rec["findings"]["error"], 2, "{rec:#}");
+
+    let t = clean.trace("gated", &["--fail-on", "info"], &env_c, &prog_c, &[]);
+    assert_exit(&t, 0);
+    let rec = launcher_json(&t);
+    assert_eq!(rec["findings"]["tripped"], false, "{rec:#}");
+    assert_eq!(rec["status"], 0, "{rec:#}");
+
+    let t = warn.trace(
+        "gated-error",
+        &["--fail-on", "error"],
+        &env_w,
+        &prog_w,
+        &[s(&plugin)],
+    );
+    assert_exit(&t, 0);
+    let t = warn.trace(
+        "gated-warning",
+        &["--fail-on", "warning"],
+        &env_w,
+        &prog_w,
+        &[s(&plugin)],
+    );
+    assert_exit(&t, 3);
+
+    // A program that fails by itself keeps its own status.
+    let old = Case::new("gate-own-failure");
+    let rt = pip_cudart13(&old);
+    let drv = old.driver("535.104.05", "12.2", &[]);
+    let prog = old.compile(
+        "05_driver_too_old/main.c",
+        PY,
+        &link_rpath(&rt, "libcudart.so.13"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let t = old.trace("gated", &["--fail-on", "error"], &env, &prog, &[]);
+    assert_exit(&t, 1);
+    let rec = launcher_json(&t);
+    assert_eq!(rec["findings"]["tripped"], true, "{rec:#}");
+    assert_eq!(rec["status"], 1, "{rec:#}");
+}
+
+// ---------------------------------------------------------------------------
+// 15. The text report's findings section, and `explain`
+
+#[test]
+fn text_findings_section_and_explain() {
+    let case = Case::new("text");
+    let (_, graph, prog, env) = two_installs_v9(&case);
+    let t = case.trace("t", &[], &env, &prog, &[]);
+    assert_exit(&t, 0);
+    let doc = report(&t);
+    let codes: Vec<String> = all(&doc)
+        .iter()
+        .map(|f| text(&f["code"]).to_string())
+        .collect();
+    assert_eq!(codes, ["CDT002", "CDT008"], "errors first, then by code");
+
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t.trace);
+    let out = run(cmd, None);
+    assert_eq!(out.code(), Some(0), "{}", out.show());
+    let text_out = out.out();
+    assert!(
+        text_out.contains(&format!("\nfindings ({}):\n", codes.len())),
+        "{text_out}"
+    );
+    for code in &codes {
+        assert!(
+            text_out.contains(&format!("\n          more: cudnn-trace explain {code}\n")),
+            "{code}: {text_out}"
+        );
+    }
+    let head = text_out
+        .lines()
+        .find(|l| l.starts_with("ERROR   CDT008  "))
+        .unwrap_or_else(|| panic!("no CDT008 line: {text_out}"));
+    assert!(
+        head.contains(&format!(
+            "libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({}",
+            s(&graph)
+        )),
+        "{head}"
+    );
+    assert!(text_out.contains("\n          fix: remove "), "{text_out}");
+
+    // A clean run says so.
+    let clean = Case::new("text-clean");
+    let (_, _, prog, env) = clean_pip(&clean);
+    let tc = clean.trace("t", &[], &env, &prog, &[]);
+    let mut cmd = launcher(&clean.dir);
+    cmd.arg("report").arg(&tc.trace);
+    let out = run(cmd, None);
+    assert_eq!(out.code(), Some(0), "{}", out.show());
+    assert!(out.out().contains("\nfindings: none\n"), "{}", out.out());
+
+    // explain: every code of the report, lower case too; the list; unknown.
+    for code in codes
+        .iter()
+        .map(String::as_str)
+        .chain(["cdt006", "duplicate-library"])
+    {
+        let mut cmd = launcher(&case.dir);
+        cmd.args(["explain", code]);
+        let out = run(cmd, None);
+        assert_eq!(out.code(), Some(0), "explain {code}: {}", out.show());
+        assert!(out.out().starts_with("CDT0"), "{}", out.out());
+        assert!(
+            out.out()
+                .contains("Sources (shared/reference/compat-facts.md)"),
+            "{}",
+            out.out()
+        );
+    }
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("explain");
+    let out = run(cmd, None);
+    assert_eq!(out.code(), Some(0), "{}", out.show());
+    let list = out.out();
+    assert_eq!(list.lines().count(), 11, "{list}");
+    for (i, l) in list.lines().enumerate() {
+        assert!(l.starts_with(&format!("CDT{:03}  ", i + 1)), "{l}");
+    }
+    let mut cmd = launcher(&case.dir);
+    cmd.args(["explain", "CDT999"]);
+    let out = run(cmd, None);
+    assert_eq!(out.code(), Some(2), "{}", out.show());
+    assert!(out.out().is_empty(), "{}", out.show());
+}
