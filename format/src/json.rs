@@ -48,6 +48,27 @@ impl<'a> Line<'a> {
         }
     }
 
+    /// A string, or `null` when absent.
+    pub fn opt_str(&mut self, k: &str, v: Option<&str>) -> &mut Self {
+        self.opt_bytes(k, v.map(str::as_bytes))
+    }
+
+    /// A number, or `null` when absent.
+    pub fn opt_i64(&mut self, k: &str, v: Option<i64>) -> &mut Self {
+        match v {
+            Some(v) => self.i64(k, v),
+            None => self.null(k),
+        }
+    }
+
+    /// A number, or `null` when absent.
+    pub fn opt_u64(&mut self, k: &str, v: Option<u64>) -> &mut Self {
+        match v {
+            Some(v) => self.u64(k, v),
+            None => self.null(k),
+        }
+    }
+
     pub fn u64(&mut self, k: &str, v: u64) -> &mut Self {
         self.key(k);
         write_u64(self.buf, v);
@@ -224,6 +245,23 @@ mod tests {
             String::from_utf8(buf).unwrap(),
             "{\"ev\":\"load\",\"path\":\"/a \\\"b\\\"\\\\c\\n\\u0001\",\"n\":0,\"neg\":-42,\
              \"ok\":true,\"none\":null,\"argv\":[\"x\",\"y\"],\"tried\":[{\"i\":1},{\"i\":2}]}\n"
+        );
+    }
+
+    #[test]
+    fn optional_values() {
+        let mut buf = Vec::new();
+        let mut l = Line::new(&mut buf);
+        l.opt_str("a", Some("x"))
+            .opt_str("b", None)
+            .opt_i64("c", Some(-1))
+            .opt_i64("d", None)
+            .opt_u64("e", Some(7))
+            .opt_u64("f", None);
+        l.finish();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "{\"a\":\"x\",\"b\":null,\"c\":-1,\"d\":null,\"e\":7,\"f\":null}\n"
         );
     }
 

@@ -228,15 +228,20 @@ pub const CUDA_FAMILY: &[(&str, &str)] = &[
     ("libnccl", "nccl"),
 ];
 
+/// The part of a path after its last `/` (all of it when it has none).
+pub fn basename(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&c| c == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
 /// The CUDA family a file name (or path) belongs to, if any.
 ///
 /// `libcudnn_graph.so.9` → `cudnn`; `libcuda.so.1` → `cuda`;
 /// `libcudart_static.a` → none (not a shared object name).
 pub fn cuda_family(name: &[u8]) -> Option<&'static str> {
-    let base = match name.iter().rposition(|&c| c == b'/') {
-        Some(i) => &name[i + 1..],
-        None => name,
-    };
+    let base = basename(name);
     if !contains(base, b".so") {
         return None;
     }
@@ -251,19 +256,34 @@ pub fn cuda_family(name: &[u8]) -> Option<&'static str> {
 /// `libcudnn_<word>.so`, each optionally followed by `.<digits>` groups;
 /// takes a path (only the part after the last `/` counts).
 pub fn cudnn_name(name: &[u8]) -> Option<(&[u8], Vec<u32>)> {
-    let base = match name.iter().rposition(|&c| c == b'/') {
-        Some(i) => &name[i + 1..],
-        None => name,
-    };
-    let so = base.windows(3).position(|w| w == b".so")?;
-    let (stem, rest) = (&base[..so], &base[so + 3..]);
+    let (stem, rest) = split_so(basename(name))?;
     let word_ok =
         |w: &[u8]| !w.is_empty() && w.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_');
+    // The stem first: this runs for every name the loader searches under a
+    // pin, and most are not cuDNN's.
     match stem.strip_prefix(b"libcudnn") {
         Some([]) => {}
         Some([b'_', word @ ..]) if word_ok(word) => {}
         _ => return None,
     }
+    Some((stem, so_numbers(rest)?))
+}
+
+/// The version numbers after `.so` in a library file name (or path):
+/// `libcudart.so.13.0.96` gives `[13, 0, 96]`, `libcuda.so` gives `[]`;
+/// `None` without `.so`, or when what follows it is not `.<digits>` groups.
+pub fn so_version(name: &[u8]) -> Option<Vec<u32>> {
+    so_numbers(split_so(basename(name))?.1)
+}
+
+/// A file name split at its first `.so`: the stem, and what follows `.so`.
+fn split_so(base: &[u8]) -> Option<(&[u8], &[u8])> {
+    let so = base.windows(3).position(|w| w == b".so")?;
+    Some((&base[..so], &base[so + 3..]))
+}
+
+/// `.9.19.0` gives `[9, 19, 0]`, the empty string `[]`.
+fn so_numbers(rest: &[u8]) -> Option<Vec<u32>> {
     let mut version = Vec::new();
     if !rest.is_empty() {
         for part in rest.strip_prefix(b".")?.split(|&c| c == b'.') {
@@ -273,7 +293,7 @@ pub fn cudnn_name(name: &[u8]) -> Option<(&[u8], Vec<u32>)> {
             version.push(part.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')));
         }
     }
-    Some((stem, version))
+    Some(version)
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -328,5 +348,20 @@ mod tests {
         ] {
             assert_eq!(cudnn_name(bad), None, "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn so_versions_and_basenames() {
+        assert_eq!(
+            so_version(b"/x/libcudart.so.13.0.96"),
+            Some(vec![13, 0, 96])
+        );
+        assert_eq!(so_version(b"libcuda.so.1"), Some(vec![1]));
+        assert_eq!(so_version(b"libcuda.so"), Some(vec![]));
+        assert_eq!(so_version(b"libcudart.so.13.x"), None);
+        assert_eq!(so_version(b"libcudart_static.a"), None);
+        assert_eq!(basename(b"/a/b/libc.so.6"), b"libc.so.6");
+        assert_eq!(basename(b"libc.so.6"), b"libc.so.6");
+        assert_eq!(basename(b"/a/b/"), b"");
     }
 }

@@ -23,7 +23,7 @@ use crate::elf::{self, Candidate};
 use crate::lock::ForkSafeLock;
 use crate::sys::*;
 use crate::trace;
-use cudnn_trace_format::{cuda_family, ev, json::Line, reason, tried, via};
+use cudnn_trace_format::{basename, cuda_family, ev, json::Line, reason, tried, via};
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CStr;
@@ -69,8 +69,7 @@ impl Search {
     /// recorded: this runs for every name every object asks for.
     unsafe fn new(name: Vec<u8>, requester: usize) -> Search {
         let recorded = wants(&name, &name).is_some();
-        let needed =
-            recorded && requester != 0 && elf::has_needed(requester as *const LinkMap, &name);
+        let needed = recorded && is_needed_by(requester, &name);
         Search {
             requester_path: if recorded {
                 map_path(requester)
@@ -275,12 +274,14 @@ unsafe fn map_path(map: usize) -> Vec<u8> {
     if name.is_empty() && map == MAIN_MAP.load(Ordering::Relaxed) {
         exe_path().to_vec()
     } else {
-        name
+        name.to_vec()
     }
 }
 
-fn basename(p: &[u8]) -> &[u8] {
-    p.rsplit(|&c| c == b'/').next().unwrap_or(p)
+/// Whether `name` is one of the DT_NEEDED entries of `requester` (a live
+/// link map, or 0 for none).
+unsafe fn is_needed_by(requester: usize, name: &[u8]) -> bool {
+    requester != 0 && elf::any_needed(requester as *const LinkMap, |n| n == name)
 }
 
 fn dirname(p: &[u8]) -> &[u8] {
@@ -323,6 +324,16 @@ fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
         })
         .ok()
         .flatten()
+}
+
+/// As [`with_thread`], for work on what the thread has in progress: a
+/// thread with nothing in progress gets `None` without a state being
+/// allocated and freed again.
+fn with_busy_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    if THREAD.try_with(|cell| cell.get().is_null()).unwrap_or(true) {
+        return None;
+    }
+    with_thread(f)
 }
 
 fn wants(name: &[u8], path: &[u8]) -> Option<Option<&'static str>> {
@@ -387,13 +398,6 @@ unsafe fn expand_entry(entry: &[u8], owner: usize) -> Vec<u8> {
     out
 }
 
-fn trim_slash(mut p: &[u8]) -> &[u8] {
-    while p.len() > 1 && p.ends_with(b"/") {
-        p = &p[..p.len() - 1];
-    }
-    p
-}
-
 /// Length of the prefix of `s` that `pat` matches, ending at a path
 /// separator of `s`. `pat` may contain `*` (any run of characters).
 fn glob_prefix(pat: &[u8], s: &[u8]) -> Option<usize> {
@@ -416,7 +420,7 @@ unsafe fn list_match(list: &[u8], owner: usize, cand: &[u8]) -> Option<Vec<u8>> 
         .filter(|e| !e.is_empty())
         .find_map(|e| {
             let pat = expand_entry(e, owner);
-            glob_prefix(trim_slash(&pat), cand).map(|n| cand[..n].to_vec())
+            glob_prefix(crate::pin::trim_trailing_slashes(&pat), cand).map(|n| cand[..n].to_vec())
         })
 }
 
@@ -462,8 +466,8 @@ unsafe fn attribute_runpath(
     if requester == 0 {
         return fallback;
     }
-    let req_info = elf::dyn_info(requester as *const LinkMap);
-    if req_info.runpath.is_none() {
+    let runpath = elf::dyn_string(requester as *const LinkMap, DT_RUNPATH);
+    if runpath.is_none() {
         let main = MAIN_MAP.load(Ordering::Relaxed);
         let mut seen_main = false;
         let mut cur = requester;
@@ -473,7 +477,7 @@ unsafe fn attribute_runpath(
             if cur == 0 || (hop > 0 && !OBJECTS.with(|o| o.contains_key(&cur))) {
                 break;
             }
-            if let Some(rp) = &elf::dyn_info(cur as *const LinkMap).rpath {
+            if let Some(rp) = elf::dyn_string(cur as *const LinkMap, DT_RPATH) {
                 if let Some(dir) = list_match(rp, cur, cand) {
                     return (reason::RPATH, Some(cur), dir);
                 }
@@ -482,13 +486,13 @@ unsafe fn attribute_runpath(
             cur = OBJECTS.with(|o| o.get(&cur).map_or(0, |x| x.requester));
         }
         if !seen_main && main != 0 {
-            if let Some(rp) = &elf::dyn_info(main as *const LinkMap).rpath {
+            if let Some(rp) = elf::dyn_string(main as *const LinkMap, DT_RPATH) {
                 if let Some(dir) = list_match(rp, main, cand) {
                     return (reason::RPATH, Some(main), dir);
                 }
             }
         }
-    } else if let Some(rp) = &req_info.runpath {
+    } else if let Some(rp) = runpath {
         if let Some(dir) = list_match(rp, requester, cand) {
             return (reason::RUNPATH, Some(requester), dir);
         }
@@ -549,16 +553,13 @@ unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
 }
 
 /// Identity fields shared by `load` events: real path, device, inode, size,
-/// build-id, all from one open of the file.
-fn write_identity(l: &mut Line<'_>, path: &[u8]) {
-    match elf::file_info(path) {
+/// build-id, all from one open of the file ([`elf::file_info`]).
+fn write_identity(l: &mut Line<'_>, info: Option<&elf::FileInfo>) {
+    match info {
         Some(fi) => {
             l.opt_bytes("realpath", fi.realpath.as_deref());
             l.u64("dev", fi.dev).u64("ino", fi.ino).u64("size", fi.size);
-            match fi.build_id {
-                Some(b) => l.bytes("build_id", &elf::hex(&b)),
-                None => l.null("build_id"),
-            };
+            l.opt_bytes("build_id", fi.build_id.as_deref().map(elf::hex).as_deref());
         }
         None => {
             l.null("realpath")
@@ -570,18 +571,8 @@ fn write_identity(l: &mut Line<'_>, path: &[u8]) {
     }
 }
 
-fn opt_str(l: &mut Line<'_>, k: &str, v: Option<&str>) {
-    match v {
-        Some(v) => l.str(k, v),
-        None => l.null(k),
-    };
-}
-
 fn write_mode(l: &mut Line<'_>, mode: Option<i32>) {
-    match mode {
-        Some(m) => l.i64("mode", m as i64),
-        None => l.null("mode"),
-    };
+    l.opt_i64("mode", mode.map(i64::from));
 }
 
 // ---------------------------------------------------------------------------
@@ -633,12 +624,6 @@ unsafe fn finish_unmapped(
     failed_hint: Option<bool>,
     errno: Option<i32>,
 ) -> Option<u64> {
-    let last_loadable = match s.tried.last() {
-        Some(c) => elf::classify(&c.path) == Candidate::Loadable,
-        // A name with a slash has no candidates: the name is the path.
-        None => s.name.contains(&b'/') && elf::classify(&s.name) == Candidate::Loadable,
-    };
-    let failed = failed_hint.unwrap_or(!last_loadable);
     let (v, mode, ns) = how_requested(ts, &s);
     let lmid = ns.unwrap_or(s.requester_lmid);
     let path = s
@@ -647,6 +632,16 @@ unsafe fn finish_unmapped(
         .map(|c| c.path.clone())
         .unwrap_or_else(|| s.name.clone());
     let fam = wants(&s.name, &path)?;
+    // Looked at the file only when the outcome is unknown and will be
+    // recorded: this runs for every search that maps nothing.
+    let failed = failed_hint.unwrap_or_else(|| {
+        let last_loadable = match s.tried.last() {
+            Some(c) => elf::classify(&c.path) == Candidate::Loadable,
+            // A name with a slash has no candidates: the name is the path.
+            None => s.name.contains(&b'/') && elf::classify(&s.name) == Candidate::Loadable,
+        };
+        !last_loadable
+    });
     if failed {
         let seq = trace::emit(ev::LOAD_FAILED, |l| {
             l.bytes("name", &s.name)
@@ -654,13 +649,9 @@ unsafe fn finish_unmapped(
                 .str("via", v);
             write_mode(l, mode);
             l.i64("lmid", lmid);
-            opt_str(l, "family", fam);
+            l.opt_str("family", fam);
             write_tried(l, &s, false);
-            l.null("error");
-            match errno {
-                Some(e) => l.i64("errno", e as i64),
-                None => l.null("errno"),
-            };
+            l.null("error").opt_i64("errno", errno.map(i64::from));
         });
         Some(seq)
     } else {
@@ -675,8 +666,8 @@ unsafe fn finish_unmapped(
             l.bytes("requester", &s.requester_path).str("via", v);
             write_mode(l, mode);
             l.i64("lmid", lmid).null("soname");
-            write_identity(l, &path);
-            opt_str(l, "family", fam);
+            write_identity(l, elf::file_info(&path).as_ref());
+            l.opt_str("family", fam);
             write_tried(l, &s, true);
             l.bool("new", false);
         });
@@ -750,14 +741,7 @@ unsafe fn record_pin(s: &mut Search, d: &crate::pin::Decision) {
         }
         l.str("action", d.action).str("rule", d.rule);
         l.opt_bytes("to", to);
-        l.bytes("dir", &settings.dir).str(
-            "mode",
-            if settings.strict {
-                cudnn_trace_format::pin::STRICT
-            } else {
-                cudnn_trace_format::pin::WARN
-            },
-        );
+        l.bytes("dir", &settings.dir).str("mode", settings.mode());
     });
     if let Some(to) = to {
         s.tried.push(Cand {
@@ -776,18 +760,21 @@ unsafe fn record_pin(s: &mut Search, d: &crate::pin::Decision) {
 /// loader.
 const PIN_STEP: u32 = 0x8000_0000;
 
-pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
+/// `la_objopen`: remembers the object and writes its `load` event when it
+/// is recorded. Returns the resolved path read for that event, so that
+/// [`crate::calls`] does not resolve it again.
+pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Option<Vec<u8>> {
     let _ = cookie;
     let l_name = elf::l_name(map);
-    crate::bridge::maybe_install(map, &l_name, lmid);
+    crate::bridge::maybe_install(map, l_name, lmid);
     let key = map as usize;
-    let search = with_thread(|ts| {
+    let mut search = with_busy_thread(|ts| {
         ts.search.take().or_else(|| {
             // glibc skips la_objsearch when it has no requesting object
             // (dlmopen with a path and an explicit namespace): the hooked
             // request names the path.
             let r = ts.requests.last()?;
-            (!r.opened && r.name.contains(&b'/') && basename(&r.name) == basename(&l_name))
+            (!r.opened && r.name.contains(&b'/') && basename(&r.name) == basename(l_name))
                 .then(|| Search::new(r.name.clone(), r.caller))
         })
     })
@@ -798,11 +785,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
             Some(reason::MAIN_PROGRAM)
         } else if l_name.starts_with(b"linux-vdso") || l_name.starts_with(b"linux-gate") {
             Some(reason::VDSO)
-        } else if elf::dyn_info(map)
-            .soname
-            .as_deref()
-            .is_some_and(|s| s.starts_with(b"ld-linux"))
-        {
+        } else if elf::dyn_string(map, DT_SONAME).is_some_and(|s| s.starts_with(b"ld-linux")) {
             Some(reason::DYNAMIC_LINKER)
         } else {
             None
@@ -813,20 +796,25 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
     let path = if key == MAIN_MAP.load(Ordering::Relaxed) {
         exe_path().to_vec()
     } else {
-        l_name.clone()
+        l_name.to_vec()
     };
-    let name = search.as_ref().map(|s| s.name.clone());
-    let fam = wants(name.as_deref().unwrap_or(b""), &path);
+    let fam = wants(search.as_ref().map_or(&b""[..], |s| &s.name), &path);
+    // The requester is alive here; a recorded search already knows.
+    let needed = search.as_ref().is_some_and(|s| {
+        if s.recorded {
+            s.needed
+        } else {
+            is_needed_by(s.requester, &s.name)
+        }
+    });
     OBJECTS.with(|o| {
         o.insert(
             key,
             Obj {
-                requester: search
-                    .as_ref()
-                    .filter(|s| {
-                        s.requester != 0 && elf::has_needed(s.requester as *const LinkMap, &s.name)
-                    })
-                    .map_or(0, |s| s.requester),
+                requester: match &search {
+                    Some(s) if needed => s.requester,
+                    _ => 0,
+                },
                 recorded: fam.is_some(),
                 family: fam.flatten(),
                 path: path.clone(),
@@ -839,18 +827,17 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         if let Some(s) = &search {
             with_thread(|ts| how_requested(ts, s));
         }
-        return;
+        return None;
     };
     // A search recorded because of the path mapped rather than the name
     // asked for has no requester facts yet; its requester is alive here.
-    let search = search.map(|mut s| {
+    if let Some(s) = search.as_mut() {
         if !s.recorded && s.requester != 0 {
             s.requester_path = map_path(s.requester);
             s.requester_lmid = obj_lmid(s.requester);
-            s.needed = elf::has_needed(s.requester as *const LinkMap, &s.name);
+            s.needed = needed;
         }
-        s
-    });
+    }
     let fresh;
     let last_why = match search.as_ref().and_then(|s| s.tried.last()) {
         Some(c) if c.why.is_some() => c.why.as_ref(),
@@ -884,9 +871,11 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
             }
         }
     };
-    let info = elf::dyn_info(map);
+    let soname = elf::dyn_string(map, DT_SONAME);
+    let identity = elf::file_info(&path);
     trace::emit(ev::LOAD, |l| {
-        l.opt_bytes("name", name.as_deref()).bytes("path", &path);
+        l.opt_bytes("name", search.as_ref().map(|s| &s.name[..]))
+            .bytes("path", &path);
         l.str("reason", why);
         l.opt_bytes("reason_owner", owner.as_deref());
         l.opt_bytes("search_dir", dir.as_deref());
@@ -894,9 +883,9 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         l.str("via", via_);
         write_mode(l, mode);
         l.i64("lmid", lmid);
-        l.opt_bytes("soname", info.soname.as_deref());
-        write_identity(l, &path);
-        opt_str(l, "family", fam);
+        l.opt_bytes("soname", soname);
+        write_identity(l, identity.as_ref());
+        l.opt_str("family", fam);
         match &search {
             Some(s) => write_tried(l, s, true),
             None => {
@@ -905,6 +894,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) {
         }
         l.bool("new", true);
     });
+    identity.and_then(|i| i.realpath)
 }
 
 pub unsafe fn objclose(cookie: *mut usize) {
@@ -936,7 +926,7 @@ pub unsafe fn objclose(cookie: *mut usize) {
     if obj.recorded && !at_exit {
         trace::emit(ev::UNLOAD, |l| {
             l.bytes("path", &obj.path).i64("lmid", obj.lmid);
-            opt_str(l, "family", obj.family);
+            l.opt_str("family", obj.family);
         });
     }
 }
@@ -952,7 +942,7 @@ pub unsafe fn activity(flag: u32) {
     DELETE_PENDING.store(false, Ordering::Relaxed);
     // Inside a dlopen the hook reports the outcome (and knows more); judge
     // an open search here only when no hooked request is in progress.
-    with_thread(|ts| {
+    with_busy_thread(|ts| {
         if ts.requests.is_empty() {
             flush_pending(ts);
         }
@@ -1083,7 +1073,7 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
                     obj_lmid(req.caller)
                 },
             );
-            opt_str(l, "family", fam);
+            l.opt_str("family", fam);
             l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
             l.null("error").i64("errno", errno as i64);
             l.bool("dependency_failed", dep_failed);
@@ -1135,10 +1125,10 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
         l.i64("lmid", lmid);
         l.opt_bytes(
             "soname",
-            elf::dyn_info(handle as *const LinkMap).soname.as_deref(),
+            elf::dyn_string(handle as *const LinkMap, DT_SONAME),
         );
-        write_identity(l, &path);
-        opt_str(l, "family", fam);
+        write_identity(l, elf::file_info(&path).as_ref());
+        l.opt_str("family", fam);
         l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
         l.bool("new", false);
     });
@@ -1147,7 +1137,7 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
 /// The calling thread is exiting: judge what it left open now, on this
 /// thread (so the event carries its id), and free its state.
 pub unsafe fn thread_exit() {
-    with_thread(|ts| {
+    with_busy_thread(|ts| {
         flush_pending(ts);
         ts.requests.clear();
     });

@@ -109,7 +109,7 @@ pub fn init_own_name() {
     {
         // SAFETY: dladdr returns a NUL-terminated name owned by the loader.
         let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
-        let base = name.rsplit(|&c| c == b'/').next().unwrap_or(name).to_vec();
+        let base = cudnn_trace_format::basename(name).to_vec();
         if let Some(st) = crate::elf::stat(name) {
             OWN_DEV.store(st.st_dev as usize, Ordering::Release);
             OWN_INO.store(st.st_ino as usize, Ordering::Release);
@@ -129,7 +129,7 @@ pub unsafe fn maybe_install(map: *mut LinkMap, l_name: &[u8], lmid: i64) {
         return;
     }
     let own: &Vec<u8> = &*own;
-    if l_name.rsplit(|&c| c == b'/').next() != Some(own.as_slice()) {
+    if cudnn_trace_format::basename(l_name) != own.as_slice() {
         return;
     }
     // The same file, not just the same name: only then are the offsets of

@@ -61,9 +61,7 @@ use crate::trace;
 use crate::versions::{self, Pending, Role};
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use cudnn_trace_format::{
-    call_via, counts_at, cuda_family, envvar, ev, json::Line, CALLS_RECORDED,
-};
+use cudnn_trace_format::{call_via, counts_at, cuda_family, envvar, ev, CALLS_RECORDED};
 use std::ffi::CStr;
 
 /// The CUDA families whose libraries are watched.
@@ -233,6 +231,8 @@ pub struct Copy {
     pub map: usize,
     /// `l_name`, as in the object's `load` event.
     pub path: Vec<u8>,
+    /// `path` with symlinks resolved, as in that event.
+    pub realpath: Option<Vec<u8>>,
     pub family: Family,
     pub lmid: i64,
     pub alive: bool,
@@ -308,18 +308,18 @@ pub fn enabled() -> bool {
 }
 
 /// `la_objopen`: the binding flags for `map` (registering a CUDA-family
-/// object first).
+/// object first). `realpath`: its resolved path, when the audit role read it.
 ///
 /// # Safety
 /// `map` is the object the loader just mapped.
-pub unsafe fn objopen(map: *mut LinkMap, lmid: i64) -> u32 {
+pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, realpath: Option<Vec<u8>>) -> u32 {
     if !enabled() {
         return 0;
     }
     let mut flags = 0;
     let l_name = crate::elf::l_name(map);
-    if let Some(fam) = Family::of(&l_name) {
-        if register(map, l_name, lmid, fam) {
+    if let Some(fam) = Family::of(l_name) {
+        if register(map, l_name, realpath, lmid, fam) {
             flags |= LA_FLG_BINDTO;
         }
     }
@@ -331,13 +331,22 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64) -> u32 {
 
 static FULL_NOTED: AtomicBool = AtomicBool::new(false);
 
-unsafe fn register(map: *mut LinkMap, path: Vec<u8>, lmid: i64, family: Family) -> bool {
-    let role = versions::role(map, &path, family);
+unsafe fn register(
+    map: *mut LinkMap,
+    path: &[u8],
+    realpath: Option<Vec<u8>>,
+    lmid: i64,
+    family: Family,
+) -> bool {
+    let realpath = realpath.or_else(|| crate::elf::realpath(path));
+    let soname = crate::elf::dyn_string(map, DT_SONAME);
+    let role = versions::role(path, soname, family);
     let pending = versions::pending_now();
     let id = COPIES.with(|c| {
         let rec = Copy {
             map: map as usize,
-            path,
+            path: path.to_vec(),
+            realpath: realpath.clone(),
             family,
             lmid,
             alive: true,
@@ -369,8 +378,8 @@ unsafe fn register(map: *mut LinkMap, path: Vec<u8>, lmid: i64, family: Family) 
         Some(i)
     });
     match id {
-        Some(i) => {
-            versions::registered(i);
+        Some(_) => {
+            versions::registered(family, path, realpath.as_deref(), soname);
             true
         }
         None => {
@@ -529,17 +538,30 @@ pub unsafe fn symbind(
     if let Some(s) = existing_slot(f, value, d, via, !inside) {
         return thunk(f, s);
     }
+    bind(f, value, d, via, !inside, |x| x.map == def).unwrap_or(value)
+}
+
+/// The thunk of function `f` for (`real`, `copy`, `via`, `record`), taking
+/// a slot under the lock; `None` when copy `copy` is no longer alive (or
+/// `is_it` rejects it), or when `f` has no slot left (noted once).
+fn bind(
+    f: usize,
+    real: usize,
+    copy: usize,
+    via: u8,
+    record: bool,
+    is_it: impl Fn(&Copy) -> bool,
+) -> Option<usize> {
     let r = COPIES.with(|c| {
-        let x = c.get(d).filter(|x| x.alive && x.map == def)?;
-        Some(slot_for(c, f, value, d, via, !inside).ok_or_else(|| x.path.clone()))
+        let x = c.get(copy).filter(|x| x.alive && is_it(x))?;
+        Some(slot_for(c, f, real, copy, via, record).ok_or_else(|| x.path.clone()))
     });
-    match r {
-        Some(Ok(s)) => thunk(f, s),
-        Some(Err(path)) => {
+    match r? {
+        Ok(s) => Some(thunk(f, s)),
+        Err(path) => {
             no_slot_note(f, &path);
-            value
+            None
         }
-        None => value,
     }
 }
 
@@ -589,13 +611,6 @@ fn done(f: usize, s: usize, res: Res) {
     })
 }
 
-fn opt_i64(l: &mut Line<'_>, k: &str, v: Option<i64>) {
-    match v {
-        Some(v) => l.i64(k, v),
-        None => l.null(k),
-    };
-}
-
 fn emit_call(f: usize, copy: usize, n: u64, via: u8, res: &Res) {
     let lib = COPIES.with(|c| c.get(copy).map(|x| x.path.clone()));
     let lib = lib.unwrap_or_default();
@@ -604,13 +619,10 @@ fn emit_call(f: usize, copy: usize, n: u64, via: u8, res: &Res) {
             .bytes("lib", &lib)
             .u64("n", n)
             .str("via", via_name(via));
-        opt_i64(l, "status", res.status);
-        opt_i64(l, "value", res.value);
-        opt_i64(l, "prop", res.prop);
-        match res.dur_ns {
-            Some(d) => l.u64("dur_ns", d),
-            None => l.null("dur_ns"),
-        };
+        l.opt_i64("status", res.status)
+            .opt_i64("value", res.value)
+            .opt_i64("prop", res.prop)
+            .opt_u64("dur_ns", res.dur_ns);
         if let (Some(a), Some(d)) = (res.attr, res.device) {
             l.i64("attr", a).i64("device", d);
         }
@@ -695,12 +707,12 @@ unsafe extern "C-unwind" fn t_prop<const F: usize, const S: usize>(
     r
 }
 
-unsafe extern "C-unwind" fn t_create<const F: usize, const S: usize>(
-    handle: *mut *mut c_void,
-) -> c_int {
-    let real: FnCreate = core::mem::transmute(real_of(F, S));
+/// The real call `call` of a function whose duration is recorded
+/// (`cudnnCreate`, `cuInit`), timed.
+#[inline(always)]
+fn timed<const F: usize, const S: usize>(call: impl FnOnce() -> c_int) -> c_int {
     let t0 = trace::monotonic_ns();
-    let r = real(handle);
+    let r = call();
     let dur = trace::monotonic_ns().saturating_sub(t0);
     done(
         F,
@@ -712,6 +724,13 @@ unsafe extern "C-unwind" fn t_create<const F: usize, const S: usize>(
         },
     );
     r
+}
+
+unsafe extern "C-unwind" fn t_create<const F: usize, const S: usize>(
+    handle: *mut *mut c_void,
+) -> c_int {
+    let real: FnCreate = core::mem::transmute(real_of(F, S));
+    timed::<F, S>(|| real(handle))
 }
 
 unsafe extern "C-unwind" fn t_destroy<const F: usize, const S: usize>(
@@ -732,19 +751,7 @@ unsafe extern "C-unwind" fn t_destroy<const F: usize, const S: usize>(
 
 unsafe extern "C-unwind" fn t_init<const F: usize, const S: usize>(flags: c_uint) -> c_int {
     let real: FnInit = core::mem::transmute(real_of(F, S));
-    let t0 = trace::monotonic_ns();
-    let r = real(flags);
-    let dur = trace::monotonic_ns().saturating_sub(t0);
-    done(
-        F,
-        S,
-        Res {
-            status: Some(r as i64),
-            dur_ns: Some(dur),
-            ..Res::default()
-        },
-    );
-    r
+    timed::<F, S>(|| real(flags))
 }
 
 unsafe extern "C-unwind" fn t_attr<const F: usize, const S: usize>(
@@ -839,14 +846,8 @@ fn handed_out(
             }
             _ => return,
         };
-        let r = COPIES.with(|c| {
-            let x = c.get(copy).filter(|x| x.alive)?;
-            Some(slot_for(c, want, got, copy, VIA_GPA, record).ok_or_else(|| x.path.clone()))
-        });
-        match r {
-            Some(Ok(t)) => *pfn = thunk(want, t) as *mut c_void,
-            Some(Err(path)) => no_slot_note(want, &path),
-            None => {}
+        if let Some(t) = bind(want, got, copy, VIA_GPA, record, |_| true) {
+            *pfn = t as *mut c_void;
         }
     })
 }
@@ -929,7 +930,8 @@ fn emit_counts(at: &str, rows: &[(Vec<u8>, usize, u64)]) {
 /// other namespaces before the main one (glibc 2.36 `elf/dl-fini.c`), so
 /// copies loaded with `dlmopen` get here first.
 pub fn closed(map: usize, at_exit: bool) {
-    if !enabled() {
+    // Runs for every object closed: most are no copy, and need no lock.
+    if !enabled() || find_live(map).is_none() {
         return;
     }
     let rows = COPIES.with(|c| {

@@ -1,33 +1,26 @@
 //! What the shim reads about a loaded object.
 //!
-//! From memory (no system call, safe to do for every object): the SONAME,
-//! DT_RPATH, DT_RUNPATH and DT_NEEDED strings of a `link_map`. From the file
-//! (a few `pread`s, done only for objects that get a full record): identity
-//! and the GNU build-id.
+//! From memory (no system call, no allocation, safe to do for every object):
+//! the SONAME, DT_RPATH, DT_RUNPATH and DT_NEEDED strings of a `link_map`.
+//! From the file (a few `pread`s, done only for objects that get a full
+//! record): identity and the GNU build-id.
 
 use crate::sys::*;
+use cudnn_trace_format::basename;
 use std::ffi::CStr;
 use std::os::unix::ffi::OsStrExt;
 
-/// Strings from an object's dynamic section.
-#[derive(Default)]
-pub struct DynInfo {
-    pub soname: Option<Vec<u8>>,
-    pub rpath: Option<Vec<u8>>,
-    pub runpath: Option<Vec<u8>>,
-    pub needed: Vec<Vec<u8>>,
-}
-
-/// The object's name as the loader recorded it (`l_name`).
+/// The object's name as the loader recorded it (`l_name`), in place.
 ///
 /// # Safety
-/// `map` must be a live `struct link_map` from the loader.
-pub unsafe fn l_name(map: *const LinkMap) -> Vec<u8> {
+/// `map` must be a live `struct link_map` from the loader; the name lives as
+/// long as the object.
+pub unsafe fn l_name<'a>(map: *const LinkMap) -> &'a [u8] {
     let p = (*map).l_name;
     if p.is_null() {
-        Vec::new()
+        b""
     } else {
-        CStr::from_ptr(p).to_bytes().to_vec()
+        CStr::from_ptr(p).to_bytes()
     }
 }
 
@@ -74,51 +67,41 @@ unsafe fn dyn_str<'a>(strtab: usize, off: u64) -> &'a [u8] {
     CStr::from_ptr((strtab + off as usize) as *const libc::c_char).to_bytes()
 }
 
-fn strtab_of(map: *const LinkMap, entries: &[(i64, u64)]) -> usize {
-    entries
-        .iter()
-        .find(|(t, _)| *t == DT_STRTAB)
-        // SAFETY: reading the l_addr field of a live link map.
-        .map_or(0, |&(_, v)| dyn_addr(unsafe { (*map).l_addr }, v))
-}
-
-/// Reads the strings of a loaded object's dynamic section.
+/// The object's string table (DT_STRTAB), or `None`.
 ///
 /// # Safety
 /// As for [`dyn_entries`].
-pub unsafe fn dyn_info(map: *const LinkMap) -> DynInfo {
-    let entries: Vec<(i64, u64)> = dyn_entries(map).collect();
-    let strtab = strtab_of(map, &entries);
-    let mut info = DynInfo::default();
-    if strtab == 0 {
-        return info;
-    }
-    for &(tag, val) in &entries {
-        let s = || Some(dyn_str(strtab, val).to_vec());
-        match tag {
-            DT_SONAME => info.soname = s(),
-            DT_RPATH => info.rpath = s(),
-            DT_RUNPATH => info.runpath = s(),
-            DT_NEEDED => info.needed.extend(s()),
-            _ => {}
-        }
-    }
-    info
-}
-
-/// Whether `name` is one of the DT_NEEDED entries of a loaded object,
-/// compared in place (this runs for every object the loader maps).
-///
-/// # Safety
-/// As for [`dyn_entries`].
-pub unsafe fn has_needed(map: *const LinkMap, name: &[u8]) -> bool {
-    let Some(strtab) = dyn_entries(map)
+unsafe fn strtab(map: *const LinkMap) -> Option<usize> {
+    dyn_entries(map)
         .find(|(t, _)| *t == DT_STRTAB)
         .map(|(_, v)| dyn_addr((*map).l_addr, v))
-    else {
+        .filter(|&a| a != 0)
+}
+
+/// The string of the object's dynamic entry `tag` (`DT_SONAME`,
+/// `DT_RPATH`, `DT_RUNPATH`), in place; the last one if it repeats, as
+/// glibc takes it.
+///
+/// # Safety
+/// As for [`dyn_entries`]; the string lives as long as the object.
+pub unsafe fn dyn_string<'a>(map: *const LinkMap, tag: i64) -> Option<&'a [u8]> {
+    let strtab = strtab(map)?;
+    dyn_entries(map)
+        .filter(|(t, _)| *t == tag)
+        .last()
+        .map(|(_, v)| dyn_str(strtab, v))
+}
+
+/// Whether one of the object's DT_NEEDED entries satisfies `pred`, read in
+/// place (this runs for every object the loader maps).
+///
+/// # Safety
+/// As for [`dyn_entries`].
+pub unsafe fn any_needed(map: *const LinkMap, pred: impl Fn(&[u8]) -> bool) -> bool {
+    let Some(strtab) = strtab(map) else {
         return false;
     };
-    dyn_entries(map).any(|(t, v)| t == DT_NEEDED && dyn_str(strtab, v) == name)
+    dyn_entries(map).any(|(t, v)| t == DT_NEEDED && pred(dyn_str(strtab, v)))
 }
 
 /// Identity of a file on disk.
@@ -399,15 +382,8 @@ pub fn main_libc() -> *mut LinkMap {
             if m.is_null() {
                 break;
             }
-            let n = (*m).l_name;
-            if !n.is_null() {
-                let n = CStr::from_ptr(n).to_bytes();
-                if n.rsplit(|&c| c == b'/')
-                    .next()
-                    .is_some_and(|b| b.starts_with(b"libc.so."))
-                {
-                    return m;
-                }
+            if basename(l_name(m)).starts_with(b"libc.so.") {
+                return m;
             }
             m = (*m).l_next;
         }
@@ -424,19 +400,4 @@ pub fn main_libc_symbol(name: &[u8]) -> usize {
     }
     // SAFETY: libc is loaded and relocated before any code that asks runs.
     unsafe { lookup(m, name) }.unwrap_or(0)
-}
-
-/// Whether one of the object's DT_NEEDED entries satisfies `pred`, read in
-/// place (this runs for every object the loader maps).
-///
-/// # Safety
-/// As for [`dyn_entries`].
-pub unsafe fn any_needed(map: *const LinkMap, pred: impl Fn(&[u8]) -> bool) -> bool {
-    let Some(strtab) = dyn_entries(map)
-        .find(|(t, _)| *t == DT_STRTAB)
-        .map(|(_, v)| dyn_addr((*map).l_addr, v))
-    else {
-        return false;
-    };
-    dyn_entries(map).any(|(t, v)| t == DT_NEEDED && pred(dyn_str(strtab, v)))
 }

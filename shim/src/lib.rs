@@ -123,11 +123,11 @@ pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mu
     if map.is_null() || !tracing() {
         return 0;
     }
-    guard((), || audit::objopen(map, lmid, cookie));
+    let realpath = guard(None, || audit::objopen(map, lmid, cookie));
     // LA_FLG_BINDTO for cuDNN/cudart/libcuda objects, LA_FLG_BINDFROM for
     // the objects that link against them; 0 for everything else, whose
     // bindings then never reach `la_symbind64` (see `calls.rs`).
-    guard(0, || calls::objopen(map, lmid))
+    guard(0, || calls::objopen(map, lmid, realpath))
 }
 
 /// Called by glibc for a PLT binding between an object with

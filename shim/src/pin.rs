@@ -15,7 +15,7 @@
 //! directory (its own libc) and never calls into the loader.
 
 use crate::lock::ForkSafeLock;
-use cudnn_trace_format::{cudnn_name, envvar, pin};
+use cudnn_trace_format::{basename, cudnn_name, envvar, pin};
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -27,6 +27,17 @@ pub struct Settings {
     /// rewritten paths are the ones the loader will show), else as given.
     pub dir: Vec<u8>,
     pub strict: bool,
+}
+
+impl Settings {
+    /// [`pin::STRICT`] or [`pin::WARN`], as events and the header write it.
+    pub fn mode(&self) -> &'static str {
+        if self.strict {
+            pin::STRICT
+        } else {
+            pin::WARN
+        }
+    }
 }
 
 /// What the directory holds, read once, on the first cuDNN request.
@@ -73,7 +84,8 @@ fn read_settings() -> Option<Settings> {
     })
 }
 
-fn trim_trailing_slashes(mut d: &[u8]) -> &[u8] {
+/// `d` without trailing slashes (`/` stays `/`).
+pub fn trim_trailing_slashes(mut d: &[u8]) -> &[u8] {
     while d.len() > 1 && d.ends_with(b"/") {
         d = &d[..d.len() - 1];
     }
@@ -126,10 +138,7 @@ fn complain(s: &Settings, why: &str) {
 /// to, and the rule that chose it; `None` when the directory has no such
 /// library. Pure: `files` are the cuDNN file names the directory holds.
 fn choose(files: &[Vec<u8>], name: &[u8]) -> Option<(Vec<u8>, &'static str)> {
-    let base = match name.iter().rposition(|&c| c == b'/') {
-        Some(i) => &name[i + 1..],
-        None => name,
-    };
+    let base = basename(name);
     if files.iter().any(|f| f == base) {
         return Some((base.to_vec(), pin::SAME_NAME));
     }
@@ -200,14 +209,11 @@ pub fn decide(name: &[u8]) -> Option<Decision> {
             rule,
             to: Some(intern(join(&s.dir, &file))?),
         }),
-        None if s.strict => {
-            let base = name.rsplit(|&c| c == b'/').next().unwrap_or(name);
-            Some(Decision {
-                action: pin::BLOCKED,
-                rule: pin::NOT_IN_PIN_DIR,
-                to: Some(intern(join(&s.dir, base))?),
-            })
-        }
+        None if s.strict => Some(Decision {
+            action: pin::BLOCKED,
+            rule: pin::NOT_IN_PIN_DIR,
+            to: Some(intern(join(&s.dir, basename(name)))?),
+        }),
         None => Some(Decision {
             action: pin::UNPINNED,
             rule: pin::NOT_IN_PIN_DIR,

@@ -11,7 +11,7 @@
 //! and errno: allocating here never touches the traced program's heap.
 
 use crate::lock::ForkSafeLock;
-use cudnn_trace_format::{envvar, ev, json::Line, HEADER_ENV, SCHEMA_VERSION};
+use cudnn_trace_format::{basename, envvar, ev, json::Line, HEADER_ENV, SCHEMA_VERSION};
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
@@ -56,11 +56,10 @@ fn read_config() -> Option<Config> {
     // Both roles are the same file: the audit copy is loaded from an
     // LD_AUDIT entry, so an LD_PRELOAD entry with the same file name is us.
     let audits = env_bytes("LD_AUDIT").unwrap_or_default();
-    let base = |p: &[u8]| p.rsplit(|&c| c == b'/').next().unwrap_or(p).to_vec();
     let preload_role = audits
         .split(|&c| c == b':')
         .filter(|s| !s.is_empty())
-        .any(|a| preloads.iter().any(|p| base(p) == base(a)));
+        .any(|a| preloads.iter().any(|p| basename(p) == basename(a)));
     Some(Config {
         dir,
         all,
@@ -351,14 +350,7 @@ fn write_header(fd: i32, cfg: &Config, origin: &str) {
     if let Some(p) = crate::pin::settings() {
         l.nested("pin", |n| {
             n.object(|o| {
-                o.bytes("dir", &p.dir).str(
-                    "mode",
-                    if p.strict {
-                        cudnn_trace_format::pin::STRICT
-                    } else {
-                        cudnn_trace_format::pin::WARN
-                    },
-                );
+                o.bytes("dir", &p.dir).str("mode", p.mode());
             })
         });
     }

@@ -39,11 +39,11 @@
 //! moment it is mapped (nothing is called for that).
 
 use crate::calls::{self, Family, COPIES, USED};
-use crate::sys::LinkMap;
+use crate::sys::{LinkMap, DT_SONAME};
 use crate::trace;
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicUsize, Ordering};
-use cudnn_trace_format::{cudnn_name, ev, json::Line, version_source};
+use cudnn_trace_format::{basename, cudnn_name, ev, so_version, version_source};
 
 /// What the shim may ask a CUDA-family object.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -84,38 +84,19 @@ const SUB_CHECKS: &[(&[u8], u32, &[u8])] = &[
     (b"libcudnn_adv_train", 8, b"cudnnAdvTrainVersionCheck"),
 ];
 
-fn basename(p: &[u8]) -> &[u8] {
-    p.rsplit(|&c| c == b'/').next().unwrap_or(p)
-}
-
-/// The numbers after `.so.` in a file name: `libcudart.so.13.0.96` gives
+/// The numbers after `.so` in a file name: `libcudart.so.13.0.96` gives
 /// `[13, 0, 96]`; empty when there are none or one is not a number.
 fn so_numbers(name: &[u8]) -> Vec<u32> {
-    let base = basename(name);
-    let Some(i) = base.windows(4).position(|w| w == b".so.") else {
-        return Vec::new();
-    };
-    let mut v = Vec::new();
-    for part in base[i + 4..].split(|&c| c == b'.') {
-        match std::str::from_utf8(part).ok().and_then(|s| s.parse().ok()) {
-            Some(n) if !part.is_empty() && part.iter().all(u8::is_ascii_digit) => v.push(n),
-            _ => return Vec::new(),
-        }
-    }
-    v
+    so_version(name).unwrap_or_default()
 }
 
-/// What the shim may ask `map` (a freshly mapped object of `family`).
-///
-/// # Safety
-/// `map` is a live link map.
-pub unsafe fn role(map: *mut LinkMap, path: &[u8], family: Family) -> Role {
-    let soname = crate::elf::dyn_info(map).soname;
+/// What the shim may ask a freshly mapped object of `family` (at `path`,
+/// with that SONAME).
+pub fn role(path: &[u8], soname: Option<&[u8]>, family: Family) -> Role {
     match family {
         Family::Cuda => Role::Cuda,
         Family::Cudart => {
             let v = soname
-                .as_deref()
                 .map(so_numbers)
                 .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| so_numbers(path));
@@ -123,10 +104,7 @@ pub unsafe fn role(map: *mut LinkMap, path: &[u8], family: Family) -> Role {
         }
         Family::Cudnn => {
             // The SONAME names the library (a file may be a renamed copy).
-            let parsed = soname
-                .as_deref()
-                .and_then(cudnn_name)
-                .or_else(|| cudnn_name(path));
+            let parsed = soname.and_then(cudnn_name).or_else(|| cudnn_name(path));
             let Some((stem, v)) = parsed else {
                 return Role::CudnnOther;
             };
@@ -179,31 +157,27 @@ enum Job {
     Cudart {
         map: usize,
         path: Vec<u8>,
+        realpath: Option<Vec<u8>>,
         major: u32,
     },
     Cuda {
         map: usize,
         path: Vec<u8>,
+        realpath: Option<Vec<u8>>,
     },
 }
 
 /// A CUDA-family object was just registered (`la_objopen`), waiting for its
 /// safe point. A cuDNN one gets its version from the file name or SONAME
 /// now (nothing is called).
-pub fn registered(id: usize) {
+pub fn registered(family: Family, path: &[u8], realpath: Option<&[u8]>, soname: Option<&[u8]>) {
     PENDING.fetch_add(1, Ordering::Relaxed);
-    let Some((map, path)) = COPIES.with(|c| {
-        c.get(id)
-            .filter(|x| x.family == Family::Cudnn)
-            .map(|x| (x.map, x.path.clone()))
-    }) else {
+    if family != Family::Cudnn {
         return;
-    };
-    // SAFETY: the object is being opened; its dynamic section is processed.
-    let soname = unsafe { crate::elf::dyn_info(map as *const LinkMap) }.soname;
-    if let Some((source, version)) = from_names(&path, soname.as_deref(), 3) {
+    }
+    if let Some((source, version)) = from_names(path, realpath, soname, 3) {
         emit(&V {
-            path: &path,
+            path,
             family: Family::Cudnn,
             source,
             version: Some(version),
@@ -217,11 +191,11 @@ pub fn registered(id: usize) {
 /// the SONAME's major.
 fn from_names(
     path: &[u8],
+    realpath: Option<&[u8]>,
     soname: Option<&[u8]>,
     min_parts: usize,
 ) -> Option<(&'static str, String)> {
-    let real = crate::elf::realpath(path);
-    for name in [real.as_deref(), Some(path)].into_iter().flatten() {
+    for name in [realpath, Some(path)].into_iter().flatten() {
         let v = so_numbers(name);
         if v.len() >= min_parts {
             return Some((version_source::FILE_NAME, join(&v)));
@@ -291,6 +265,7 @@ fn ready_jobs(ready: impl Fn(&Pending) -> bool) -> Vec<Job> {
                     jobs.push(Job::Cuda {
                         map: x.map,
                         path: x.path.clone(),
+                        realpath: x.realpath.clone(),
                     });
                 }
                 Role::Cudart(major) if !x.queried => {
@@ -298,6 +273,7 @@ fn ready_jobs(ready: impl Fn(&Pending) -> bool) -> Vec<Job> {
                     jobs.push(Job::Cudart {
                         map: x.map,
                         path: x.path.clone(),
+                        realpath: x.realpath.clone(),
                         major,
                     });
                 }
@@ -474,7 +450,12 @@ impl Job {
                     ..V::default()
                 });
             }
-            Job::Cudart { map, path, major } => {
+            Job::Cudart {
+                map,
+                path,
+                realpath,
+                major,
+            } => {
                 if major >= 12 {
                     if let Some(f) = find(map, b"cudaRuntimeGetVersion") {
                         let mut v: c_int = 0;
@@ -491,8 +472,8 @@ impl Job {
                         return;
                     }
                 }
-                let soname = crate::elf::dyn_info(map as *const LinkMap).soname;
-                if let Some((source, version)) = from_names(&path, soname.as_deref(), 3) {
+                let soname = crate::elf::dyn_string(map as *const LinkMap, DT_SONAME);
+                if let Some((source, version)) = from_names(&path, realpath.as_deref(), soname, 3) {
                     emit(&V {
                         path: &path,
                         family: Family::Cudart,
@@ -502,7 +483,11 @@ impl Job {
                     });
                 }
             }
-            Job::Cuda { map, path } => {
+            Job::Cuda {
+                map,
+                path,
+                realpath,
+            } => {
                 let Some(f) = find(map, b"cuDriverGetVersion") else {
                     return;
                 };
@@ -510,7 +495,7 @@ impl Job {
                 let status = core::mem::transmute::<usize, IntOut>(f)(&mut v) as i64;
                 // The user-mode driver's file is named after the driver
                 // version (`libcuda.so.580.159.04`); its SONAME is `.so.1`.
-                let driver_file = driver_file_text(&path);
+                let driver_file = driver_file_text(&path, realpath.as_deref());
                 emit(&V {
                     path: &path,
                     family: Family::Cuda,
@@ -528,9 +513,8 @@ impl Job {
 
 /// The driver version as written in the file name (`580.159.04`, zero
 /// padding kept), from the resolved path or the path itself.
-fn driver_file_text(path: &[u8]) -> Option<String> {
-    let real = crate::elf::realpath(path);
-    let found = [real.as_deref(), Some(path)]
+fn driver_file_text(path: &[u8], realpath: Option<&[u8]>) -> Option<String> {
+    let found = [realpath, Some(path)]
         .into_iter()
         .flatten()
         .filter(|n| so_numbers(n).len() >= 2)
@@ -576,24 +560,18 @@ impl Default for V<'_> {
 }
 
 fn emit(v: &V<'_>) {
-    let opt = |l: &mut Line<'_>, k: &str, x: Option<i64>| {
-        match x {
-            Some(x) => l.i64(k, x),
-            None => l.null(k),
-        };
-    };
     trace::emit(ev::VERSION, |l| {
         l.bytes("path", v.path)
             .str("family", v.family.name())
-            .str("source", v.source);
-        l.opt_bytes("version", v.version.as_deref().map(str::as_bytes));
-        opt(l, "raw", v.raw);
-        opt(l, "cuda_build", v.cuda_build);
-        opt(l, "max_device", v.max_device);
-        opt(l, "check", v.check);
-        l.opt_bytes("core", v.core);
-        opt(l, "status", v.status);
-        l.opt_bytes("driver_file", v.driver_file.as_deref().map(str::as_bytes));
+            .str("source", v.source)
+            .opt_str("version", v.version.as_deref())
+            .opt_i64("raw", v.raw)
+            .opt_i64("cuda_build", v.cuda_build)
+            .opt_i64("max_device", v.max_device)
+            .opt_i64("check", v.check)
+            .opt_bytes("core", v.core)
+            .opt_i64("status", v.status)
+            .opt_str("driver_file", v.driver_file.as_deref());
     });
 }
 
@@ -612,9 +590,9 @@ mod tests {
         assert_eq!(so_numbers(b"libcuda.so"), Vec::<u32>::new());
         assert_eq!(so_numbers(b"libcudart.so.13.x"), Vec::<u32>::new());
         assert_eq!(
-            driver_file_text(b"/nonexistent/libcuda.so.580.159.04").as_deref(),
+            driver_file_text(b"/nonexistent/libcuda.so.580.159.04", None).as_deref(),
             Some("580.159.04")
         );
-        assert_eq!(driver_file_text(b"/nonexistent/libcuda.so.1"), None);
+        assert_eq!(driver_file_text(b"/nonexistent/libcuda.so.1", None), None);
     }
 }
