@@ -173,6 +173,24 @@ fn pin_mode(name: &str, v: &OsStr) -> Result<PinMode, UsageError> {
     })
 }
 
+/// The value of the option at `args[*i]`: its inline `=value`, else the
+/// next argument (`*i` then moves onto it). `what` names the option in the
+/// error.
+fn option_value(
+    args: &[OsString],
+    i: &mut usize,
+    inline: Option<&OsStr>,
+    what: &str,
+) -> Result<OsString, UsageError> {
+    if let Some(v) = inline {
+        return Ok(v.to_os_string());
+    }
+    *i += 1;
+    args.get(*i)
+        .cloned()
+        .ok_or_else(|| UsageError(format!("{what} needs a value")))
+}
+
 /// A path value that must not be empty.
 fn path_value(name: &str, v: OsString) -> Result<PathBuf, UsageError> {
     if v.is_empty() {
@@ -189,16 +207,7 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
         let arg = args[i].as_os_str();
         let (name, inline) = split_eq(arg);
         let name = name.to_str().unwrap_or("");
-        let mut value = |what: &str| -> Result<OsString, UsageError> {
-            if let Some(v) = inline {
-                return Ok(v.to_os_string());
-            }
-            i += 1;
-            match args.get(i) {
-                Some(v) => Ok(v.clone()),
-                None => Err(UsageError(format!("{what} needs a value"))),
-            }
-        };
+        let mut value = |what: &str| option_value(args, &mut i, inline, what);
         match name {
             "--" => {
                 i += 1;
@@ -206,20 +215,8 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
             }
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
-            "-o" | "--out" => {
-                let v = value(name)?;
-                if v.is_empty() {
-                    return Err(UsageError(format!("{name} needs a non-empty value")));
-                }
-                run.out = Some(v.into());
-            }
-            "--json-summary" => {
-                let v = value(name)?;
-                if v.is_empty() {
-                    return Err(UsageError(format!("{name} needs a non-empty value")));
-                }
-                run.json_summary = Some(v.into());
-            }
+            "-o" | "--out" => run.out = Some(path_value(name, value(name)?)?),
+            "--json-summary" => run.json_summary = Some(path_value(name, value(name)?)?),
             "--fail-on" => run.fail_on = Some(severity(name, &value(name)?)?),
             "--pin" => run.pin = Some(path_value(name, value(name)?)?),
             "--pin-mode" => {
@@ -282,22 +279,14 @@ fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
-        i += 1;
-        if !options_done && arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1 {
+        if options_done || !arg.as_encoded_bytes().starts_with(b"-") || arg.len() == 1 {
+            rep.paths.push(arg.into());
+        } else {
             let (name, inline) = split_eq(arg);
             match name.to_str().unwrap_or("") {
                 "--fail-on" => {
-                    let v = match inline {
-                        Some(v) => v.to_os_string(),
-                        None => {
-                            i += 1;
-                            args.get(i - 1).cloned().ok_or_else(|| {
-                                UsageError("report: --fail-on needs a value".into())
-                            })?
-                        }
-                    };
+                    let v = option_value(args, &mut i, inline, "report: --fail-on")?;
                     rep.fail_on = Some(severity("report: --fail-on", &v)?);
-                    continue;
                 }
                 _ if inline.is_some() => {
                     return Err(UsageError(format!(
@@ -305,18 +294,16 @@ fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
                         arg.to_string_lossy()
                     )))
                 }
-                _ => {}
+                _ => match arg.to_str().unwrap_or("") {
+                    "--" => options_done = true,
+                    "--json" => rep.json = true,
+                    "--all" => rep.all = true,
+                    "-h" | "--help" => return Ok(Command::Help),
+                    other => return Err(UsageError(format!("report: unknown option {other}"))),
+                },
             }
-            match arg.to_str().unwrap_or("") {
-                "--" => options_done = true,
-                "--json" => rep.json = true,
-                "--all" => rep.all = true,
-                "-h" | "--help" => return Ok(Command::Help),
-                other => return Err(UsageError(format!("report: unknown option {other}"))),
-            }
-        } else {
-            rep.paths.push(arg.into());
         }
+        i += 1;
     }
     Ok(Command::Report(rep))
 }
@@ -329,16 +316,7 @@ fn parse_env(args: &[OsString]) -> Result<Command, UsageError> {
         let arg = args[i].as_os_str();
         let (name, inline) = split_eq(arg);
         let name = name.to_str().unwrap_or("");
-        let mut value = |what: &str| -> Result<OsString, UsageError> {
-            if let Some(v) = inline {
-                return Ok(v.to_os_string());
-            }
-            i += 1;
-            match args.get(i) {
-                Some(v) => Ok(v.clone()),
-                None => Err(UsageError(format!("env: {what} needs a value"))),
-            }
-        };
+        let mut value = |what: &str| option_value(args, &mut i, inline, &format!("env: {what}"));
         match name {
             "-h" | "--help" => return Ok(Command::Help),
             "--pin" => pin = Some(path_value("env: --pin", value(name)?)?),

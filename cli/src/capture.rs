@@ -267,15 +267,7 @@ impl Capture {
     /// `run_dir`. Never fails: when something cannot be set up, stderr is
     /// left alone and the record says why.
     pub fn begin(run_dir: &Path, enabled: bool) -> Capture {
-        let none = |note: &str| Capture {
-            rec: StderrRecord {
-                how: "none".into(),
-                note: Some(note.to_string()),
-                ..Default::default()
-            },
-            child: ChildStdio::passthrough(),
-            job: Job::Nothing,
-        };
+        let none = Capture::none;
         if closed_at_start() {
             return none(
                 "stderr was closed when cudnn-trace started; it is closed for the program too",
@@ -319,6 +311,19 @@ impl Capture {
         }
     }
 
+    /// Nothing done about stderr, for the reason `note`.
+    fn none(note: &str) -> Capture {
+        Capture {
+            rec: StderrRecord {
+                how: "none".into(),
+                note: Some(note.to_string()),
+                ..Default::default()
+            },
+            child: ChildStdio::passthrough(),
+            job: Job::Nothing,
+        }
+    }
+
     fn begin_file(run_dir: &Path, st: &libc::stat, with_stdout: bool) -> Capture {
         // SAFETY: plain queries on fd 2.
         let flags = unsafe { libc::fcntl(2, libc::F_GETFL) };
@@ -349,19 +354,11 @@ impl Capture {
                     out,
                 },
             },
-            Err(e) => Capture {
-                rec: StderrRecord {
-                    how: "none".into(),
-                    note: Some(format!(
-                        "not captured: cannot create {}: {}",
-                        path.display(),
-                        crate::trace::io_msg(&e)
-                    )),
-                    ..Default::default()
-                },
-                child: ChildStdio::passthrough(),
-                job: Job::Nothing,
-            },
+            Err(e) => Capture::none(&format!(
+                "not captured: cannot create {}: {}",
+                path.display(),
+                crate::trace::io_msg(&e)
+            )),
         }
     }
 
@@ -908,6 +905,7 @@ fn errno() -> i32 {
 }
 
 /// Writes all of `b` to `fd`, waiting when it is non-blocking and full.
+/// Async-signal-safe (no allocation): the relay process uses it too.
 fn write_all_fd(fd: RawFd, mut b: &[u8]) -> io::Result<()> {
     while !b.is_empty() {
         // SAFETY: writing from a buffer we own.
@@ -1161,26 +1159,8 @@ unsafe fn relay_process(src: RawFd, dst: RawFd, buf: *mut u8, len: usize) -> ! {
             }
             break;
         }
-        let mut off = 0usize;
-        while off < n as usize {
-            let w = libc::write(2, buf.add(off).cast(), n as usize - off);
-            if w > 0 {
-                off += w as usize;
-                continue;
-            }
-            let e = *libc::__errno_location();
-            if w < 0 && e == libc::EINTR {
-                continue;
-            }
-            if w < 0 && e == libc::EAGAIN {
-                let mut p = libc::pollfd {
-                    fd: 2,
-                    events: libc::POLLOUT,
-                    revents: 0,
-                };
-                libc::poll(&mut p, 1, -1);
-                continue;
-            }
+        // The n bytes just read into buf (n <= len).
+        if write_all_fd(2, std::slice::from_raw_parts(buf, n as usize)).is_err() {
             libc::_exit(0);
         }
     }

@@ -8,9 +8,10 @@
 //! unit, each quoted for its own rules.
 
 use crate::args::EnvArgs;
+use crate::findings::Ver;
 use crate::pin::{self, PinInfo};
 use crate::shim;
-use crate::trace::io_msg;
+use crate::trace::{io_err, io_msg};
 use cudnn_trace_format::envvar;
 use std::fs;
 use std::io::Write;
@@ -105,7 +106,7 @@ fn describe(info: &PinInfo) -> String {
     };
     let cuda = info
         .cuda_build
-        .map(|c| format!(" built with CUDA {}.{}", c / 1000, c % 1000 / 10))
+        .map(|c| format!(" built with CUDA {}", Ver::from_cuda_int(c)))
         .unwrap_or_default();
     let warned = match info.warnings.len() {
         0 => String::new(),
@@ -144,9 +145,7 @@ pub fn install_shim(dest: &Path) -> Result<(), String> {
         Some(b) => b.to_vec(),
         // A development binary without its shim: the override names one.
         None => match std::env::var_os(shim::SHIM_PATH_ENV).filter(|p| !p.is_empty()) {
-            Some(p) => {
-                fs::read(&p).map_err(|e| format!("{}: {}", Path::new(&p).display(), io_msg(&e)))?
-            }
+            Some(p) => fs::read(&p).map_err(|e| io_err(Path::new(&p), &e))?,
             None => {
                 return Err(format!(
                     "this binary was built without its shim; set {}=/path/to/{}",
@@ -159,7 +158,7 @@ pub fn install_shim(dest: &Path) -> Result<(), String> {
     let (Some(parent), Some(name)) = (dest.parent(), dest.file_name()) else {
         return Err(format!("{} is not a file path", dest.display()));
     };
-    fs::create_dir_all(parent).map_err(|e| format!("{}: {}", parent.display(), io_msg(&e)))?;
+    fs::create_dir_all(parent).map_err(|e| io_err(parent, &e))?;
     let tmp = parent.join(format!(
         ".{}.{}.tmp",
         name.to_string_lossy(),
@@ -183,7 +182,7 @@ pub fn install_shim(dest: &Path) -> Result<(), String> {
     };
     write().map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        format!("{}: {}", dest.display(), io_msg(&e))
+        io_err(dest, &e)
     })
 }
 

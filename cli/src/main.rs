@@ -16,6 +16,7 @@ macro_rules! errln {
 
 mod args;
 mod capture;
+mod elf;
 mod envcmd;
 mod findings;
 mod launch;

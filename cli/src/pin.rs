@@ -11,12 +11,13 @@
 //! except the versions inside the libraries, which [`crate::probe`] reads in
 //! a separate process: loading cuDNN may abort the process that does it.
 
+use crate::elf;
+use crate::findings::Ver;
 use crate::probe::{self, Probe};
 use crate::trace::io_msg;
 use cudnn_trace_format::{cudnn_name, pin as vocab};
 use serde::{Serialize, Serializer};
 use std::fs;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -157,16 +158,14 @@ struct Entry {
     version: Vec<u32>,
     /// The file it is (itself, or what its symlink leads to), canonical.
     target: PathBuf,
+    /// The metadata of `target`.
+    md: fs::Metadata,
     is_link: bool,
     /// The name that tells this entry's version: its own, or the file name
     /// its symlink leads to when that one says more (`libcudnn_ops.so.9` →
     /// `libcudnn_ops.so.9.19.0`).
     version_name: String,
     effective: Vec<u32>,
-}
-
-fn dotted(v: &[u32]) -> String {
-    v.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
 }
 
 /// How this machine's loader wants a library: ELF class 64 (every target
@@ -185,21 +184,9 @@ const HOST_MACHINE: Option<u16> = Some(21);
 )))]
 const HOST_MACHINE: Option<u16> = None;
 
-fn machine_name(m: u16) -> String {
-    match m {
-        3 => "i386".into(),
-        62 => "x86-64".into(),
-        183 => "aarch64".into(),
-        40 => "arm".into(),
-        21 => "ppc64".into(),
-        243 => "riscv".into(),
-        _ => format!("machine {m}"),
-    }
-}
-
 fn host_name() -> String {
     match HOST_MACHINE {
-        Some(m) => format!("64-bit {}", machine_name(m)),
+        Some(m) => elf::arch_name(true, m),
         None => "64-bit".into(),
     }
 }
@@ -207,12 +194,12 @@ fn host_name() -> String {
 /// Why the file at `path` (shown as `shown`) cannot be loaded as a shared
 /// library on this machine, from its ELF header.
 fn elf_problem(path: &Path, shown: &str) -> Option<String> {
-    let mut head = Vec::with_capacity(64);
-    let read = fs::File::open(path).and_then(|f| f.take(64).read_to_end(&mut head));
-    if let Err(e) = read {
-        return Some(format!("{shown} cannot be read ({})", io_msg(&e)));
-    }
-    if !head.starts_with(b"\x7fELF") {
+    let read = fs::File::open(path).and_then(|mut f| elf::read_head(&mut f, 64));
+    let head = match read {
+        Ok(h) => h,
+        Err(e) => return Some(format!("{shown} cannot be read ({})", io_msg(&e))),
+    };
+    if !head.starts_with(elf::MAGIC) {
         return Some(format!("{shown} is not an ELF file (not a shared library)"));
     }
     if head.len() < 64 && head.get(4) != Some(&1) {
@@ -238,29 +225,22 @@ fn elf_problem(path: &Path, shown: &str) -> Option<String> {
             "{shown} is built for a machine of the other byte order"
         ));
     }
-    let u16_at = |o: usize| {
-        let b = [head[o], head[o + 1]];
-        if little {
-            u16::from_le_bytes(b)
-        } else {
-            u16::from_be_bytes(b)
-        }
-    };
-    let machine = u16_at(18);
+    // 64 bytes of an ELF64 header: always a header.
+    let h = elf::Header::parse(&head)?;
     if let Some(host) = HOST_MACHINE {
-        if machine != host {
+        if h.machine != host {
             return Some(format!(
-                "{shown} is built for 64-bit {}, not for this machine ({})",
-                machine_name(machine),
+                "{shown} is built for {}, not for this machine ({})",
+                elf::arch_name(true, h.machine),
                 host_name()
             ));
         }
     }
-    let what = match u16_at(16) {
-        3 => return None,
-        1 => "a relocatable object (.o)",
-        2 => "an executable",
-        4 => "a core dump",
+    let what = match h.e_type {
+        elf::ET_DYN => return None,
+        elf::ET_REL => "a relocatable object (.o)",
+        elf::ET_EXEC => "an executable",
+        elf::ET_CORE => "a core dump",
         _ => "an ELF file of unknown type",
     };
     Some(format!("{shown} is {what}, not a shared library"))
@@ -420,6 +400,7 @@ fn read_entries(canon: &Path) -> Result<Vec<Entry>, String> {
             stem,
             version,
             target,
+            md: tmd,
             is_link,
             version_name,
             effective,
@@ -524,9 +505,9 @@ fn version_by_names(entries: &[Entry], major: u32) -> Result<Option<String>, Str
             return Err(format!(
                 "{} is cuDNN {}, but {} is cuDNN {} (by their file names); a pin directory must hold one cuDNN version",
                 e.version_name,
-                dotted(&e.effective),
+                Ver(e.effective.clone()),
                 r.version_name,
-                dotted(&r.effective)
+                Ver(r.effective.clone())
             ));
         }
     }
@@ -535,7 +516,7 @@ fn version_by_names(entries: &[Entry], major: u32) -> Result<Option<String>, Str
         .map(|e| &e.effective)
         .filter(|v| v.len() >= 3)
         .max_by_key(|v| v.len())
-        .map(|v| dotted(v)))
+        .map(|v| Ver(v.clone()).to_string()))
 }
 
 /// Who can change the libraries, and where symlinks lead.
@@ -553,9 +534,7 @@ fn file_warnings(canon: &Path, entries: &[Entry], me: u32, warnings: &mut Vec<St
             continue;
         }
         seen.push(&e.target);
-        if let Ok(tmd) = fs::metadata(&e.target) {
-            access_warnings(&e.target, "library", &tmd, me, warnings);
-        }
+        access_warnings(&e.target, "library", &e.md, me, warnings);
     }
 }
 
@@ -579,9 +558,9 @@ fn apply_probe(
         ));
         return Ok(());
     };
-    let (maj, min, patch) = probe::decode_version(v);
-    let text = format!("{maj}.{min}.{patch}");
-    if maj != u64::from(info.major) {
+    let reported = Ver::from_cudnn_int(v);
+    let text = reported.to_string();
+    if reported.major() != info.major {
         return Err(format!(
             "{core_file} reports cuDNN {text} (cudnnGetVersion), but its file name says cuDNN {}",
             info.major
@@ -624,6 +603,7 @@ fn apply_probe(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::elf::machine_name;
     use crate::probe::{Check, Core};
     use crate::testutil::tempdir;
     use std::os::unix::fs::{symlink, PermissionsExt};

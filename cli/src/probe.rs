@@ -119,16 +119,6 @@ pub fn version_checks(major: u32) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// (major, minor, patch) of a `cudnnGetVersion()` value; the encoding
-/// changed with cuDNN 9 (compat-facts §1.1).
-pub fn decode_version(v: u64) -> (u64, u64, u64) {
-    if v >= 90000 {
-        (v / 10000, v / 100 % 100, v % 100)
-    } else {
-        (v / 1000, v / 100 % 10, v % 100)
-    }
-}
-
 /// The name of a non-zero `*VersionCheck` status (compat-facts §3.4).
 pub fn status_name(major: u32, status: i64) -> Option<&'static str> {
     match (major >= 9, status) {
@@ -425,15 +415,6 @@ pub fn child_main(args: &[OsString]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn versions_decode() {
-        assert_eq!(decode_version(91900), (9, 19, 0));
-        assert_eq!(decode_version(92800), (9, 28, 0));
-        assert_eq!(decode_version(90100), (9, 1, 0));
-        assert_eq!(decode_version(8907), (8, 9, 7));
-        assert_eq!(decode_version(7605), (7, 6, 5));
-    }
 
     #[test]
     fn status_names() {

@@ -21,6 +21,7 @@
 //! LD_PRELOAD/LD_AUDIT separators; `$`: a dynamic string token), that cannot
 //! be written, or that is mounted `noexec` is skipped.
 
+use crate::trace::io_err;
 use std::ffi::{CString, OsString};
 use std::fs;
 use std::io::{Read, Write};
@@ -268,10 +269,6 @@ fn candidates(euid: u32, leaf: &str, env: impl Fn(&str) -> Option<OsString>) -> 
     // Root: its own cache last (programs that stay root can still read it).
     v.append(&mut own);
     v
-}
-
-fn io_err(p: &Path, e: &std::io::Error) -> String {
-    format!("{}: {}", p.display(), crate::trace::io_msg(e))
 }
 
 /// Creates a directory (mode before umask); an existing one is fine.

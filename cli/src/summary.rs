@@ -4,6 +4,8 @@
 //!
 //! Facts only: no diagnosis rules here.
 
+use crate::envcmd::sh_quote;
+use crate::findings::Ver;
 use crate::trace::{Failed, Image, LauncherRecord, PinRecord, TraceSet};
 use crate::version::{self, NameVersion};
 use cudnn_trace_format::read::Load;
@@ -12,6 +14,7 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// Untrusted text from a trace (argv, paths, names, error texts), safe to
 /// print on a terminal: control characters (C0 including newline and tab,
@@ -357,12 +360,14 @@ fn view(l: &Load) -> LibraryView {
     }
 }
 
-fn basename(p: &str) -> &str {
+/// The last component of a path (`a/b/` gives `b`).
+pub fn basename(p: &str) -> &str {
     let t = p.trim_end_matches('/');
     t.rsplit('/').next().unwrap_or(t)
 }
 
-fn dirname(p: &str) -> &str {
+/// The directory part of a path: `/` for `/x`, empty without a `/`.
+pub fn dirname(p: &str) -> &str {
     match p.rfind('/') {
         Some(0) => "/",
         Some(i) => &p[..i],
@@ -435,18 +440,20 @@ impl Shortener {
     }
 }
 
+/// Who asked, as the summary names it: the main program (the empty
+/// requester), else the object's short name.
+fn requester_name(sh: &Shortener, requester: Option<&str>) -> Option<String> {
+    match requester? {
+        "" => Some("the main program".to_string()),
+        r => Some(sh.short(r)),
+    }
+}
+
 fn requester_text(sh: &Shortener, via_: &str, requester: Option<&str>) -> String {
-    let who = match requester {
-        Some("") => "the main program".to_string(),
-        Some(r) => sh.short(r),
-        None => String::new(),
-    };
-    let by = |verb: &str| {
-        if who.is_empty() {
-            verb.to_string()
-        } else {
-            format!("{verb} by {who}")
-        }
+    let who = requester_name(sh, requester);
+    let by = |verb: &str| match &who {
+        Some(who) => format!("{verb} by {who}"),
+        None => verb.to_string(),
     };
     match via_ {
         via::NEEDED => by("needed"),
@@ -481,21 +488,13 @@ fn why_text(sh: &Shortener, v: &LibraryView) -> String {
     s
 }
 
-/// Quotes an argument for display when it would be ambiguous unquoted.
-fn quote(a: &str) -> String {
-    let plain = !a.is_empty()
-        && a.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&c));
-    if plain {
-        a.to_string()
-    } else {
-        format!("'{}'", a.replace('\'', r"'\''"))
-    }
-}
-
 /// argv for one line: quoted where needed, cut at `max` characters.
 pub fn argv_text(argv: &[String], max: usize) -> String {
-    let s = argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
+    let s = argv
+        .iter()
+        .map(|a| sh_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ");
     let s = s.replace(['\n', '\r', '\t'], " ");
     let s = esc(&s);
     if s.chars().count() > max {
@@ -683,7 +682,7 @@ fn render_pin_record(set: &TraceSet, rec: &LauncherRecord, p: &PinRecord, out: &
     };
     let built = p
         .cuda_build
-        .map(|c| format!(", built for CUDA {}.{}", c / 1000, c % 1000 / 10))
+        .map(|c| format!(", built for CUDA {}", Ver::from_cuda_int(u64::from(c))))
         .unwrap_or_default();
     line(
         out,
@@ -953,11 +952,10 @@ fn render_image(
             let missed = variants_missed(img, v);
             if !missed.is_empty() {
                 let stem = v.name.as_deref().and_then(so_stem).unwrap_or("");
-                let short: Vec<&str> = missed
-                    .iter()
-                    .map(|n| n.strip_prefix(stem).filter(|s| !s.is_empty()).unwrap_or(n))
-                    .collect();
-                extra.push(format!("after {} not found", short.join(", ")));
+                extra.push(format!(
+                    "after {} not found",
+                    short_variants(&missed, stem, 0).join(", ")
+                ));
             }
             let again = v.requests.len();
             if again > 0 {
@@ -1224,6 +1222,19 @@ pub fn superseded(img: &Image, f: &Failed) -> bool {
     })
 }
 
+/// Name variants of one library, each from the `from`-th on written without
+/// their common `stem` (`libx.so.9.1.0, .9.1` with `from` 1).
+fn short_variants<'n>(names: &'n [String], stem: &str, from: usize) -> Vec<&'n str> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| match n.strip_prefix(stem) {
+            Some(rest) if k >= from && !rest.is_empty() => rest,
+            _ => n.as_str(),
+        })
+        .collect()
+}
+
 /// The variant names that failed before `v` was found, for its row.
 fn variants_missed(img: &Image, v: &LibraryView) -> Vec<String> {
     let Some(stem) = v.name.as_deref().and_then(so_stem) else {
@@ -1290,12 +1301,6 @@ pub struct PinRequest {
     pub requester: Option<String>,
 }
 
-/// Whether `path` is `dir` itself or inside it.
-fn inside(dir: &str, path: &str) -> bool {
-    let dir = dir.trim_end_matches('/');
-    path.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
-}
-
 /// The pin's record for an image, or None when it was not pinned.
 pub fn pin_view(img: &Image) -> Option<PinView> {
     use cudnn_trace_format::pin;
@@ -1318,7 +1323,7 @@ pub fn pin_view(img: &Image) -> Option<PinView> {
             continue;
         }
         let real = l.realpath.as_deref().unwrap_or(&l.path);
-        if !inside(&dir, real) && !outside.contains(&l.path) {
+        if !Path::new(real).starts_with(&dir) && !outside.contains(&l.path) {
             outside.push(l.path.clone());
         }
     }
@@ -1381,19 +1386,7 @@ fn render_pin(sh: &Shortener, img: &Image, body: &str, out: &mut String) {
             }
         }
         for (stem, requester, names) in &groups {
-            let shown: Vec<&str> = names
-                .iter()
-                .enumerate()
-                .map(|(k, n)| {
-                    if k == 0 {
-                        n.as_str()
-                    } else {
-                        n.strip_prefix(stem.as_str())
-                            .filter(|s| !s.is_empty())
-                            .unwrap_or(n)
-                    }
-                })
-                .collect();
+            let shown = short_variants(names, stem, 1);
             let what = if label == "BLOCKED" {
                 "not in the pin directory, so the load failed"
             } else {
@@ -1404,9 +1397,8 @@ fn render_pin(sh: &Shortener, img: &Image, body: &str, out: &mut String) {
                 &esc(&format!(
                     "{body}{label:<8}  {}  {}: {what}",
                     shown.join(", "),
-                    match requester.as_deref() {
-                        Some("") => "asked by the main program".to_string(),
-                        Some(r) => format!("asked by {}", sh.short(r)),
+                    match requester_name(sh, requester.as_deref()) {
+                        Some(who) => format!("asked by {who}"),
                         None => "asked".to_string(),
                     }
                 )),

@@ -1,9 +1,9 @@
 //! The program to run: finding it like `execvp` does, and telling in advance
 //! whether the dynamic loader will take the shim into it.
 
+use crate::elf;
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -122,21 +122,10 @@ pub struct ElfInfo {
     pub unknown: bool,
 }
 
-const PT_INTERP: u32 = 3;
-
 /// Reads the ELF header and program headers, or the `#!` line.
 pub fn kind(path: &Path) -> std::io::Result<Kind> {
     let mut f = fs::File::open(path)?;
-    let mut head = [0u8; 256];
-    let mut n = 0;
-    while n < head.len() {
-        let r = f.read(&mut head[n..])?;
-        if r == 0 {
-            break;
-        }
-        n += r;
-    }
-    let head = &head[..n];
+    let head = elf::read_head(&mut f, 256)?;
     if head.starts_with(b"#!") {
         let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
         let interp = line
@@ -145,72 +134,30 @@ pub fn kind(path: &Path) -> std::io::Result<Kind> {
             .unwrap_or(&[]);
         return Ok(Kind::Script(String::from_utf8_lossy(interp).into_owned()));
     }
-    if !head.starts_with(b"\x7fELF") || head.len() < 52 {
+    let Some((e, machine)) = elf::Elf::ident(&head)
+        .filter(|_| head.len() >= 52)
+        .and_then(|e| Some((e, e.u16(&head, 18)?)))
+    else {
         return Ok(Kind::Other);
-    }
-    let class64 = head[4] == 2;
-    let le = head[5] != 2;
-    let u16_at = |b: &[u8], o: usize| {
-        let v = [b[o], b[o + 1]];
-        if le {
-            u16::from_le_bytes(v)
-        } else {
-            u16::from_be_bytes(v)
-        }
     };
-    let u32_at = |b: &[u8], o: usize| {
-        let v = [b[o], b[o + 1], b[o + 2], b[o + 3]];
-        if le {
-            u32::from_le_bytes(v)
-        } else {
-            u32::from_be_bytes(v)
-        }
-    };
-    let u64_at = |b: &[u8], o: usize| {
-        let mut v = [0u8; 8];
-        v.copy_from_slice(&b[o..o + 8]);
-        if le {
-            u64::from_le_bytes(v)
-        } else {
-            u64::from_be_bytes(v)
-        }
-    };
-    let machine = u16_at(head, 18);
     let mut info = ElfInfo {
-        class64,
+        class64: e.class64,
         machine,
         interp: false,
         unknown: false,
     };
-    if class64 && head.len() < 64 {
+    let Some(h) = elf::Header::parse(&head) else {
+        // An ELF64 file shorter than its header.
         info.unknown = true;
         return Ok(Kind::Elf(info));
-    }
-    let (phoff, phentsize, phnum) = if class64 {
-        (
-            u64_at(head, 32),
-            u16_at(head, 54) as usize,
-            u16_at(head, 56) as usize,
-        )
-    } else {
-        (
-            u64::from(u32_at(head, 28)),
-            u16_at(head, 42) as usize,
-            u16_at(head, 44) as usize,
-        )
     };
-    if phnum == 0xffff || phentsize < 4 || phnum == 0 {
-        info.unknown = phnum != 0;
-        return Ok(Kind::Elf(info));
+    // No program headers at all: nothing asks for an interpreter.
+    if h.phnum != 0 {
+        match elf::segments(&mut f, &h) {
+            Some(segs) => info.interp = segs.iter().any(|s| s.p_type == elf::PT_INTERP),
+            None => info.unknown = true,
+        }
     }
-    let mut table = vec![0u8; phentsize * phnum];
-    if f.seek(SeekFrom::Start(phoff)).is_err() || f.read_exact(&mut table).is_err() {
-        info.unknown = true;
-        return Ok(Kind::Elf(info));
-    }
-    info.interp = table
-        .chunks_exact(phentsize)
-        .any(|ph| u32_at(ph, 0) == PT_INTERP);
     Ok(Kind::Elf(info))
 }
 
@@ -262,11 +209,6 @@ fn has_file_capabilities(path: &Path) -> bool {
 /// Why the loader will run this program in secure-execution mode (setuid,
 /// setgid, file capabilities), if it will.
 pub fn secure_exec(path: &Path) -> Option<String> {
-    secure_mode(path)
-}
-
-/// Why the loader will run this file in secure-execution mode, if it will.
-fn secure_mode(path: &Path) -> Option<String> {
     let md = fs::metadata(path).ok()?;
     // SAFETY: getuid/getgid have no preconditions.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -284,24 +226,6 @@ fn secure_mode(path: &Path) -> Option<String> {
         return None;
     }
     Some(why)
-}
-
-fn arch_name(class64: bool, machine: u16) -> String {
-    let m = match machine {
-        3 => "i386",
-        62 => "x86-64",
-        183 => "aarch64",
-        40 => "arm",
-        21 => "ppc64",
-        243 => "riscv",
-        _ => "",
-    };
-    let bits = if class64 { "64-bit" } else { "32-bit" };
-    if m.is_empty() {
-        format!("{bits} machine {machine}")
-    } else {
-        format!("{bits} {m}")
-    }
 }
 
 /// The one warning to print when the program cannot be traced, or None.
@@ -322,14 +246,14 @@ pub fn untraceable(path: &Path, shim: Option<(bool, u16)>) -> Option<String> {
                     "{role}{} is a {} program and the tracer is {}: the loader cannot load it there \
                      (expect a \"wrong ELF class\" message from ld.so)",
                     p.display(),
-                    arch_name(e.class64, e.machine),
-                    arch_name(c64, m)
+                    elf::arch_name(e.class64, e.machine),
+                    elf::arch_name(c64, m)
                 ));
             }
         }
         None
     };
-    if let Some(why) = secure_mode(path) {
+    if let Some(why) = secure_exec(path) {
         return Some(format!(
             "{what}: {why}, so the loader runs it in secure-execution mode, which ignores LD_AUDIT \
              and LD_PRELOAD entries with a '/': it cannot be traced"
@@ -459,7 +383,7 @@ mod tests {
         let p = mk(&d, "su", 0o755, b"#!/bin/sh\n");
         // Owned by us: the bit changes nothing, no secure mode.
         fs::set_permissions(&p, fs::Permissions::from_mode(0o4755)).unwrap();
-        assert_eq!(secure_mode(&p), None);
+        assert_eq!(secure_exec(&p), None);
         // A setuid binary owned by someone else, when the system has one.
         for cand in ["/usr/bin/passwd", "/bin/su", "/usr/bin/su"] {
             let c = Path::new(cand);

@@ -88,6 +88,11 @@ pub fn io_msg(e: &std::io::Error) -> String {
     }
 }
 
+/// `PATH: error text`, the error without its "(os error N)" suffix.
+pub fn io_err(p: &Path, e: &std::io::Error) -> String {
+    format!("{}: {}", p.display(), io_msg(e))
+}
+
 /// Name of the launcher's record in a trace directory.
 pub const LAUNCHER_FILE: &str = "launcher.json";
 

@@ -41,20 +41,28 @@ impl NameVersion {
     }
 }
 
-/// The numeric dot-separated components after `.so.` in a file name.
-fn so_suffix(base: &str) -> Option<String> {
-    let i = base.rfind(".so.")?;
-    let parts: Vec<&str> = base[i + 4..]
+/// The numeric dot-separated components after the last `.so.` of a file
+/// name (or path), up to the first that is not a number:
+/// `libcudnn_graph.so.9.14.0` gives `["9", "14", "0"]`.
+pub fn so_numbers(name: &str) -> Vec<&str> {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let Some(i) = base.rfind(".so.") else {
+        return Vec::new();
+    };
+    base[i + 4..]
         .split('.')
         .take_while(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()))
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("."))
+        .collect()
 }
 
 /// The version told by one file name (or path).
 pub fn from_name(name: &str) -> Option<NameVersion> {
     let base = name.rsplit('/').next().unwrap_or(name);
-    let v = so_suffix(base)?;
+    let parts = so_numbers(base);
+    if parts.is_empty() {
+        return None;
+    }
+    let v = parts.join(".");
     let single = !v.contains('.');
     if cudnn_trace_format::cuda_family(base.as_bytes()) == Some("cuda") {
         // libcuda.so.1 carries the driver API's ABI major, not a version.

@@ -153,45 +153,100 @@ pub struct Facts<'a> {
     pub messages: Vec<MessageMatch>,
 }
 
-pub fn dirname(p: &str) -> &str {
-    match p.rfind('/') {
-        Some(0) => "/",
-        Some(i) => &p[..i],
-        None => "",
-    }
-}
-
-pub fn basename(p: &str) -> &str {
-    p.rsplit('/').next().unwrap_or(p)
-}
+pub use crate::summary::{basename, dirname};
 
 /// The first numeric component after `.so.` in a file name.
 pub fn soname_major(name: &str) -> Option<u32> {
-    let base = basename(name);
-    let i = base.rfind(".so.")?;
-    let first = base[i + 4..].split('.').next()?;
-    if first.is_empty() || first.len() > 9 || !first.bytes().all(|c| c.is_ascii_digit()) {
+    let first = *version::so_numbers(name).first()?;
+    if first.len() > 9 {
         return None;
     }
     first.parse().ok()
 }
 
-impl<'a> Facts<'a> {
-    /// The facts of `img`; `stderr` is the program's standard error when the
-    /// launcher captured it.
-    pub fn new(img: &'a Image, stderr: Option<&'a str>, k: &Knowledge) -> Self {
-        let (versions, calls) = events::of_image(img);
-        let stderr = stderr.map(|s| {
-            if s.len() <= MAX_STDERR {
-                s
-            } else {
-                let mut cut = s.len() - MAX_STDERR;
-                while !s.is_char_boundary(cut) {
-                    cut += 1;
-                }
-                &s[cut..]
+/// What the program's stderr says: CUDA error texts and the framework
+/// messages of the knowledge tables. The launcher captures one stderr for
+/// the whole run, so it is read once and shared by every image it is
+/// explained in.
+#[derive(Debug, Clone)]
+pub struct StderrFacts<'a> {
+    /// Its last [`MAX_STDERR`] bytes.
+    pub text: &'a str,
+    pub observed: Vec<Observed>,
+    pub messages: Vec<MessageMatch>,
+}
+
+impl<'a> StderrFacts<'a> {
+    pub fn new(stderr: &'a str, k: &Knowledge) -> Self {
+        let text = if stderr.len() <= MAX_STDERR {
+            stderr
+        } else {
+            let mut cut = stderr.len() - MAX_STDERR;
+            while !stderr.is_char_boundary(cut) {
+                cut += 1;
             }
-        });
+            &stderr[cut..]
+        };
+        let mut observed: Vec<Observed> = Vec::new();
+        for e in &k.errors {
+            for m in &e.messages {
+                if let Some(i) = text.find(m.as_str()) {
+                    let line = line_at(text, i, i + m.len());
+                    if !observed
+                        .iter()
+                        .any(|o| o.value == e.value && o.text.as_deref() == Some(&line))
+                    {
+                        observed.push(Observed {
+                            value: e.value,
+                            func: None,
+                            lib: None,
+                            text: Some(line),
+                            seq: None,
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+        let mut messages = Vec::new();
+        for (ri, rule) in k.messages.iter().enumerate() {
+            let mut texts: Vec<String> = Vec::new();
+            for c in rule.regex.captures_iter(text) {
+                let Some(whole) = c.get(0) else { continue };
+                if texts.iter().any(|t| t == whole.as_str()) {
+                    continue;
+                }
+                if texts.len() >= MAX_MATCHES {
+                    break;
+                }
+                texts.push(whole.as_str().to_string());
+                let groups = rule
+                    .regex
+                    .capture_names()
+                    .flatten()
+                    .filter_map(|n| c.name(n).map(|g| (n.to_string(), g.as_str().to_string())))
+                    .collect();
+                messages.push(MessageMatch {
+                    rule: ri,
+                    text: whole.as_str().to_string(),
+                    lines: line_at(text, whole.start(), whole.end()),
+                    groups,
+                });
+            }
+        }
+        StderrFacts {
+            text,
+            observed,
+            messages,
+        }
+    }
+}
+
+impl<'a> Facts<'a> {
+    /// The facts of `img`; `stderr`: what the program's standard error says,
+    /// when the launcher captured it.
+    pub fn new(img: &'a Image, stderr: Option<&StderrFacts<'a>>) -> Self {
+        let (versions, calls) = events::of_image(img);
         let mut libs: Vec<Lib<'a>> = Vec::new();
         let mut known: Vec<String> = Vec::new();
         let firsts = img.loads.iter().filter(|l| l.new);
@@ -255,52 +310,9 @@ impl<'a> Facts<'a> {
             }
         }
         let mut messages = Vec::new();
-        if let Some(text) = stderr {
-            for e in &k.errors {
-                for m in &e.messages {
-                    if let Some(i) = text.find(m.as_str()) {
-                        let line = line_at(text, i, i + m.len());
-                        if !observed
-                            .iter()
-                            .any(|o| o.value == e.value && o.text.as_deref() == Some(&line))
-                        {
-                            observed.push(Observed {
-                                value: e.value,
-                                func: None,
-                                lib: None,
-                                text: Some(line),
-                                seq: None,
-                            });
-                        }
-                        break;
-                    }
-                }
-            }
-            for (ri, rule) in k.messages.iter().enumerate() {
-                let mut texts: Vec<String> = Vec::new();
-                for c in rule.regex.captures_iter(text) {
-                    let Some(whole) = c.get(0) else { continue };
-                    if texts.iter().any(|t| t == whole.as_str()) {
-                        continue;
-                    }
-                    if texts.len() >= MAX_MATCHES {
-                        break;
-                    }
-                    texts.push(whole.as_str().to_string());
-                    let groups = rule
-                        .regex
-                        .capture_names()
-                        .flatten()
-                        .filter_map(|n| c.name(n).map(|g| (n.to_string(), g.as_str().to_string())))
-                        .collect();
-                    messages.push(MessageMatch {
-                        rule: ri,
-                        text: whole.as_str().to_string(),
-                        lines: line_at(text, whole.start(), whole.end()),
-                        groups,
-                    });
-                }
-            }
+        if let Some(e) = stderr {
+            observed.extend(e.observed.iter().cloned());
+            messages = e.messages.clone();
         }
         Facts {
             img,
@@ -308,7 +320,7 @@ impl<'a> Facts<'a> {
             failed: img.failed.iter().collect(),
             versions,
             calls,
-            stderr,
+            stderr: stderr.map(|e| e.text),
             ld_library_path,
             observed,
             messages,

@@ -329,19 +329,12 @@ pub struct Knowledge {
     pub origin: BTreeMap<String, String>,
 }
 
-/// Raw file texts by name.
-type Texts = BTreeMap<String, (String, String)>;
-
 impl Knowledge {
     /// The embedded tables. They are validated by the tests, so this only
     /// fails if the binary was built from broken data.
     #[cfg(test)]
     pub fn embedded() -> Result<Knowledge, String> {
-        let texts: Texts = EMBEDDED
-            .iter()
-            .map(|(n, t)| (n.to_string(), (t.to_string(), "embedded".to_string())))
-            .collect();
-        let k = Self::from_texts(&texts)?;
+        let k = Self::parse_embedded()?;
         let problems = k.validate();
         if problems.is_empty() {
             Ok(k)
@@ -361,57 +354,58 @@ impl Knowledge {
         Self::load_from(dir.as_deref())
     }
 
-    /// [`Knowledge::load`] with an explicit override directory.
+    /// [`Knowledge::load`] with an explicit override directory. Each file is
+    /// parsed once (and the message patterns compiled once): an override is
+    /// tried on a copy of the tables in force, which it replaces only when
+    /// the whole still validates.
     pub fn load_from(dir: Option<&Path>) -> (Knowledge, Vec<String>) {
         let mut warnings = Vec::new();
-        let embedded: Texts = EMBEDDED
-            .iter()
-            .map(|(n, t)| (n.to_string(), (t.to_string(), "embedded".to_string())))
-            .collect();
-        let mut texts = embedded.clone();
-        if let Some(dir) = dir {
-            if !dir.is_dir() {
-                warnings.push(format!(
-                    "{KNOWLEDGE_DIR_ENV}={}: not a directory; using the built-in tables",
-                    dir.display()
-                ));
-            }
-            for (name, _) in EMBEDDED {
-                let p = dir.join(name);
-                if !p.is_file() {
-                    continue;
-                }
-                match read_small(&p) {
-                    Ok(t) => {
-                        // Try this one file in place of the embedded one.
-                        let mut trial = texts.clone();
-                        trial.insert(name.to_string(), (t, p.display().to_string()));
-                        match Self::from_texts(&trial).map(|k| (k.validate(), k)) {
-                            Ok((problems, _)) if problems.is_empty() => texts = trial,
-                            Ok((problems, _)) => warnings.push(format!(
-                                "{}: {}; using the built-in {name}",
-                                p.display(),
-                                problems.join("; ")
-                            )),
-                            Err(e) => warnings.push(format!("{e}; using the built-in {name}")),
-                        }
-                    }
-                    Err(e) => warnings.push(format!(
-                        "{}: cannot read ({e}); using the built-in {name}",
-                        p.display()
-                    )),
-                }
-            }
-        }
-        match Self::from_texts(&texts) {
-            Ok(k) => (k, warnings),
+        let mut k = match Self::parse_embedded() {
+            Ok(k) => k,
             Err(e) => {
                 // Cannot happen with tested embedded data; never panic.
                 warnings.push(format!("knowledge tables: {e}"));
-                let k = Self::from_texts(&embedded).unwrap_or_else(|_| Self::empty());
-                (k, warnings)
+                return (Self::empty(), warnings);
+            }
+        };
+        let Some(dir) = dir else {
+            return (k, warnings);
+        };
+        if !dir.is_dir() {
+            warnings.push(format!(
+                "{KNOWLEDGE_DIR_ENV}={}: not a directory; using the built-in tables",
+                dir.display()
+            ));
+        }
+        for (name, _) in EMBEDDED {
+            let p = dir.join(name);
+            if !p.is_file() {
+                continue;
+            }
+            match read_small(&p) {
+                Ok(t) => {
+                    // Try this one file in place of the one in force.
+                    let mut trial = k.clone();
+                    match trial
+                        .set_table(name, &t, &p.display().to_string())
+                        .map(|()| trial.validate())
+                    {
+                        Ok(problems) if problems.is_empty() => k = trial,
+                        Ok(problems) => warnings.push(format!(
+                            "{}: {}; using the built-in {name}",
+                            p.display(),
+                            problems.join("; ")
+                        )),
+                        Err(e) => warnings.push(format!("{e}; using the built-in {name}")),
+                    }
+                }
+                Err(e) => warnings.push(format!(
+                    "{}: cannot read ({e}); using the built-in {name}",
+                    p.display()
+                )),
             }
         }
+        (k, warnings)
     }
 
     /// No knowledge at all (the rules then find only what needs none).
@@ -433,44 +427,56 @@ impl Knowledge {
         }
     }
 
-    fn from_texts(texts: &Texts) -> Result<Knowledge, String> {
-        fn parse<T: for<'de> Deserialize<'de>>(texts: &Texts, name: &str) -> Result<T, String> {
-            let (text, origin) = texts.get(name).ok_or_else(|| format!("{name}: missing"))?;
+    /// The embedded files, parsed (not validated).
+    fn parse_embedded() -> Result<Knowledge, String> {
+        let mut k = Self::empty();
+        for (name, text) in EMBEDDED {
+            k.set_table(name, text, "embedded")?;
+        }
+        Ok(k)
+    }
+
+    /// Parses the file `name` (its `text`, read from `origin`) into the
+    /// tables it holds, in place of theirs.
+    fn set_table(&mut self, name: &str, text: &str, origin: &str) -> Result<(), String> {
+        fn parse<T: for<'de> Deserialize<'de>>(
+            name: &str,
+            text: &str,
+            origin: &str,
+        ) -> Result<T, String> {
             toml::from_str(text).map_err(|e| {
                 let msg = e.to_string();
                 format!("{origin} ({name}): {}", msg.trim_end())
             })
         }
-        let sources: SourcesFile = parse(texts, SOURCES)?;
-        let drivers: DriversFile = parse(texts, DRIVERS)?;
-        let support: SupportFile = parse(texts, SUPPORT)?;
-        let status: StatusFile = parse(texts, STATUS)?;
-        let errors: ErrorsFile = parse(texts, ERRORS)?;
-        let frameworks: FrameworksFile = parse(texts, FRAMEWORKS)?;
-        let layout: LayoutFile = parse(texts, LAYOUT)?;
-        let findings: FindingsFile = parse(texts, FINDINGS)?;
-        let mut messages = Vec::new();
-        for spec in frameworks.message {
-            // (?m): ^ and $ match at line ends in the multi-line stderr text.
-            let regex = Regex::new(&format!("(?m){}", spec.pattern))
-                .map_err(|e| format!("{FRAMEWORKS}: message {:?}: bad pattern: {e}", spec.id))?;
-            messages.push(MessageRule { spec, regex });
+        match name {
+            SOURCES => self.sources = parse::<SourcesFile>(name, text, origin)?.source,
+            DRIVERS => self.drivers = parse(name, text, origin)?,
+            SUPPORT => self.releases = parse::<SupportFile>(name, text, origin)?.release,
+            STATUS => {
+                let status: StatusFile = parse(name, text, origin)?;
+                self.categories = status.category;
+                self.statuses = status.status;
+            }
+            ERRORS => self.errors = parse::<ErrorsFile>(name, text, origin)?.error,
+            FRAMEWORKS => {
+                let frameworks: FrameworksFile = parse(name, text, origin)?;
+                let mut messages = Vec::new();
+                for spec in frameworks.message {
+                    // (?m): ^ and $ match at line ends in the multi-line stderr text.
+                    let regex = Regex::new(&format!("(?m){}", spec.pattern)).map_err(|e| {
+                        format!("{FRAMEWORKS}: message {:?}: bad pattern: {e}", spec.id)
+                    })?;
+                    messages.push(MessageRule { spec, regex });
+                }
+                self.messages = messages;
+            }
+            LAYOUT => self.layout = parse::<LayoutFile>(name, text, origin)?.major,
+            FINDINGS => self.findings = parse::<FindingsFile>(name, text, origin)?.finding,
+            _ => return Err(format!("{name}: not a knowledge file")),
         }
-        Ok(Knowledge {
-            sources: sources.source,
-            drivers,
-            releases: support.release,
-            categories: status.category,
-            statuses: status.status,
-            errors: errors.error,
-            messages,
-            layout: layout.major,
-            findings: findings.finding,
-            origin: texts
-                .iter()
-                .map(|(n, (_, o))| (n.clone(), o.clone()))
-                .collect(),
-        })
+        self.origin.insert(name.to_string(), origin.to_string());
+        Ok(())
     }
 
     /// Everything wrong with the tables: rows without a source or with an

@@ -3,8 +3,11 @@
 //! driver's version. Behind a trait so that tests use a fake machine, and so
 //! that a report made on another host than the trace's can say so.
 
-use super::elf::{self, DynInfo};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::elf::{self, DynInfo};
+use std::cell::RefCell;
+#[cfg(test)]
+use std::collections::BTreeMap;
+use std::collections::{BTreeSet, HashMap};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -20,7 +23,7 @@ pub trait Machine {
     /// The path with symlinks resolved.
     fn canonical(&self, path: &str) -> Option<String>;
     /// The ld.so cache: `(name, path)` pairs, as `ldconfig -p` lists them.
-    fn ld_cache(&self) -> Vec<(String, String)>;
+    fn ld_cache(&self) -> &[(String, String)];
     /// DT_RPATH / DT_RUNPATH / DT_NEEDED / DT_SONAME of an ELF file.
     fn dynamic(&self, path: &str) -> Option<DynInfo>;
     /// The loaded NVIDIA kernel module's version (`/proc/driver/nvidia/version`).
@@ -29,10 +32,16 @@ pub trait Machine {
     fn hostname(&self) -> Option<String>;
 }
 
-/// The real machine. The ld.so cache is read once.
+/// The real machine. The ld.so cache, directory listings, dynamic sections
+/// and the kernel module's version are read once and kept: the rules ask
+/// for the same directories (every copy search scans the same plan) and the
+/// same requesters again and again, per library and per process.
 #[derive(Default)]
 pub struct RealMachine {
     cache: OnceLock<Vec<(String, String)>>,
+    dirs: RefCell<HashMap<String, Vec<String>>>,
+    dynamic: RefCell<HashMap<String, Option<DynInfo>>>,
+    kernel: OnceLock<Option<String>>,
 }
 
 impl RealMachine {
@@ -46,13 +55,19 @@ const MAX_ENTRIES: usize = 20_000;
 
 impl Machine for RealMachine {
     fn list_dir(&self, dir: &str) -> Vec<String> {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return Vec::new();
-        };
-        rd.flatten()
-            .take(MAX_ENTRIES)
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .collect()
+        self.dirs
+            .borrow_mut()
+            .entry(dir.to_string())
+            .or_insert_with(|| {
+                let Ok(rd) = std::fs::read_dir(dir) else {
+                    return Vec::new();
+                };
+                rd.flatten()
+                    .take(MAX_ENTRIES)
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect()
+            })
+            .clone()
     }
     fn exists(&self, path: &str) -> bool {
         std::fs::metadata(path).is_ok_and(|m| m.is_file())
@@ -65,33 +80,40 @@ impl Machine for RealMachine {
             .ok()
             .and_then(|p| p.to_str().map(str::to_string))
     }
-    fn ld_cache(&self) -> Vec<(String, String)> {
-        self.cache
-            .get_or_init(|| {
-                // Refuse anything but a regular file (a FIFO would block).
-                let ok = std::fs::metadata("/etc/ld.so.cache")
-                    .is_ok_and(|m| m.is_file() && m.len() < 64 << 20);
-                let parsed = if ok {
-                    std::fs::read("/etc/ld.so.cache")
-                        .ok()
-                        .and_then(|b| parse_ld_cache(&b))
-                } else {
-                    None
-                };
-                parsed.or_else(ldconfig_p).unwrap_or_default()
-            })
-            .clone()
+    fn ld_cache(&self) -> &[(String, String)] {
+        self.cache.get_or_init(|| {
+            // Refuse anything but a regular file (a FIFO would block).
+            let ok = std::fs::metadata("/etc/ld.so.cache")
+                .is_ok_and(|m| m.is_file() && m.len() < 64 << 20);
+            let parsed = if ok {
+                std::fs::read("/etc/ld.so.cache")
+                    .ok()
+                    .and_then(|b| parse_ld_cache(&b))
+            } else {
+                None
+            };
+            parsed.or_else(ldconfig_p).unwrap_or_default()
+        })
     }
     fn dynamic(&self, path: &str) -> Option<DynInfo> {
-        elf::read_dynamic(Path::new(path))
+        self.dynamic
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_insert_with(|| elf::read_dynamic(Path::new(path)))
+            .clone()
     }
     fn kernel_driver(&self) -> Option<String> {
-        let ok = std::fs::metadata("/proc/driver/nvidia/version").is_ok_and(|m| m.is_file());
-        if !ok {
-            return None;
-        }
-        let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
-        parse_nvrm_version(&text)
+        self.kernel
+            .get_or_init(|| {
+                let ok =
+                    std::fs::metadata("/proc/driver/nvidia/version").is_ok_and(|m| m.is_file());
+                if !ok {
+                    return None;
+                }
+                let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+                parse_nvrm_version(&text)
+            })
+            .clone()
     }
     fn hostname(&self) -> Option<String> {
         let mut buf = [0u8; 256];
@@ -375,12 +397,11 @@ pub fn find_copies(m: &dyn Machine, plan: &ScanPlan, name: &str) -> Vec<Copy> {
             package,
         });
     };
-    let mut dist_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (dir, how) in &plan.dirs {
         let mut names: Vec<String> = m.list_dir(dir).into_iter().filter(|f| matches(f)).collect();
         // Longest (most versioned) name first: `libx.so.9.14.0` before `libx.so`.
         names.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-        let package = pip_package(m, dir, &mut dist_cache);
+        let package = package_of(m, dir);
         for f in names {
             push(format!("{dir}/{f}"), how, &mut out, package.clone());
         }
@@ -388,37 +409,23 @@ pub fn find_copies(m: &dyn Machine, plan: &ScanPlan, name: &str) -> Vec<Copy> {
     if !plan.use_cache {
         return out;
     }
-    let mut cache: Vec<(String, String)> = m
-        .ld_cache()
-        .into_iter()
-        .filter(|(n, _)| matches(n))
-        .collect();
+    let mut cache: Vec<&(String, String)> =
+        m.ld_cache().iter().filter(|(n, _)| matches(n)).collect();
     cache.sort();
     for (_, p) in cache {
-        push(p, "ld.so.cache", &mut out, None);
+        push(p.clone(), "ld.so.cache", &mut out, None);
     }
     out
 }
 
-/// The pip distribution owning a `SITE/nvidia/<sub>/lib` directory, by its
-/// `*.dist-info` name (`nvidia_cudnn_cu13-9.19.0.56`); None elsewhere.
+/// The pip distribution owning a `SITE/nvidia/<sub>/lib` directory: the
+/// `*.dist-info` in SITE whose name maps to `<sub>` (`cudnn` →
+/// `nvidia_cudnn_cu13-9.19.0.56`); None elsewhere.
 pub fn package_of(m: &dyn Machine, lib_dir: &str) -> Option<String> {
-    pip_package(m, lib_dir, &mut BTreeMap::new())
-}
-
-/// The pip distribution owning `SITE/nvidia/<sub>/lib`: the `*.dist-info`
-/// in SITE whose name maps to `<sub>` (`cudnn` → `nvidia_cudnn_cu13-9.19.0.56`).
-fn pip_package(
-    m: &dyn Machine,
-    lib_dir: &str,
-    cache: &mut BTreeMap<String, Vec<String>>,
-) -> Option<String> {
     let (nvidia, _) = lib_dir.strip_suffix("/lib")?.rsplit_once('/')?;
     let sub = lib_dir.strip_suffix("/lib")?.rsplit('/').next()?;
     let site = nvidia.strip_suffix("/nvidia")?;
-    let entries = cache
-        .entry(site.to_string())
-        .or_insert_with(|| m.list_dir(site));
+    let entries = m.list_dir(site);
     let want = format!("nvidia_{}", sub.replace('-', "_"));
     let mut found: Vec<&String> = entries
         .iter()
@@ -514,8 +521,8 @@ impl Machine for FakeMachine {
         }
         Some(p)
     }
-    fn ld_cache(&self) -> Vec<(String, String)> {
-        self.cache.clone()
+    fn ld_cache(&self) -> &[(String, String)] {
+        &self.cache
     }
     fn dynamic(&self, path: &str) -> Option<DynInfo> {
         self.dynamic.get(path).cloned()

@@ -13,10 +13,9 @@
 //! The facts behind the rules are in `shared/reference/compat-facts.md`; the
 //! comments cite its sections (§n) and sources (\[Rn\], \[En\]).
 
-// Not wired into the commands yet (the lead wires `report`, the launcher's
-// summary, `explain` and `--fail-on`): until then most items are unused.
+// Used by `report`, the launcher's summary, `explain` and `--fail-on`
+// (report.rs, launch.rs).
 
-pub mod elf;
 pub mod events;
 pub mod facts;
 pub mod knowledge;
@@ -223,12 +222,17 @@ pub fn analyze_set(set: &TraceSet, stderr: Option<&str>, ctx: &Context<'_>) -> V
             v
         }
     };
+    let stderr = stderr.map(|s| facts::StderrFacts::new(s, ctx.knowledge));
     set.images
         .iter()
         .enumerate()
         .map(|(i, img)| {
-            let err = if wants_stderr[i] { stderr } else { None };
-            let facts = Facts::new(img, err, ctx.knowledge);
+            let err = if wants_stderr[i] {
+                stderr.as_ref()
+            } else {
+                None
+            };
+            let facts = Facts::new(img, err);
             ImageFindings {
                 file: img.file.display().to_string(),
                 pid: img.header.pid,
@@ -390,7 +394,7 @@ pub fn evidence_text(e: &Evidence) -> String {
 mod tests {
     use super::testkit::*;
     use super::*;
-    use crate::findings::elf::DynInfo;
+    use crate::elf::DynInfo;
 
     /// The PyTorch mix-up of the GPU probe (compat-facts §4.5, E-probe):
     /// pip cuDNN 9.19 with PyTorch, the system 9.14 first on LD_LIBRARY_PATH.

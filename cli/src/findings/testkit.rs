@@ -3,6 +3,7 @@
 //! `call` lines), parses it the way `report` does, and evaluates the rules
 //! against a fake machine.
 
+use super::facts::StderrFacts;
 pub use super::machine::FakeMachine;
 use super::{evaluate, Context, Facts, Knowledge};
 pub use super::{Finding, Severity};
@@ -279,7 +280,8 @@ impl Trace {
     pub fn findings(&self) -> Vec<Finding> {
         let k = Knowledge::embedded().unwrap();
         let img = self.image();
-        let facts = Facts::new(&img, self.stderr.as_deref(), &k);
+        let stderr = self.stderr.as_deref().map(|s| StderrFacts::new(s, &k));
+        let facts = Facts::new(&img, stderr.as_ref());
         let ctx = Context {
             knowledge: &k,
             machine: &self.machine,

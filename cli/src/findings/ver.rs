@@ -160,6 +160,7 @@ mod tests {
         assert_eq!(Ver::from_cudnn_int(90100).to_string(), "9.1.0");
         assert_eq!(Ver::from_cudnn_int(92800).to_string(), "9.28.0");
         assert_eq!(Ver::from_cudnn_int(91002).to_string(), "9.10.2");
+        assert_eq!(Ver::from_cudnn_int(91900).to_string(), "9.19.0");
         assert_eq!(Ver::from_cuda_int(13000).to_string(), "13.0");
         assert_eq!(Ver::from_cuda_int(12090).to_string(), "12.9");
         assert_eq!(Ver::from_cuda_int(9020).to_string(), "9.2");

@@ -236,7 +236,7 @@ mod tests {
         let t = base();
         let img = t.image();
         let k = Knowledge::embedded().unwrap();
-        let mut facts = Facts::new(&img, None, &k);
+        let mut facts = Facts::new(&img, None);
         for (attr, device, value) in [(75, 1, 6), (76, 1, 1), (75, 0, 9), (76, 0, 0)] {
             facts.calls.push(CallEvent {
                 func: "cuDeviceGetAttribute".into(),

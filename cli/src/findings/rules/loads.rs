@@ -504,7 +504,7 @@ fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::elf::DynInfo;
+    use crate::elf::DynInfo;
     use crate::findings::testkit::*;
 
     /// cuDNN 9's dispatcher failing to find graph: "Unable to load any of

@@ -560,7 +560,7 @@ fn requirement(
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::elf::DynInfo;
+    use crate::elf::DynInfo;
     use crate::findings::testkit::*;
 
     const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";

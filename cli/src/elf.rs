@@ -1,6 +1,9 @@
-//! A small reader of an ELF file's dynamic section: DT_NEEDED, DT_SONAME,
-//! DT_RPATH and DT_RUNPATH. Used to see which directories a requester's
-//! RPATH/RUNPATH would have searched (finding CDT008).
+//! A small ELF reader: the header (class, byte order, type, machine), the
+//! program headers, and the dynamic section (DT_NEEDED, DT_SONAME, DT_RPATH,
+//! DT_RUNPATH). The one reader for the launcher's look at the program
+//! (`target.rs`: PT_INTERP, class and machine), the pin directory's check
+//! (`pin.rs`: a shared library this machine can load) and the findings (the
+//! directories a requester's RPATH/RUNPATH would have searched, CDT008).
 //!
 //! Only the parts needed are read (headers, the dynamic segment, the strings
 //! it names), with seeks, so a 1 GB `libtorch_cuda.so` costs a few reads.
@@ -21,8 +24,18 @@ pub struct DynInfo {
     pub runpath: Vec<String>,
 }
 
-const PT_LOAD: u32 = 1;
-const PT_DYNAMIC: u32 = 2;
+/// The first bytes of every ELF file.
+pub const MAGIC: &[u8] = b"\x7fELF";
+
+/// `e_type` values.
+pub const ET_REL: u16 = 1;
+pub const ET_EXEC: u16 = 2;
+pub const ET_DYN: u16 = 3;
+pub const ET_CORE: u16 = 4;
+
+pub const PT_LOAD: u32 = 1;
+pub const PT_DYNAMIC: u32 = 2;
+pub const PT_INTERP: u32 = 3;
 const DT_NULL: u64 = 0;
 const DT_NEEDED: u64 = 1;
 const DT_STRTAB: u64 = 5;
@@ -35,39 +48,60 @@ const MAX_PHNUM: usize = 4096;
 const MAX_DYN_BYTES: u64 = 1 << 20;
 const MAX_STRING: usize = 64 << 10;
 
-/// Reads the dynamic section of the ELF file at `path` (regular files only).
-pub fn read_dynamic(path: &Path) -> Option<DynInfo> {
-    let md = std::fs::metadata(path).ok()?;
-    if !md.is_file() {
-        return None;
+/// `x86-64`, `aarch64`, … for an `e_machine` value; `machine N` for others.
+pub fn machine_name(m: u16) -> String {
+    match m {
+        3 => "i386".into(),
+        62 => "x86-64".into(),
+        183 => "aarch64".into(),
+        40 => "arm".into(),
+        21 => "ppc64".into(),
+        243 => "riscv".into(),
+        _ => format!("machine {m}"),
     }
-    let mut f = File::open(path).ok()?;
-    parse(&mut f)
 }
 
-struct Elf {
-    class64: bool,
-    le: bool,
+/// `64-bit x86-64`, `32-bit machine 99`: an ELF class and machine in words.
+pub fn arch_name(class64: bool, machine: u16) -> String {
+    let bits = if class64 { "64-bit" } else { "32-bit" };
+    format!("{bits} {}", machine_name(machine))
+}
+
+/// The class (ELF64 or ELF32) and byte order of a file, from `e_ident`;
+/// reads the fields whose size and order depend on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elf {
+    pub class64: bool,
+    pub le: bool,
 }
 
 impl Elf {
-    fn u16(&self, b: &[u8], o: usize) -> Option<u64> {
+    /// From a file's first bytes: None when they do not start with the ELF
+    /// magic and the class and byte-order bytes.
+    pub fn ident(head: &[u8]) -> Option<Elf> {
+        (head.starts_with(MAGIC) && head.len() > 5).then(|| Elf {
+            class64: head[4] == 2,
+            le: head[5] != 2,
+        })
+    }
+
+    pub fn u16(&self, b: &[u8], o: usize) -> Option<u16> {
         let v: [u8; 2] = b.get(o..o + 2)?.try_into().ok()?;
-        Some(u64::from(if self.le {
+        Some(if self.le {
             u16::from_le_bytes(v)
         } else {
             u16::from_be_bytes(v)
-        }))
+        })
     }
-    fn u32(&self, b: &[u8], o: usize) -> Option<u64> {
+    pub fn u32(&self, b: &[u8], o: usize) -> Option<u32> {
         let v: [u8; 4] = b.get(o..o + 4)?.try_into().ok()?;
-        Some(u64::from(if self.le {
+        Some(if self.le {
             u32::from_le_bytes(v)
         } else {
             u32::from_be_bytes(v)
-        }))
+        })
     }
-    fn u64(&self, b: &[u8], o: usize) -> Option<u64> {
+    pub fn u64(&self, b: &[u8], o: usize) -> Option<u64> {
         let v: [u8; 8] = b.get(o..o + 8)?.try_into().ok()?;
         Some(if self.le {
             u64::from_le_bytes(v)
@@ -80,9 +114,109 @@ impl Elf {
         if self.class64 {
             self.u64(b, o)
         } else {
-            self.u32(b, o)
+            self.u32(b, o).map(u64::from)
         }
     }
+}
+
+/// The fields of the ELF header this tool reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub elf: Elf,
+    pub e_type: u16,
+    pub machine: u16,
+    pub phoff: u64,
+    pub phentsize: usize,
+    pub phnum: usize,
+}
+
+impl Header {
+    /// The ELF header at the start of `head`; None when `head` is not ELF
+    /// or shorter than the header of its class (64 bytes, 52 in ELF32).
+    pub fn parse(head: &[u8]) -> Option<Header> {
+        let elf = Elf::ident(head)?;
+        if head.len() < if elf.class64 { 64 } else { 52 } {
+            return None;
+        }
+        let (phoff, phentsize, phnum) = if elf.class64 {
+            (elf.u64(head, 32)?, elf.u16(head, 54)?, elf.u16(head, 56)?)
+        } else {
+            (
+                u64::from(elf.u32(head, 28)?),
+                elf.u16(head, 42)?,
+                elf.u16(head, 44)?,
+            )
+        };
+        Some(Header {
+            elf,
+            e_type: elf.u16(head, 16)?,
+            machine: elf.u16(head, 18)?,
+            phoff,
+            phentsize: usize::from(phentsize),
+            phnum: usize::from(phnum),
+        })
+    }
+}
+
+/// One program header: the segment's type, file range and address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub p_type: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub filesz: u64,
+}
+
+/// Up to `max` bytes from the start of `r` (fewer when the file is shorter).
+pub fn read_head<R: Read + Seek>(r: &mut R, max: u64) -> std::io::Result<Vec<u8>> {
+    r.seek(SeekFrom::Start(0))?;
+    let mut head = Vec::new();
+    Read::take(&mut *r, max).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// The program headers `h` describes; None when its table cannot be read
+/// or is implausible (no entries, PN_XNUM, more than a few thousand, or an
+/// entry size no real file uses).
+pub fn segments<R: Read + Seek>(r: &mut R, h: &Header) -> Option<Vec<Segment>> {
+    let e = h.elf;
+    // Real files use 56 (ELF64) or 32 (ELF32); a larger entry size would
+    // only make a hostile header allocate a lot.
+    let min_ph = if e.class64 { 56 } else { 32 };
+    if h.phnum == 0 || h.phnum > MAX_PHNUM || h.phentsize < min_ph || h.phentsize > 256 {
+        return None;
+    }
+    let table = read_at(r, h.phoff, h.phentsize.checked_mul(h.phnum)?)?;
+    table
+        .chunks_exact(h.phentsize)
+        .map(|ph| {
+            let (offset, vaddr, filesz) = if e.class64 {
+                (e.u64(ph, 8)?, e.u64(ph, 16)?, e.u64(ph, 32)?)
+            } else {
+                (
+                    u64::from(e.u32(ph, 4)?),
+                    u64::from(e.u32(ph, 8)?),
+                    u64::from(e.u32(ph, 16)?),
+                )
+            };
+            Some(Segment {
+                p_type: e.u32(ph, 0)?,
+                offset,
+                vaddr,
+                filesz,
+            })
+        })
+        .collect()
+}
+
+/// Reads the dynamic section of the ELF file at `path` (regular files only).
+pub fn read_dynamic(path: &Path) -> Option<DynInfo> {
+    let md = std::fs::metadata(path).ok()?;
+    if !md.is_file() {
+        return None;
+    }
+    let mut f = File::open(path).ok()?;
+    parse(&mut f)
 }
 
 fn read_at<R: Read + Seek>(r: &mut R, off: u64, len: usize) -> Option<Vec<u8>> {
@@ -113,46 +247,14 @@ fn string_at<R: Read + Seek>(r: &mut R, off: u64) -> Option<String> {
 
 /// Parses the dynamic section from any seekable reader.
 pub fn parse<R: Read + Seek>(r: &mut R) -> Option<DynInfo> {
-    let head = read_at(r, 0, 64).or_else(|| read_at(r, 0, 52))?;
-    if !head.starts_with(b"\x7fELF") {
-        return None;
-    }
-    let e = Elf {
-        class64: head[4] == 2,
-        le: head[5] != 2,
-    };
-    let (phoff, phentsize, phnum) = if e.class64 {
-        (e.u64(&head, 32)?, e.u16(&head, 54)?, e.u16(&head, 56)?)
-    } else {
-        (e.u32(&head, 28)?, e.u16(&head, 42)?, e.u16(&head, 44)?)
-    };
-    let (phentsize, phnum) = (phentsize as usize, phnum as usize);
-    let min_ph = if e.class64 { 56 } else { 32 };
-    // Real files use 56 (ELF64) or 32 (ELF32); a larger entry size would
-    // only make a hostile header allocate a lot.
-    if phnum == 0 || phnum > MAX_PHNUM || phentsize < min_ph || phentsize > 256 {
-        return None;
-    }
-    let table = read_at(r, phoff, phentsize.checked_mul(phnum)?)?;
-    // (vaddr, offset, filesz) of each PT_LOAD, and the PT_DYNAMIC's file range.
-    let mut loads = Vec::new();
-    let mut dynamic = None;
-    for ph in table.chunks_exact(phentsize) {
-        let p_type = e.u32(ph, 0)? as u32;
-        let (offset, vaddr, filesz) = if e.class64 {
-            (e.u64(ph, 8)?, e.u64(ph, 16)?, e.u64(ph, 32)?)
-        } else {
-            (e.u32(ph, 4)?, e.u32(ph, 8)?, e.u32(ph, 16)?)
-        };
-        match p_type {
-            PT_LOAD => loads.push((vaddr, offset, filesz)),
-            PT_DYNAMIC => dynamic = Some((offset, filesz)),
-            _ => {}
-        }
-    }
-    let (doff, dsize) = dynamic?;
-    let dsize = dsize.min(MAX_DYN_BYTES) as usize;
-    let dyn_bytes = read_at(r, doff, dsize)?;
+    let head = read_head(r, 64).ok()?;
+    let h = Header::parse(&head)?;
+    let e = h.elf;
+    let segs = segments(r, &h)?;
+    // The PT_DYNAMIC's file range (the last one, if several).
+    let dynamic = segs.iter().rfind(|s| s.p_type == PT_DYNAMIC)?;
+    let dsize = dynamic.filesz.min(MAX_DYN_BYTES) as usize;
+    let dyn_bytes = read_at(r, dynamic.offset, dsize)?;
     let entsize = if e.class64 { 16 } else { 8 };
     let half = entsize / 2;
     let mut strtab = None;
@@ -169,8 +271,8 @@ pub fn parse<R: Read + Seek>(r: &mut R) -> Option<DynInfo> {
     }
     // DT_STRTAB is an address: find the file offset through the PT_LOADs.
     let strtab = strtab?;
-    let str_off = loads.iter().find_map(|&(vaddr, offset, filesz)| {
-        (strtab >= vaddr && strtab - vaddr < filesz).then(|| strtab - vaddr + offset)
+    let str_off = segs.iter().filter(|s| s.p_type == PT_LOAD).find_map(|s| {
+        (strtab >= s.vaddr && strtab - s.vaddr < s.filesz).then(|| strtab - s.vaddr + s.offset)
     })?;
     let mut info = DynInfo::default();
     for (tag, val) in entries {
