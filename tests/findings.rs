@@ -17,7 +17,8 @@
 //! `stderr.txt` in the trace directory.
 
 use cudnn_trace_integration::launcher_support::{
-    build_stack, cc, launcher, report_json, run, work_dir, Output,
+    build_stack, cc, launcher, launcher_record, report_json, report_ok, run, run_cc, stderr_copy,
+    trace_files, work_dir, Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -72,9 +73,7 @@ impl Case {
     }
 
     fn stack_at(&self, out: &Path, args: &[&str]) {
-        let mut a: Vec<OsString> = vec![args[0].into(), out.as_os_str().to_owned()];
-        a.extend(args[1..].iter().map(OsString::from));
-        build_stack(&a);
+        build_stack(args[0], out, &args[1..]);
     }
 
     /// The wheel layout of a pip cuDNN: `SITE/nvidia/cudnn/lib` plus the
@@ -126,17 +125,24 @@ impl Case {
             .arg(sources().join(src))
             .args(extra)
             .arg("-ldl");
-        let res = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("running the C compiler {cmd:?}: {e}"));
-        assert!(
-            res.status.success() && res.stderr.is_empty(),
-            "compiling {src} ({}): {cmd:?}\n{}{}",
-            res.status,
-            String::from_utf8_lossy(&res.stdout),
-            String::from_utf8_lossy(&res.stderr)
-        );
+        run_cc(&mut cmd, src, true);
         bin
+    }
+
+    /// [`Case::trace`] without options; the launcher must exit with `exit`.
+    /// Returns the run and its `report --json`.
+    fn run(
+        &self,
+        label: &str,
+        env: &[(&str, String)],
+        prog: &Path,
+        args: &[String],
+        exit: i32,
+    ) -> (Traced, Value) {
+        let t = self.trace(label, &[], env, prog, args);
+        assert_exit(&t, exit);
+        let doc = report(&t);
+        (t, doc)
     }
 
     /// `cudnn-trace -q [OPTS...] --out LABEL -- PROG ARGS...` in the work
@@ -191,15 +197,7 @@ fn runpath(dir: &Path) -> Vec<String> {
 
 /// `cudnn-trace report --json TRACE`, which must succeed.
 fn report(t: &Traced) -> Value {
-    let (out, doc) = report_json(t.trace.parent().unwrap(), &[&t.trace]);
-    assert_eq!(
-        out.code(),
-        Some(0),
-        "report --json {}:\n{}",
-        t.trace.display(),
-        out.show()
-    );
-    doc.unwrap_or_else(|| panic!("report --json printed no JSON:\n{}", out.show()))
+    report_ok(t.trace.parent().unwrap(), &t.trace)
 }
 
 fn arr(v: &Value) -> &[Value] {
@@ -336,13 +334,7 @@ fn machine_provides(name: &str) -> bool {
 
 /// The program's stderr as the launcher kept it (`stderr.txt`).
 fn kept_stderr(t: &Traced) -> String {
-    let p = t.trace.join("stderr.txt");
-    fs::read_to_string(&p).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (the launcher keeps the program's stderr there; report explains its messages)",
-            p.display()
-        )
-    })
+    String::from_utf8_lossy(&stderr_copy(&t.trace)).into_owned()
 }
 
 // ---------------------------------------------------------------------------
@@ -425,9 +417,7 @@ fn two_files_of_one_cudnn_library_v9_and_v8() {
         let drv = case.driver("580.159.04", "13.0", &[]);
         let prog = case.compile("01_duplicate_cudnn/main.c", PY, &link_rpath(&pip, soname));
         let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
-        let t = case.trace("t", &[], &env, &prog, &[s(&other)]);
-        assert_exit(&t, 0);
-        let doc = report(&t);
+        let (_, doc) = case.run("t", &env, &prog, &[s(&other)], 0);
 
         let f = one(&doc, "CDT001", "files of libcudnn (cuDNN)");
         assert_eq!(f["severity"], "error", "{f:#}");
@@ -476,9 +466,7 @@ fn two_files_of_one_cudnn_library_v9_and_v8() {
         let alias = case.p("alias");
         fs::create_dir_all(&alias).unwrap();
         std::os::unix::fs::symlink(pip.join(soname), alias.join(soname)).unwrap();
-        let t = case.trace("same", &[], &env, &prog, &[s(&alias.join(soname))]);
-        assert_exit(&t, 0);
-        let doc = report(&t);
+        let (_, doc) = case.run("same", &env, &prog, &[s(&alias.join(soname))], 0);
         assert!(all(&doc).is_empty(), "{}", show(&doc));
     }
 }
@@ -490,14 +478,12 @@ fn two_files_of_one_cudnn_library_v9_and_v8() {
 fn cudnn9_sublibraries_from_two_installs() {
     let case = Case::new("two-installs-v9");
     let (pip, graph, prog, env) = two_installs_v9(&case);
-    let t = case.trace("t", &[], &env, &prog, &[]);
-    assert_exit(&t, 0);
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
     assert_eq!(
         t.out.out(),
         "cudnnGetVersion=91400\ncudnnOpsVersionCheck=1002\n",
         "the mix-up must happen"
     );
-    let doc = report(&t);
     assert_errors(&doc, &["CDT002", "CDT008"]);
 
     let f = one(&doc, "CDT002", "cuDNN 9");
@@ -585,13 +571,11 @@ fn cudnn8_sublibraries_from_two_installs() {
         &link_rpath(&pip, "libcudnn.so.8"),
     );
     let env = vec![("LD_LIBRARY_PATH", path_list(&[&stray, &drv]))];
-    let t = case.trace("t", &[], &env, &prog, &[]);
-    assert_exit(&t, 0);
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
     assert_eq!(
         t.out.out(),
         "cudnnGetVersion=8902\ncudnnCnnInferVersionCheck=14\n"
     );
-    let doc = report(&t);
     assert_errors(&doc, &["CDT002", "CDT008"]);
     let f = one(&doc, "CDT002", "cuDNN 8");
     assert_eq!(
@@ -666,9 +650,7 @@ fn cudnn_built_for_another_cuda_major_than_the_runtime() {
         flags.extend(link_rpath(&pip, &format!("libcudnn.so.{major}")));
         let prog = case.compile("04_cudnn_build_vs_cudart/main.c", PY, &flags);
         let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
-        let t = case.trace("t", &[], &env, &prog, &[]);
-        assert_exit(&t, 0);
-        let doc = report(&t);
+        let (_, doc) = case.run("t", &env, &prog, &[], 0);
         assert_errors(&doc, &[]);
         let rt_major = &rt_ver[..2];
         let f = one(&doc, "CDT003", "cuDNN built for CUDA");
@@ -715,11 +697,9 @@ fn driver_too_old_for_the_runtime() {
         &link_rpath(&rt, "libcudart.so.13"),
     );
     let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
-    let t = case.trace("t", &[], &env, &prog, &[]);
-    assert_exit(&t, 1);
+    let (t, doc) = case.run("t", &env, &prog, &[], 1);
     let msg = "CUDA driver version is insufficient for CUDA runtime version";
     assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
-    let doc = report(&t);
     assert_errors(&doc, &["CDT004"]);
     let f = one(&doc, "CDT004", "driver");
     assert_eq!(
@@ -1010,21 +990,14 @@ fn cudnn_cannot_load_nvrtc() {
         "-o",
     ])
     .arg(nvrtc.join("libnvrtc.so.12"));
-    let res = cmd.output().unwrap();
-    assert!(
-        res.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    run_cc(&mut cmd, "libnvrtc.so.12", false);
     let prog = case.compile(
         "08_nvrtc_missing/main.c",
         PY,
         &link_rpath(&pip, "libcudnn.so.9"),
     );
     let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
-    let t = case.trace("t", &[], &env, &prog, &[]);
-    assert_exit(&t, 0);
-    let doc = report(&t);
+    let (_, doc) = case.run("t", &env, &prog, &[], 0);
     assert_errors(&doc, &["CDT006"]);
     let f = one(&doc, "CDT006", "libnvrtc");
     assert_eq!(
@@ -1063,9 +1036,7 @@ fn cudnn_cannot_load_nvrtc() {
 
     // With that directory on LD_LIBRARY_PATH, NVRTC loads: nothing to say.
     let env = vec![("LD_LIBRARY_PATH", path_list(&[&nvrtc, &drv]))];
-    let t = case.trace("fixed", &[], &env, &prog, &[]);
-    assert_exit(&t, 0);
-    let doc = report(&t);
+    let (_, doc) = case.run("fixed", &env, &prog, &[], 0);
     assert!(all(&doc).is_empty(), "{}", show(&doc));
 }
 
@@ -1114,13 +1085,11 @@ fn two_runtimes(
 fn two_cuda_runtime_majors_in_one_process() {
     let case = Case::new("two-cudart");
     let (rt13, rt12, plugin, prog, env) = two_runtimes(&case);
-    let t = case.trace("t", &[], &env, &prog, &[s(&plugin)]);
-    assert_exit(&t, 0);
+    let (t, doc) = case.run("t", &env, &prog, &[s(&plugin)], 0);
     assert_eq!(
         t.out.out(),
         "framework runtime=13000\nplugin runtime=12080\n"
     );
-    let doc = report(&t);
     assert_errors(&doc, &[]);
     assert_eq!(all(&doc).len(), 1, "{}", show(&doc));
     let f = one(&doc, "CDT001", "libcudart");
@@ -1171,14 +1140,12 @@ fn cudnn_create_not_initialized_v9_and_v8() {
             ("LD_LIBRARY_PATH", path_list(&[&drv])),
             ("CUDA_VISIBLE_DEVICES", String::new()),
         ];
-        let t = case.trace("t", &[], &env, &prog, &[]);
-        assert_exit(&t, 1);
+        let (t, doc) = case.run("t", &env, &prog, &[], 1);
         let status = if major == 9 { 1001 } else { 1 };
         assert_eq!(
             t.out.out(),
             format!("cudnnCreate={status} CUDNN_STATUS_NOT_INITIALIZED\n")
         );
-        let doc = report(&t);
         assert_errors(&doc, &["CDT007"]);
         assert_eq!(with_code(&doc, "CDT007").len(), 2, "{}", show(&doc));
 
@@ -1413,11 +1380,9 @@ fn pytorch_message_explained() {
         PY,
         &link_rpath(&m.pip, "libcudnn.so.9"),
     );
-    let t = case.trace("t", &[], &m.env, &prog, &[]);
-    assert_exit(&t, 1);
+    let (t, doc) = case.run("t", &m.env, &prog, &[], 1);
     let msg = "PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0)";
     assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
-    let doc = report(&t);
     assert_errors(&doc, &["CDT008", "CDT010"]);
     check_cudnn_version_message(
         &doc,
@@ -1450,10 +1415,8 @@ fn pytorch_message_explained() {
 
     // The same program without the system directory: no message, nothing.
     let env = vec![("LD_LIBRARY_PATH", path_list(&[&m.driver]))];
-    let t = case.trace("fixed", &[], &env, &prog, &[]);
-    assert_exit(&t, 0);
+    let (t, doc) = case.run("fixed", &env, &prog, &[], 0);
     assert_eq!(t.out.out(), "runtime cuDNN (9, 19, 0)\n");
-    let doc = report(&t);
     assert!(all(&doc).is_empty(), "{}", show(&doc));
 }
 
@@ -1462,11 +1425,9 @@ fn xla_message_explained() {
     let case = Case::new("msg-xla");
     let m = mismatch(&case, "9.19.0", "13.0", "9.14.0");
     let prog = case.compile("13_xla_message/main.c", PY, &runpath(&m.pip));
-    let t = case.trace("t", &[], &m.env, &prog, &[]);
-    assert_exit(&t, 1);
+    let (t, doc) = case.run("t", &m.env, &prog, &[], 1);
     let msg = "Loaded runtime CuDNN library: 9.14.0 but source was compiled with: 9.19.0.";
     assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
-    let doc = report(&t);
     assert_errors(&doc, &["CDT008", "CDT010"]);
     check_cudnn_version_message(
         &doc,
@@ -1498,11 +1459,9 @@ fn tensorflow1_compatibility_version_message_explained() {
     let case = Case::new("msg-tf1");
     let m = mismatch(&case, "8.9.7", "12.2", "8.6.0");
     let prog = case.compile("14_tf1_message/main.c", PY, &runpath(&m.pip));
-    let t = case.trace("t", &[], &m.env, &prog, &[]);
-    assert_exit(&t, 1);
+    let (t, doc) = case.run("t", &m.env, &prog, &[], 1);
     let msg = "Loaded runtime CuDNN library: 8600 (compatibility version 8600) but source was compiled with 8907 (compatibility version 8900)";
     assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
-    let doc = report(&t);
     assert_errors(&doc, &["CDT008", "CDT010"]);
     check_cudnn_version_message(
         &doc,
@@ -1529,11 +1488,9 @@ fn jax_message_explained() {
     let case = Case::new("msg-jax");
     let m = mismatch(&case, "9.19.0", "13.0", "9.14.0");
     let prog = case.compile("15_jax_message/main.c", PY, &[]);
-    let t = case.trace("t", &[], &m.env, &prog, &[s(&m.pip.join("libcudnn.so.9"))]);
-    assert_exit(&t, 1);
+    let (t, doc) = case.run("t", &m.env, &prog, &[s(&m.pip.join("libcudnn.so.9"))], 1);
     let msg = "Outdated cuDNN installation found.\nVersion JAX was built against: 91900\nMinimum supported: 919\nInstalled version: 91400";
     assert!(kept_stderr(&t).contains(msg), "{}", t.out.show());
-    let doc = report(&t);
     assert_errors(&doc, &["CDT008", "CDT010"]);
     check_cudnn_version_message(
         &doc,
@@ -1571,8 +1528,7 @@ fn jax_message_explained() {
 fn clean_pip_run_has_no_findings() {
     let case = Case::new("clean");
     let (_pip, _rt, prog, env) = clean_pip(&case);
-    let t = case.trace("t", &[], &env, &prog, &[]);
-    assert_exit(&t, 0);
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
     assert_eq!(
         t.out.out(),
         "runtime=13000 driver=13000 sm=9.0\ncudnnGetVersion=91900 cudart=13000\nchecks=0 0 0 0\ncudnnCreate=0\n"
@@ -1583,7 +1539,6 @@ fn clean_pip_run_has_no_findings() {
         "{}",
         t.out.show()
     );
-    let doc = report(&t);
     assert_eq!(total(&doc, "error"), 0, "{}", show(&doc));
     assert_eq!(total(&doc, "warning"), 0, "{}", show(&doc));
     assert!(all(&doc).is_empty(), "{}", show(&doc));
@@ -1594,14 +1549,7 @@ fn clean_pip_run_has_no_findings() {
         arr(&p["libraries"]).len() >= 10,
         "cuDNN, cudart and libcuda all traced: {p:#}"
     );
-    let raw = fs::read_to_string(
-        fs::read_dir(&t.trace)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .unwrap(),
-    )
-    .unwrap();
+    let raw = fs::read_to_string(&trace_files(&t.trace)[0]).unwrap();
     for want in [
         r#""fn":"cudaDeviceGetAttribute""#,
         r#""fn":"cudnnCreate""#,
@@ -1614,11 +1562,6 @@ fn clean_pip_run_has_no_findings() {
 
 // ---------------------------------------------------------------------------
 // 14. --fail-on: report's and the launcher's
-
-fn launcher_json(t: &Traced) -> Value {
-    let p = t.trace.join("launcher.json");
-    serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap()
-}
 
 #[test]
 fn fail_on_gates_exit_3() {
@@ -1667,7 +1610,7 @@ fn fail_on_gates_exit_3() {
     // The launcher's --fail-on: 3 only when the program itself exited 0.
     let t = broken.trace("gated", &["--fail-on", "error"], &env_b, &prog_b, &[]);
     assert_exit(&t, 3);
-    let rec = launcher_json(&t);
+    let rec = launcher_record(&t.trace);
     assert_eq!(rec["exit_code"], 0, "{rec:#}");
     assert_eq!(rec["status"], 3, "{rec:#}");
     assert_eq!(rec["findings"]["tripped"], true, "{rec:#}");
@@ -1676,7 +1619,7 @@ fn fail_on_gates_exit_3() {
 
     let t = clean.trace("gated", &["--fail-on", "info"], &env_c, &prog_c, &[]);
     assert_exit(&t, 0);
-    let rec = launcher_json(&t);
+    let rec = launcher_record(&t.trace);
     assert_eq!(rec["findings"]["tripped"], false, "{rec:#}");
     assert_eq!(rec["status"], 0, "{rec:#}");
 
@@ -1709,7 +1652,7 @@ fn fail_on_gates_exit_3() {
     let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
     let t = old.trace("gated", &["--fail-on", "error"], &env, &prog, &[]);
     assert_exit(&t, 1);
-    let rec = launcher_json(&t);
+    let rec = launcher_record(&t.trace);
     assert_eq!(rec["findings"]["tripped"], true, "{rec:#}");
     assert_eq!(rec["status"], 1, "{rec:#}");
 }
@@ -1721,9 +1664,7 @@ fn fail_on_gates_exit_3() {
 fn text_findings_section_and_explain() {
     let case = Case::new("text");
     let (_, graph, prog, env) = two_installs_v9(&case);
-    let t = case.trace("t", &[], &env, &prog, &[]);
-    assert_exit(&t, 0);
-    let doc = report(&t);
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
     let codes: Vec<String> = all(&doc)
         .iter()
         .map(|f| text(&f["code"]).to_string())

@@ -19,8 +19,8 @@
 //! "pip dispatcher + system sub-libraries" mix-up.
 
 use cudnn_trace_integration::launcher_support::{
-    bare, build_stack, cc, compile, launcher, launcher_record, lines_starting, pip_cudnn_919,
-    report_json, run, trace_files, work_dir, Output,
+    bare, build_stack, cc, compile, compile_copy, launcher, launcher_record, lines_starting,
+    pip_cudnn_919, report_json, report_ok, run, trace_files, work_dir, Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -52,19 +52,6 @@ fn library<'a>(proc_: &'a Value, path: &Path) -> Option<&'a Value> {
     arr(&proc_["libraries"])
         .iter()
         .find(|l| s(&l["path"]) == want)
-}
-
-/// `cudnn-trace report --json DIR`, which must succeed.
-fn report_ok(cwd: &Path, dir: &Path) -> Value {
-    let (out, doc) = report_json(cwd, &[dir]);
-    assert_eq!(
-        out.code(),
-        Some(0),
-        "report --json {}:\n{}",
-        dir.display(),
-        out.show()
-    );
-    doc.unwrap_or_else(|| panic!("report --json printed no JSON:\n{}", out.show()))
 }
 
 /// The value after `key` on the line of `text` that starts with `key`.
@@ -158,10 +145,10 @@ fn missing_program_is_127_and_not_executable_is_126() {
 // ---------------------------------------------------------------------------
 // 2. Exit status, signals, stdin/stdout/stderr
 
-/// `io` built once per test that needs it.
+/// `io` (compiled once per test process) in `d`.
 fn build_io(d: &Path) -> PathBuf {
     let io = d.join("io");
-    compile::<&str>("io.c", &io, &[]);
+    compile_copy("io.c", &io);
     io
 }
 
@@ -903,13 +890,11 @@ fn mixup_shows_pip_dispatcher_by_rpath_and_system_graph_by_ld_library_path() {
     let pip = pip_cudnn_919();
     let d = work_dir("mixup");
     let system = d.join("system");
-    build_stack(&[
-        OsStr::new("cudnn9"),
-        system.as_os_str(),
-        OsStr::new("--version"),
-        OsStr::new("9.14.0"),
-        OsStr::new("--versioned-files"),
-    ]);
+    build_stack(
+        "cudnn9",
+        &system,
+        &["--version", "9.14.0", "--versioned-files"],
+    );
     let prog = d.join("linked_cudnn");
     let include = tools::package_dir().join("fixtures").join("stack");
     compile(
@@ -1129,12 +1114,13 @@ fn killing_the_launcher_takes_the_program_with_it() {
 
 mod stderr_capture {
     use super::*;
+    use cudnn_trace_integration::launcher_support::{drain, stderr_copy as captured, wait_within};
     use std::fs::File;
     use std::io::{BufRead, BufReader, Read, Write};
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::net::UnixStream;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-    use std::process::{Child, ExitStatus, Stdio};
+    use std::process::{ExitStatus, Stdio};
     use std::time::{Duration, Instant};
 
     /// The first and last bytes stderr.txt keeps (capture::KEEP).
@@ -1142,7 +1128,7 @@ mod stderr_capture {
 
     fn build_errio(d: &Path) -> PathBuf {
         let p = d.join("errio");
-        compile::<&str>("errio.c", &p, &[]);
+        compile_copy("errio.c", &p);
         p
     }
 
@@ -1157,38 +1143,8 @@ mod stderr_capture {
         bare_with("./errio", d, args)
     }
 
-    /// Waits for `child`, killing it and failing after `limit`.
-    fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(st) = child.try_wait().expect("try_wait") {
-                return st;
-            }
-            if start.elapsed() > limit {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{what} did not finish within {limit:?}");
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-
-    /// Reads `r` to its end in a thread.
-    fn drain<R: Read + Send + 'static>(mut r: R) -> std::thread::JoinHandle<Vec<u8>> {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
-        })
-    }
-
     fn stderr_record(dir: &Path) -> Value {
         launcher_record(dir)["stderr"].clone()
-    }
-
-    fn captured(dir: &Path) -> Vec<u8> {
-        let p = dir.join("stderr.txt");
-        fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
     }
 
     /// A pipe: (read end, write end).

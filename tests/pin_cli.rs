@@ -1,7 +1,7 @@
 //! The CLI side of the cuDNN pin (`docs/pin.md`): `cudnn-trace --pin DIR`
 //! and `cudnn-trace env --pin DIR`, run as the real binary on fake cuDNN
-//! installs built by `tests/fixtures/build-stack.sh` under
-//! `<target>/cdt-launcher/pin-*`.
+//! installs built by `tests/fixtures/build-stack.sh` (once per test process),
+//! with work directories `<target>/cdt-launcher/pin-*`.
 //!
 //! ```sh
 //! cargo test -p cudnn-trace-integration --test pin_cli
@@ -16,7 +16,7 @@
 //! directory cannot be made; and `env`'s output in its three syntaxes.
 
 use cudnn_trace_integration::launcher_support::{
-    build_stack, launcher, launcher_record, run, work_dir, Output,
+    launcher, launcher_record, run, stack, work_dir, Output,
 };
 use serde_json::{json, Value};
 use std::ffi::OsStr;
@@ -24,67 +24,38 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 // ---------------------------------------------------------------------------
 // Fake cuDNN installs, each built once per test process
 
-/// `build-stack.sh KIND <target>/cdt-launcher/pin-stacks-NAME --version V [EXTRA...]`.
-fn stack(lock: &'static OnceLock<PathBuf>, name: &str, args: &[&str]) -> &'static Path {
-    lock.get_or_init(|| {
-        let d = work_dir(&format!("pin-stacks-{name}"));
-        let mut a: Vec<&OsStr> = vec![OsStr::new(args[0]), d.as_os_str()];
-        a.extend(args[1..].iter().map(OsStr::new));
-        build_stack(&a);
-        d
-    })
-}
-
 fn pip919() -> &'static Path {
-    static L: OnceLock<PathBuf> = OnceLock::new();
-    stack(&L, "pip919", &["cudnn9", "--version", "9.19.0"])
+    stack("cudnn9", &["--version", "9.19.0"])
 }
 
 fn pip914() -> &'static Path {
-    static L: OnceLock<PathBuf> = OnceLock::new();
-    stack(&L, "pip914", &["cudnn9", "--version", "9.14.0"])
+    stack("cudnn9", &["--version", "9.14.0"])
 }
 
 fn deb919() -> &'static Path {
-    static L: OnceLock<PathBuf> = OnceLock::new();
-    stack(
-        &L,
-        "deb919",
-        &["cudnn9", "--version", "9.19.0", "--versioned-files"],
-    )
+    stack("cudnn9", &["--version", "9.19.0", "--versioned-files"])
 }
 
 fn deb914() -> &'static Path {
-    static L: OnceLock<PathBuf> = OnceLock::new();
-    stack(
-        &L,
-        "deb914",
-        &["cudnn9", "--version", "9.14.0", "--versioned-files"],
-    )
+    stack("cudnn9", &["--version", "9.14.0", "--versioned-files"])
 }
 
 fn v8pip897() -> &'static Path {
-    static L: OnceLock<PathBuf> = OnceLock::new();
-    stack(&L, "v8pip897", &["cudnn8", "--version", "8.9.7"])
+    stack("cudnn8", &["--version", "8.9.7"])
 }
 
 fn v8pip896() -> &'static Path {
-    static L: OnceLock<PathBuf> = OnceLock::new();
-    stack(&L, "v8pip896", &["cudnn8", "--version", "8.9.6"])
+    stack("cudnn8", &["--version", "8.9.6"])
 }
 
 fn v8tar897() -> &'static Path {
-    static L: OnceLock<PathBuf> = OnceLock::new();
     stack(
-        &L,
-        "v8tar897",
+        "cudnn8",
         &[
-            "cudnn8",
             "--version",
             "8.9.7",
             "--versioned-files",

@@ -3,7 +3,7 @@
 use crate::lddebug::{self, LdObject, LdProcess};
 use crate::run::{self, Built, Run};
 use crate::spec::{Expect, Termination};
-use crate::trace::{read_trace, ProcessTrace};
+use crate::trace::ProcessTrace;
 use cudnn_trace_format::read::{Event, Load};
 use cudnn_trace_format::{cuda_family, reason};
 use std::collections::{BTreeMap, BTreeSet};
@@ -244,7 +244,6 @@ pub fn check_scenario(name: &str) -> Outcome {
             return o;
         }
     };
-    let cuda_only = built.spec.mode == "cuda";
     let bare_f: Vec<Filtered> = bare_oracle
         .values()
         .map(|p| filter_oracle(p, b, false))
@@ -299,57 +298,88 @@ pub fn check_scenario(name: &str) -> Outcome {
     }
 
     // ---- oracle vs oracle
-    let traced_oracle = match lddebug::parse_dir(&traced.ld_dir) {
+    let oracle = match shim_run_oracle(&traced, b) {
         Ok(m) => m,
         Err(e) => {
             o.failures.push(format!("traced LD_DEBUG oracle: {e}"));
             return o;
         }
     };
-    let launcher = launcher_pids(&traced, &traced_oracle);
-    let traced_f: Vec<Filtered> = traced_oracle
-        .values()
-        .filter(|p| !launcher.contains(&p.pid))
-        .map(|p| filter_oracle(p, b, false))
-        .filter(|f| !f.objects.is_empty())
-        .collect();
-    let shim_objects: BTreeSet<String> = traced_f
-        .iter()
-        .flat_map(|f| f.shim_objects.iter().cloned())
-        .collect();
-    if !shim_objects.is_empty() {
+    if !oracle.shim_objects.is_empty() {
         o.info.push(format!(
             "objects only the shim pulled in (filtered out):\n{}",
-            shim_objects
+            oracle
+                .shim_objects
                 .iter()
                 .map(|p| show(p, b))
                 .collect::<Vec<_>>()
                 .join("\n")
         ));
     }
-    compare_oracles(&built, &bare_f, &traced_f, &shim_objects, &mut o);
+    compare_oracles(
+        &built,
+        &bare_f,
+        &oracle.filtered,
+        &oracle.shim_objects,
+        &mut o,
+    );
 
     // ---- the shim's own trace vs the oracle of the same (traced) run
-    let trace_dir = traced.trace_dir.clone().unwrap_or_default();
-    match read_trace(&trace_dir) {
+    match traced.traces() {
         Err(e) => o.failures.push(format!("reading the trace: {e}")),
-        Ok(traces) => {
-            check_trace_files(&built, &traces, None, &mut o);
-            let by_pid: BTreeMap<u32, &Filtered> = traced_f.iter().map(|f| (f.pid, f)).collect();
-            compare_trace_with_oracle(
-                &built,
-                &traces,
-                &traced_oracle,
-                &by_pid,
-                &launcher,
-                cuda_only,
-                &shim_objects,
-                &mut o,
-            );
-            check_expectations(&built, &traced, &traces, &mut o);
-        }
+        Ok(traces) => check_trace(&built, &traced, &traces, &oracle, None, &mut o),
     }
     o
+}
+
+/// The `LD_DEBUG` oracle of a run with the shim.
+pub(crate) struct ShimRunOracle {
+    /// Every process.
+    pub all: BTreeMap<u32, LdProcess>,
+    /// The launcher's own pids (see [`launcher_pids`]).
+    pub launcher: BTreeSet<u32>,
+    /// The other processes that loaded something, filtered ([`filter_oracle`]).
+    pub filtered: Vec<Filtered>,
+    /// What only the shim pulled in, in any of them.
+    pub shim_objects: BTreeSet<String>,
+}
+
+/// Reads the oracle of `run` (traced or pinned).
+pub(crate) fn shim_run_oracle(run: &Run, b: &Path) -> Result<ShimRunOracle, String> {
+    let all = lddebug::parse_dir(&run.ld_dir)?;
+    let launcher = launcher_pids(run, &all);
+    let filtered: Vec<Filtered> = all
+        .values()
+        .filter(|p| !launcher.contains(&p.pid))
+        .map(|p| filter_oracle(p, b, false))
+        .filter(|f| !f.objects.is_empty())
+        .collect();
+    let shim_objects = filtered
+        .iter()
+        .flat_map(|f| f.shim_objects.iter().cloned())
+        .collect();
+    Ok(ShimRunOracle {
+        all,
+        launcher,
+        filtered,
+        shim_objects,
+    })
+}
+
+/// The trace of a run with the shim: well formed ([`check_trace_files`],
+/// `pin` as there), the same objects as the oracle of the same run
+/// ([`compare_trace_with_oracle`]), and the scenario's expectations.
+pub(crate) fn check_trace(
+    built: &Built,
+    run: &Run,
+    traces: &[ProcessTrace],
+    oracle: &ShimRunOracle,
+    pin: Option<(&str, &str)>,
+    o: &mut Outcome,
+) {
+    check_trace_files(built, traces, pin, o);
+    compare_trace_with_oracle(built, traces, oracle, o);
+    check_expectations(built, run, traces, o);
 }
 
 /// The pids of the launcher in a CLI-driven run: its own, a process that
@@ -463,7 +493,7 @@ fn compare_oracles(
 /// with the right `mode` and, for pinned runs, the right `pin` (`pin`:
 /// (realpath of DIR, mode); `None`: the header must have no `pin`), and `seq`
 /// numbers `1..=n`.
-pub(crate) fn check_trace_files(
+fn check_trace_files(
     built: &Built,
     traces: &[ProcessTrace],
     pin: Option<(&str, &str)>,
@@ -535,18 +565,15 @@ pub(crate) fn check_trace_files(
 
 /// Each pid's trace (its images' `new` loads) must list the objects of its
 /// oracle, and every process that loaded something must have a trace.
-/// `launcher`: the launcher's own pids (see [`launcher_pids`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn compare_trace_with_oracle(
+fn compare_trace_with_oracle(
     built: &Built,
     traces: &[ProcessTrace],
-    oracle: &BTreeMap<u32, LdProcess>,
-    filtered: &BTreeMap<u32, &Filtered>,
-    launcher: &BTreeSet<u32>,
-    cuda_only: bool,
-    shim_objects: &BTreeSet<String>,
+    oracle: &ShimRunOracle,
     o: &mut Outcome,
 ) {
+    let cuda_only = built.spec.mode == "cuda";
+    let launcher = &oracle.launcher;
+    let shim_objects = &oracle.shim_objects;
     let b = &built.build;
     let mut seen = BTreeSet::new();
     // One pid may have several trace files, one per image (`<pid>.jsonl`,
@@ -576,7 +603,7 @@ pub(crate) fn compare_trace_with_oracle(
             .map(|t| t.file.display().to_string())
             .collect::<Vec<_>>()
             .join(" + ");
-        let want: Vec<(u64, String)> = match oracle.get(&pid) {
+        let want: Vec<(u64, String)> = match oracle.all.get(&pid) {
             Some(p) => filter_oracle(p, b, cuda_only).objects,
             None => vec![],
         };
@@ -592,7 +619,8 @@ pub(crate) fn compare_trace_with_oracle(
             ));
         }
     }
-    for (pid, f) in filtered {
+    for f in &oracle.filtered {
+        let pid = &f.pid;
         let want = if cuda_only {
             f.objects
                 .iter()
@@ -610,12 +638,7 @@ pub(crate) fn compare_trace_with_oracle(
     }
 }
 
-pub(crate) fn check_expectations(
-    built: &Built,
-    run: &Run,
-    traces: &[ProcessTrace],
-    o: &mut Outcome,
-) {
+fn check_expectations(built: &Built, run: &Run, traces: &[ProcessTrace], o: &mut Outcome) {
     let b = &built.build;
     let real_b = std::fs::canonicalize(b).unwrap_or_else(|_| b.clone());
     let loads: Vec<&Load> = traces.iter().flat_map(|t| t.loads()).collect();

@@ -1,17 +1,21 @@
-//! Support for the launcher tests (`tests/launcher.rs`): fresh work
-//! directories, compiling the C programs of `tests/launcher/`, running
-//! commands with a timeout, and `cudnn-trace report --json`.
+//! Support for the tests that run the `cudnn-trace` binary (`launcher.rs`,
+//! `pin_cli.rs`, `findings.rs`): fresh work directories, compiling the C
+//! programs of `tests/launcher/`, building fake CUDA stacks, running
+//! commands with a timeout, and reading `launcher.json`,
+//! `stderr.txt` and `cudnn-trace report --json`.
 
+use crate::run::{clear_env, timeout, wait_timeout};
 use crate::tools;
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
+use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
-
-use crate::run::CLEARED_ENV;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Where the launcher tests build and run: `<target>/cdt-launcher`.
 pub fn launcher_root() -> PathBuf {
@@ -41,11 +45,23 @@ pub fn cc() -> Command {
         .unwrap_or_else(|| "cc".into());
     let mut words = cc.split_whitespace();
     let mut cmd = Command::new(words.next().unwrap_or("cc"));
-    cmd.args(words);
-    for k in CLEARED_ENV {
-        cmd.env_remove(k);
-    }
+    clear_env(cmd.args(words));
     cmd
+}
+
+/// Runs a C compiler command (from [`cc`]); panics with its output when it
+/// fails, or, with `no_warnings`, when it says anything on stderr.
+pub fn run_cc(cmd: &mut Command, what: &str, no_warnings: bool) {
+    let res = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running the C compiler {cmd:?}: {e}"));
+    assert!(
+        res.status.success() && (!no_warnings || res.stderr.is_empty()),
+        "compiling {what} ({}): {cmd:?}\n{}{}",
+        res.status,
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
 }
 
 /// Compiles `tests/launcher/<source>` into `out` with `${CC:-cc} -std=gnu11
@@ -57,16 +73,17 @@ pub fn compile<S: AsRef<OsStr>>(source: &str, out: &Path, extra: &[S]) {
         .arg(out)
         .arg(sources_dir().join(source))
         .args(extra);
-    let res = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running the C compiler {cmd:?}: {e}"));
-    assert!(
-        res.status.success(),
-        "compiling {source} failed ({}): {cmd:?}\n{}{}",
-        res.status,
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
+    run_cc(&mut cmd, source, false);
+}
+
+/// `tests/launcher/<source>` compiled (without extra flags) once per test
+/// process, copied to `out`.
+pub fn compile_copy(source: &str, out: &Path) {
+    let built = once_per_process(format!("programs/{source}"), |dir| {
+        compile::<&str>(source, &dir.join("a.out"), &[]);
+    });
+    fs::copy(built.join("a.out"), out)
+        .unwrap_or_else(|e| panic!("copying {source} to {}: {e}", out.display()));
 }
 
 /// How a command ended, and what it wrote.
@@ -106,15 +123,6 @@ impl Output {
     }
 }
 
-fn timeout() -> Duration {
-    Duration::from_secs(
-        std::env::var("CDT_TIMEOUT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(60),
-    )
-}
-
 /// Runs `cmd` with piped stdout/stderr and `stdin` (or /dev/null) and a
 /// timeout (`CDT_TIMEOUT`, default 60 s). Panics when it cannot be started
 /// or hangs.
@@ -136,39 +144,9 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
             let _ = pipe.write_all(&bytes);
         })
     });
-    let drain = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_end(&mut v);
-            }
-            v
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("try_wait") {
-            break st;
-        }
-        if start.elapsed() > timeout() {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} did not finish within {:?}", timeout());
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let out = drain(child.stdout.take().expect("piped stdout"));
+    let err = drain(child.stderr.take().expect("piped stderr"));
+    let status = wait_within(&mut child, timeout(), &format!("{cmd:?}"));
     if let Some(f) = feeder {
         let _ = f.join();
     }
@@ -179,13 +157,24 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
     }
 }
 
+/// Reads `r` to its end in a thread.
+pub fn drain<R: Read + Send + 'static>(mut r: R) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = r.read_to_end(&mut v);
+        v
+    })
+}
+
+/// Waits for `child`, killing it and failing after `limit`.
+pub fn wait_within(child: &mut std::process::Child, limit: Duration, what: &str) -> ExitStatus {
+    wait_timeout(child, limit).unwrap_or_else(|| panic!("{what} did not finish within {limit:?}"))
+}
+
 /// A command for `program` in `cwd` with a clean loader environment.
 pub fn bare(program: impl AsRef<OsStr>, cwd: &Path) -> Command {
     let mut cmd = Command::new(program);
-    cmd.current_dir(cwd);
-    for k in CLEARED_ENV {
-        cmd.env_remove(k);
-    }
+    clear_env(cmd.current_dir(cwd));
     cmd
 }
 
@@ -215,13 +204,33 @@ pub fn report_json<S: AsRef<OsStr>>(cwd: &Path, args: &[S]) -> (Output, Option<s
     (out, doc)
 }
 
-/// Runs `tests/fixtures/build-stack.sh ARGS...`; panics on failure.
-pub fn build_stack<S: AsRef<OsStr>>(args: &[S]) {
+/// `cudnn-trace report --json DIR` in `cwd`, which must succeed: the document.
+pub fn report_ok(cwd: &Path, dir: &Path) -> serde_json::Value {
+    let (out, doc) = report_json(cwd, &[dir]);
+    assert_eq!(
+        out.code(),
+        Some(0),
+        "report --json {}:\n{}",
+        dir.display(),
+        out.show()
+    );
+    doc.unwrap_or_else(|| panic!("report --json printed no JSON:\n{}", out.show()))
+}
+
+/// Runs `tests/fixtures/build-stack.sh KIND OUT OPTS...`; panics on failure.
+/// Each distinct stack is built once per test process ([`tools::stack_cache`])
+/// and copied to OUT.
+pub fn build_stack(kind: &str, out: &Path, opts: &[&str]) {
+    run_build_stack(kind, out, opts, Some(&tools::stack_cache()));
+}
+
+/// `build-stack.sh`, with `CDT_STACK_CACHE` when `cache` is given.
+fn run_build_stack(kind: &str, out: &Path, opts: &[&str], cache: Option<&Path>) {
     let script = tools::package_dir().join("fixtures").join("build-stack.sh");
     let mut cmd = Command::new("bash");
-    cmd.arg(&script).args(args);
-    for k in CLEARED_ENV {
-        cmd.env_remove(k);
+    clear_env(cmd.arg(&script).arg(kind).arg(out).args(opts));
+    if let Some(c) = cache {
+        cmd.env("CDT_STACK_CACHE", c);
     }
     let res = cmd
         .output()
@@ -235,6 +244,31 @@ pub fn build_stack<S: AsRef<OsStr>>(args: &[S]) {
     );
 }
 
+/// A directory `<per-process dir>/<name>` ([`tools::per_process_dir`]),
+/// filled by `make` once per test process (whichever test asks first; the
+/// others wait).
+fn once_per_process(name: String, make: impl FnOnce(&Path)) -> &'static Path {
+    static MADE: Mutex<BTreeMap<String, &'static OnceLock<PathBuf>>> = Mutex::new(BTreeMap::new());
+    let cell: &'static OnceLock<PathBuf> = MADE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(name.clone())
+        .or_insert_with(|| Box::leak(Box::new(OnceLock::new())));
+    cell.get_or_init(|| {
+        let d = tools::per_process_dir().join(&name);
+        fs::create_dir_all(&d).unwrap_or_else(|e| panic!("creating {}: {e}", d.display()));
+        make(&d);
+        d
+    })
+}
+
+/// The fake install `build-stack.sh KIND DIR OPTS...` makes, in a directory
+/// of its own made once per test process. Shared: copy it to change it.
+pub fn stack(kind: &str, opts: &[&str]) -> &'static Path {
+    let name = format!("stack-{kind}_{}", opts.join("_"));
+    once_per_process(name, |d| run_build_stack(kind, d, opts, None))
+}
+
 /// A pip-like fake cuDNN 9.19.0 (wheel layout: `libcudnn.so.9`, …), built
 /// once per test process under `<target>/cdt-launcher/stack/pip919`.
 pub fn pip_cudnn_919() -> &'static Path {
@@ -244,14 +278,8 @@ pub fn pip_cudnn_919() -> &'static Path {
         if d.exists() {
             std::fs::remove_dir_all(&d).unwrap_or_else(|e| panic!("removing {}: {e}", d.display()));
         }
-        build_stack(&[
-            OsStr::new("cudnn9"),
-            d.as_os_str(),
-            OsStr::new("--version"),
-            OsStr::new("9.19.0"),
-            OsStr::new("--cuda"),
-            OsStr::new("13.0"),
-        ]);
+        let opts = ["--version", "9.19.0", "--cuda", "13.0"];
+        run_build_stack("cudnn9", &d, &opts, None);
         d
     })
 }
@@ -276,6 +304,13 @@ pub fn launcher_record(dir: &Path) -> serde_json::Value {
     let text =
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.display()))
+}
+
+/// The program's stderr as the launcher kept it in a trace directory
+/// (`stderr.txt`).
+pub fn stderr_copy(dir: &Path) -> Vec<u8> {
+    let p = dir.join("stderr.txt");
+    fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
 }
 
 /// Lines of `text` that start with `prefix`.

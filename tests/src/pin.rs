@@ -9,16 +9,12 @@
 //! bare-versus-traced transparency comparisons do not apply; each pinned run
 //! is checked on its own ([`check_pinned_run`]).
 
-use crate::check::{
-    abs, check_expectations, check_trace_files, compare_trace_with_oracle, diff_lines,
-    filter_oracle, fmt_term, launcher_pids, lines, show, Filtered, Outcome,
-};
-use crate::lddebug;
+use crate::check::{abs, check_trace, diff_lines, fmt_term, lines, shim_run_oracle, show, Outcome};
 use crate::run::{self, Built, Driver, Run};
 use crate::spec::{PinExpect, PinSpec, Termination};
-use crate::trace::{read_trace, PinEvent, ProcessTrace};
+use crate::trace::{PinEvent, ProcessTrace};
 use cudnn_trace_format::read::{Event, LoadFailed};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Exit status of the launcher when it refuses the pin directory.
@@ -234,9 +230,9 @@ fn check_refusal(ctx: &Ctx, run: &Run, o: &mut Outcome) {
             String::from_utf8_lossy(&run.stdout)
         ));
     }
-    if let Ok(oracle) = lddebug::parse_dir(&run.ld_dir) {
-        let launcher = launcher_pids(run, &oracle);
-        for p in oracle.values().filter(|p| !launcher.contains(&p.pid)) {
+    if let Ok(oracle) = shim_run_oracle(run, ctx.b()) {
+        let launcher = &oracle.launcher;
+        for p in oracle.all.values().filter(|p| !launcher.contains(&p.pid)) {
             if !p.loaded.is_empty() {
                 o.failures.push(format!(
                     "process {} ran (programs {:?}) although the launcher refused the pin",
@@ -245,11 +241,7 @@ fn check_refusal(ctx: &Ctx, run: &Run, o: &mut Outcome) {
             }
         }
     }
-    if let Ok(traces) = read_trace(
-        run.trace_dir
-            .as_deref()
-            .unwrap_or(Path::new("/nonexistent")),
-    ) {
+    if let Ok(traces) = run.traces() {
         for t in traces {
             o.failures.push(format!(
                 "{}: a trace was written although the launcher refused the pin",
@@ -296,22 +288,15 @@ fn check_pinned_run(ctx: &Ctx, run: &Run, want: Option<&str>, o: &mut Outcome) {
     }
 
     // ---- the oracle: what the loader really mapped
-    let oracle = match lddebug::parse_dir(&run.ld_dir) {
+    let oracle = match shim_run_oracle(run, b) {
         Ok(m) => m,
         Err(e) => {
             o.failures.push(format!("LD_DEBUG oracle: {e}"));
             return;
         }
     };
-    let launcher = launcher_pids(run, &oracle);
-    let filtered: Vec<Filtered> = oracle
-        .values()
-        .filter(|p| !launcher.contains(&p.pid))
-        .map(|p| filter_oracle(p, b, false))
-        .filter(|f| !f.objects.is_empty())
-        .collect();
     let mut in_dir = 0usize;
-    for f in &filtered {
+    for f in &oracle.filtered {
         o.info.push(format!(
             "oracle, process {} (loaded objects in order):\n{}",
             f.pid,
@@ -345,36 +330,16 @@ fn check_pinned_run(ctx: &Ctx, run: &Run, want: Option<&str>, o: &mut Outcome) {
             ctx.show(&ctx.dir)
         ));
     }
-    let shim_objects: BTreeSet<String> = filtered
-        .iter()
-        .flat_map(|f| f.shim_objects.iter().cloned())
-        .collect();
 
     // ---- the trace
-    let traces = match read_trace(
-        run.trace_dir
-            .as_deref()
-            .unwrap_or(Path::new("/nonexistent")),
-    ) {
+    let traces = match run.traces() {
         Ok(t) => t,
         Err(e) => {
             o.failures.push(format!("reading the trace: {e}"));
             return;
         }
     };
-    check_trace_files(built, &traces, Some((&ctx.dir, ctx.mode)), o);
-    let by_pid: BTreeMap<u32, &Filtered> = filtered.iter().map(|f| (f.pid, f)).collect();
-    compare_trace_with_oracle(
-        built,
-        &traces,
-        &oracle,
-        &by_pid,
-        &launcher,
-        built.spec.mode == "cuda",
-        &shim_objects,
-        o,
-    );
-    check_expectations(built, run, &traces, o);
+    check_trace(built, run, &traces, &oracle, Some((&ctx.dir, ctx.mode)), o);
     let texts: Vec<String> = traces
         .iter()
         .flat_map(|t| t.events.iter())

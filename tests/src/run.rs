@@ -2,9 +2,10 @@
 
 use crate::spec::{self, Spec, Termination};
 use crate::tools;
+use crate::trace::{read_trace, ProcessTrace};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// Scenario names (directory names under `tests/scenarios` that hold a
@@ -60,7 +61,8 @@ impl Built {
 }
 
 /// Builds scenario `name` into a fresh `<work_root>/<name>/build` with
-/// `bash build.sh <dir>` (`CC` passes through), then parses its `scenario.env`.
+/// `bash build.sh <dir>` (`CC` passes through; `CDT_STACK_CACHE` is
+/// [`tools::stack_cache`]), then parses its `scenario.env`.
 pub fn build_scenario(name: &str) -> Result<Built, String> {
     let src = tools::scenarios_dir().join(name);
     let root = work_root().join(name);
@@ -76,6 +78,7 @@ pub fn build_scenario(name: &str) -> Result<Built, String> {
         .env_remove("LD_PRELOAD")
         .env_remove("LD_AUDIT")
         .env_remove("LD_DEBUG")
+        .env("CDT_STACK_CACHE", tools::stack_cache())
         .output()
         .map_err(|e| format!("running build.sh: {e}"))?;
     let build_log = format!(
@@ -125,6 +128,15 @@ impl Run {
     pub fn launcher_pid(&self) -> Option<u32> {
         (self.driver == Some(Driver::Cli)).then_some(self.top_pid)
     }
+
+    /// The trace files of a run with the shim.
+    pub fn traces(&self) -> Result<Vec<ProcessTrace>, String> {
+        let dir = self
+            .trace_dir
+            .as_deref()
+            .ok_or("the bare run has no trace")?;
+        read_trace(dir)
+    }
 }
 
 /// The outcome of one run.
@@ -165,13 +177,39 @@ pub const CLEARED_ENV: &[&str] = &[
     "CUDNN_TRACE_PIN_MODE",
 ];
 
-fn timeout() -> Duration {
+/// Removes [`CLEARED_ENV`] from `cmd`'s environment.
+pub fn clear_env(cmd: &mut Command) -> &mut Command {
+    for k in CLEARED_ENV {
+        cmd.env_remove(k);
+    }
+    cmd
+}
+
+/// The per-run timeout: `CDT_TIMEOUT` seconds, default 60.
+pub fn timeout() -> Duration {
     Duration::from_secs(
         std::env::var("CDT_TIMEOUT")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(60),
     )
+}
+
+/// Waits for `child` at most `limit`; past it, kills it, reaps it and
+/// returns None.
+pub fn wait_timeout(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            return Some(st);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 struct Finished {
@@ -191,18 +229,7 @@ fn run_cmd(mut cmd: Command, dir: &Path, label: &'static str) -> Result<Finished
         .spawn()
         .map_err(|e| format!("{label}: spawning {cmd:?}: {e}"))?;
     let pid = child.id();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            break Some(st);
-        }
-        if start.elapsed() > timeout() {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = wait_timeout(&mut child, timeout());
     let termination = status.map(|st| match (st.code(), st.signal()) {
         (Some(c), _) => Termination::Exit(c),
         (None, Some(s)) => Termination::Signal(s),
@@ -220,10 +247,7 @@ fn run_cmd(mut cmd: Command, dir: &Path, label: &'static str) -> Result<Finished
 
 fn base_command(b: &Built, program: &Path, ld_dir: &Path) -> Command {
     let mut cmd = Command::new(program);
-    cmd.current_dir(&b.build);
-    for k in CLEARED_ENV {
-        cmd.env_remove(k);
-    }
+    clear_env(cmd.current_dir(&b.build));
     for (k, v) in &b.spec.env {
         cmd.env(k, v);
     }
@@ -286,8 +310,20 @@ pub fn run_bare(b: &Built) -> Result<Run, String> {
 
 /// Runs the scenario under the tracer (same environment, same `LD_DEBUG`).
 pub fn run_traced(b: &Built, driver: Driver) -> Result<Run, String> {
+    run_under_shim(b, driver, "traced", None)
+}
+
+/// A run with the shim, under `<root>/<label>`: `ld/` for the oracle,
+/// `trace/` for the trace; `pin`: the pin directory and mode, if any
+/// (see [`run_pinned`]).
+fn run_under_shim(
+    b: &Built,
+    driver: Driver,
+    label: &'static str,
+    pin: Option<(&Path, Option<&str>)>,
+) -> Result<Run, String> {
     let t = tools::tools()?;
-    let dir = b.root.join("traced");
+    let dir = b.root.join(label);
     let ld_dir = dir.join("ld");
     let trace_dir = dir.join("trace");
     fresh_dir(&ld_dir)?;
@@ -302,6 +338,12 @@ pub fn run_traced(b: &Built, driver: Driver) -> Result<Run, String> {
             if b.spec.mode == "all" {
                 cmd.arg("--all");
             }
+            if let Some((pin_dir, mode)) = pin {
+                cmd.arg("--pin").arg(pin_dir);
+                if let Some(m) = mode {
+                    cmd.arg("--pin-mode").arg(m);
+                }
+            }
             cmd.arg("--").arg(b.program()).args(&b.spec.args);
             cmd
         }
@@ -312,12 +354,18 @@ pub fn run_traced(b: &Built, driver: Driver) -> Result<Run, String> {
             let mut cmd = base_command(b, &b.program(), &ld_dir);
             cmd.args(&b.spec.args);
             add_shim_env(&mut cmd, b, &t.shim, &trace_dir);
+            if let Some((pin_dir, mode)) = pin {
+                cmd.env("CUDNN_TRACE_PIN", pin_dir);
+                if let Some(m) = mode {
+                    cmd.env("CUDNN_TRACE_PIN_MODE", m);
+                }
+            }
             cmd
         }
     };
-    let f = run_cmd(cmd, &dir, "traced")?;
+    let f = run_cmd(cmd, &dir, label)?;
     Ok(Run {
-        label: "traced",
+        label,
         stdout: f.stdout,
         stderr: f.stderr,
         termination: f.termination,
@@ -351,7 +399,6 @@ impl Built {
 ///   `pin-mode` is given), plus `LD_PRELOAD`/`CUDNN_TRACE_DIR`/`CUDNN_TRACE_MODE`
 ///   to trace, composed as for [`run_traced`] (label `pinned-env`).
 pub fn run_pinned(b: &Built, driver: Driver) -> Result<Run, String> {
-    let t = tools::tools()?;
     let pin = b
         .spec
         .pin
@@ -362,52 +409,5 @@ pub fn run_pinned(b: &Built, driver: Driver) -> Result<Run, String> {
         Driver::Cli => "pinned-cli",
         Driver::Shim => "pinned-env",
     };
-    let dir = b.root.join(label);
-    let ld_dir = dir.join("ld");
-    let trace_dir = dir.join("trace");
-    fresh_dir(&ld_dir)?;
-    fresh_dir(&trace_dir)?;
-    let cmd = match driver {
-        Driver::Cli => {
-            if !t.cli.is_file() {
-                return Err(format!("launcher not found at {}", t.cli.display()));
-            }
-            let mut cmd = base_command(b, &t.cli, &ld_dir);
-            cmd.arg("--out").arg(&trace_dir);
-            if b.spec.mode == "all" {
-                cmd.arg("--all");
-            }
-            cmd.arg("--pin").arg(&pin_dir);
-            if let Some(m) = &pin.mode {
-                cmd.arg("--pin-mode").arg(m);
-            }
-            cmd.arg("--").arg(b.program()).args(&b.spec.args);
-            cmd
-        }
-        Driver::Shim => {
-            if !t.shim.is_file() {
-                return Err(format!("shim not found at {}", t.shim.display()));
-            }
-            let mut cmd = base_command(b, &b.program(), &ld_dir);
-            cmd.args(&b.spec.args);
-            add_shim_env(&mut cmd, b, &t.shim, &trace_dir);
-            cmd.env("CUDNN_TRACE_PIN", &pin_dir);
-            if let Some(m) = &pin.mode {
-                cmd.env("CUDNN_TRACE_PIN_MODE", m);
-            }
-            cmd
-        }
-    };
-    let f = run_cmd(cmd, &dir, label)?;
-    Ok(Run {
-        label,
-        stdout: f.stdout,
-        stderr: f.stderr,
-        termination: f.termination,
-        ld_dir,
-        trace_dir: Some(trace_dir),
-        top_pid: f.pid,
-        driver: Some(driver),
-        cwd: b.build.clone(),
-    })
+    run_under_shim(b, driver, label, Some((&pin_dir, pin.mode.as_deref())))
 }

@@ -67,6 +67,37 @@ pub fn profile_dir() -> PathBuf {
     profile_dir_of_current_exe().unwrap_or_else(|| target_dir().join("debug"))
 }
 
+/// A directory of this test process alone, made on first use:
+/// `<target>/cdt-per-process/<pid>`. Those of processes that have ended
+/// are removed then.
+pub fn per_process_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = target_dir().join("cdt-per-process");
+        let me = std::process::id();
+        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let pid = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok());
+            // SAFETY: signal 0 only checks whether the process exists.
+            let ended = pid.is_some_and(|p| {
+                let gone = unsafe { libc::kill(p, 0) } != 0;
+                gone && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+            });
+            if ended || pid == Some(me as i32) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        let d = base.join(me.to_string());
+        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("creating {}: {e}", d.display()));
+        d
+    })
+}
+
+/// `CDT_STACK_CACHE` for `tests/fixtures/build-stack.sh`: each fake stack is
+/// built once per test process, then copied.
+pub fn stack_cache() -> PathBuf {
+    per_process_dir().join("stacks")
+}
+
 /// The two artefacts under test.
 #[derive(Debug, Clone)]
 pub struct Tools {
