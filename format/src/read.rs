@@ -293,6 +293,12 @@ pub struct Version {
     pub status: Option<i64>,
     /// libcuda: the driver version in its file name (`580.159.04`).
     pub driver_file: Option<String>,
+    /// Source `query`: who called the library's version function: `shim`
+    /// (one of the queries proven free of side effects) or `program` (the
+    /// program or one of its libraries did; the shim saw the answer). Absent
+    /// in traces of older shims, which asked everything themselves.
+    #[serde(default)]
+    pub asked_by: Option<String>,
 }
 
 /// One of the first calls to a tracked function of one library.

@@ -53,7 +53,12 @@
 //! forwarding to `libcudnn_graph` through `dlsym`) are not the program's:
 //! they are not wrapped, except the core library's version getters, whose
 //! thunks record nothing but tell [`crate::versions`] that the library has
-//! answered once (the moment it becomes safe to ask it ourselves).
+//! answered once (the moment it becomes safe to ask it ourselves), and the
+//! sub-libraries' `*VersionCheck`, whose answer to the dispatcher becomes
+//! the sub-library's version check (the shim never calls those itself:
+//! real cuDNN 9's load and initialise the driver). `cuDriverGetVersion` and
+//! `cudaRuntimeGetVersion` answers are recorded the same way
+//! ([`versions::observed`]).
 
 use crate::lock::ForkSafeLock;
 use crate::sys::*;
@@ -209,6 +214,13 @@ fn marks_used(f: usize) -> bool {
     )
 }
 
+/// The cuDNN sub-libraries' `*VersionCheck` functions: their answers are
+/// recorded as the sub-library's version check ([`versions::observed`]),
+/// also when the dispatcher calls them for the program.
+fn is_check(f: usize) -> bool {
+    FNS[f].shape == Shape::Status && FNS[f].family == Family::Cudnn
+}
+
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` / `_MINOR`, the same
 /// numbers as `cudaDevAttrComputeCapabilityMajor` / `Minor` (CUDA headers):
 /// the device attributes recorded (what a finding on the GPU's age needs);
@@ -257,15 +269,30 @@ static COUNTS: [[AtomicU64; NFN]; MAX_COPIES] =
     [const { [const { AtomicU64::new(0) }; NFN] }; MAX_COPIES];
 /// Mirror of [`Copy::used`] for the thunks' fast path.
 pub static USED: [AtomicBool; MAX_COPIES] = [const { AtomicBool::new(false) }; MAX_COPIES];
+/// Per copy, the kinds of version answers already recorded
+/// ([`versions::observed`]).
+pub static SEEN: [AtomicU8; MAX_COPIES] = [const { AtomicU8::new(0) }; MAX_COPIES];
 /// Lock-free mirror of the live copies for `la_symbind64`, which runs for
 /// every `dlsym` involving them (a program may `dlsym` in a loop; the lock
 /// costs a system call): the link map (0: none) and [`info`] of copy `i`.
 static LIVE_MAP: [AtomicUsize; MAX_COPIES] = [const { AtomicUsize::new(0) }; MAX_COPIES];
 static LIVE_INFO: [AtomicU8; MAX_COPIES] = [const { AtomicU8::new(0) }; MAX_COPIES];
 
-/// Family (low bits) and whether the copy is a cuDNN core library (0x10).
+/// [`info`] bit: a cuDNN core library (its getters are wrapped even for
+/// calls from its own family: see [`marks_used`]).
+const INFO_CORE: u8 = 0x10;
+/// [`info`] bit: a cuDNN sub-library with a `*VersionCheck` (its check is
+/// wrapped even for its dispatcher's calls, to see the answer).
+const INFO_SUB: u8 = 0x20;
+
+/// Family (low bits) and the role bits of a copy.
 fn info(family: Family, role: Role) -> u8 {
-    family as u8 | if role == Role::CudnnCore { 0x10 } else { 0 }
+    family as u8
+        | match role {
+            Role::CudnnCore => INFO_CORE,
+            Role::CudnnSub(_) => INFO_SUB,
+            _ => 0,
+        }
 }
 
 /// The live copy at `map`.
@@ -373,6 +400,7 @@ unsafe fn register(
             n.store(0, Ordering::Relaxed);
         }
         USED[i].store(false, Ordering::Release);
+        SEEN[i].store(0, Ordering::Release);
         LIVE_INFO[i].store(info(family, role), Ordering::Release);
         LIVE_MAP[i].store(map as usize, Ordering::Release);
         Some(i)
@@ -532,7 +560,9 @@ pub unsafe fn symbind(
         return value;
     }
     let inside = find_live(refm).is_some_and(|(_, r)| r & 0x0f == family);
-    if inside && !(marks_used(f) && d_info & 0x10 != 0) {
+    let watched =
+        (marks_used(f) && d_info & INFO_CORE != 0) || (is_check(f) && d_info & INFO_SUB != 0);
+    if inside && !watched {
         return value;
     }
     if let Some(s) = existing_slot(f, value, d, via, !inside) {
@@ -608,7 +638,24 @@ fn done(f: usize, s: usize, res: Res) {
         if marks_used(f) && !USED[copy].load(Ordering::Acquire) {
             versions::used(copy);
         }
+        if let Some(a) = answer(f, &res) {
+            versions::observed(copy, a);
+        }
     })
+}
+
+/// The version answer a call of `f` carries, if it is one the version
+/// events record.
+fn answer(f: usize, res: &Res) -> Option<versions::Answer> {
+    let status = res.status?;
+    if is_check(f) {
+        return Some(versions::Answer::Check(status));
+    }
+    match f {
+        F_CU_DRIVER_GET_VERSION => Some(versions::Answer::Driver(status, res.value)),
+        F_RUNTIME_GET_VERSION => Some(versions::Answer::Runtime(status, res.value)),
+        _ => None,
+    }
 }
 
 fn emit_call(f: usize, copy: usize, n: u64, via: u8, res: &Res) {
