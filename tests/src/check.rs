@@ -130,6 +130,10 @@ pub struct Filtered {
     pub objects: Vec<(u64, String)>,
     /// Objects removed as the shim or its dependencies (absolute paths).
     pub shim_objects: Vec<String>,
+    /// Of those, what the shim pulled into the program's namespace besides
+    /// its own files (its DT_NEEDED, transitively): there must be none
+    /// (issue 14: the shim adds nothing to the program's link map but itself).
+    pub pulled_in: Vec<String>,
 }
 
 /// Filters one oracle process (see [`Filtered`]). `cuda_only` keeps only
@@ -144,6 +148,7 @@ pub fn filter_oracle(p: &LdProcess, cwd: &Path, cuda_only: bool) -> Filtered {
         .collect();
     let mut dropped: BTreeSet<String> = BTreeSet::new();
     let mut shim_objects = vec![];
+    let mut pulled_in = vec![];
     let mut kept: Vec<&LdObject> = vec![];
     for o in &p.loaded {
         if audit_ns.contains(&o.ns) {
@@ -156,6 +161,9 @@ pub fn filter_oracle(p: &LdProcess, cwd: &Path, cuda_only: bool) -> Filtered {
         if is_shim(&o.path) || (o.ns == 0 && by_shim) {
             dropped.insert(o.path.clone());
             shim_objects.push(abs(&o.path, cwd));
+            if !is_shim(&o.path) {
+                pulled_in.push(abs(&o.path, cwd));
+            }
             continue;
         }
         kept.push(o);
@@ -174,6 +182,7 @@ pub fn filter_oracle(p: &LdProcess, cwd: &Path, cuda_only: bool) -> Filtered {
         pid: p.pid,
         objects,
         shim_objects,
+        pulled_in,
     }
 }
 
@@ -305,6 +314,7 @@ pub fn check_scenario(name: &str) -> Outcome {
             return o;
         }
     };
+    check_nothing_pulled_in(&oracle, b, &mut o);
     if !oracle.shim_objects.is_empty() {
         o.info.push(format!(
             "objects only the shim pulled in (filtered out):\n{}",
@@ -342,6 +352,22 @@ pub(crate) struct ShimRunOracle {
     pub filtered: Vec<Filtered>,
     /// What only the shim pulled in, in any of them.
     pub shim_objects: BTreeSet<String>,
+}
+
+/// The shim may add its own files to a process and nothing else: an object
+/// that entered the program's namespace only because the shim needs it (its
+/// DT_NEEDED, `libgcc_s.so.1` before issue 14) is a failure. The audit
+/// namespace's objects are the shim's own business.
+pub(crate) fn check_nothing_pulled_in(oracle: &ShimRunOracle, b: &Path, o: &mut Outcome) {
+    for f in &oracle.filtered {
+        for p in &f.pulled_in {
+            o.failures.push(format!(
+                "process {}: the shim pulled {} into the program's namespace (only the shim's own files may enter it)",
+                f.pid,
+                show(p, b)
+            ));
+        }
+    }
 }
 
 /// Reads the oracle of `run` (traced or pinned).
