@@ -120,10 +120,11 @@ fn describe(info: &PinInfo) -> String {
     )
 }
 
-/// Installs the embedded shim at `dest` (absolute): a temporary file in the
-/// same directory, written and synced, then renamed over `dest`, so that a
+/// Installs the embedded shim at `dest` (absolute), and its preload helper
+/// next to it (`shim::preload_path`): each a temporary file in the same
+/// directory, written and synced, then renamed over its name, so that a
 /// process starting meanwhile loads the old file or the new one, never half
-/// of one. Mode 0644: the loader only reads it.
+/// of one. Mode 0644: the loader only reads them.
 pub fn install_shim(dest: &Path) -> Result<(), String> {
     match fs::symlink_metadata(dest) {
         Ok(md) if md.file_type().is_symlink() => {
@@ -155,6 +156,21 @@ pub fn install_shim(dest: &Path) -> Result<(), String> {
             }
         },
     };
+    let helper: Vec<u8> = match shim::embedded_preload() {
+        Some(b) => b.to_vec(),
+        None => {
+            let next = std::env::var_os(shim::SHIM_PATH_ENV)
+                .map(|p| shim::preload_path(Path::new(&p)))
+                .unwrap_or_default();
+            fs::read(&next).map_err(|e| io_err(&next, &e))?
+        }
+    };
+    write_atomically(&shim::preload_path(dest), &helper)?;
+    write_atomically(dest, &bytes)
+}
+
+/// Writes `bytes` to `dest` through a synced temporary file and a rename.
+fn write_atomically(dest: &Path, bytes: &[u8]) -> Result<(), String> {
     let (Some(parent), Some(name)) = (dest.parent(), dest.file_name()) else {
         return Err(format!("{} is not a file path", dest.display()));
     };
@@ -172,7 +188,7 @@ pub fn install_shim(dest: &Path) -> Result<(), String> {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)?;
-        f.write_all(&bytes)?;
+        f.write_all(bytes)?;
         f.set_permissions(fs::Permissions::from_mode(0o644))?;
         f.sync_all()?;
         drop(f);
@@ -263,7 +279,10 @@ pub fn render(
     ];
     if let Some(o) = out {
         vars.push((envvar::OUT_DIR, text("the trace directory", o)?));
-        vars.push(("LD_PRELOAD", shim_s.clone()));
+        // The preload helper next to the shim (issue 14: it brings nothing
+        // into the program's link map; the audit library would).
+        let helper = shim::preload_path(shim_path);
+        vars.push(("LD_PRELOAD", text("the preload helper path", &helper)?));
     }
 
     let version = info
@@ -383,14 +402,14 @@ export LD_AUDIT=/c/libcdtrace.so
 export CUDNN_TRACE_PIN='/pin dir/lib'
 export CUDNN_TRACE_PIN_MODE=strict
 export CUDNN_TRACE_DIR='/t 1'
-export LD_PRELOAD=/c/libcdtrace.so
+export LD_PRELOAD=/c/libcdtrace_preload.so
 
 # Dockerfile
 ENV LD_AUDIT="/c/libcdtrace.so" \
     CUDNN_TRACE_PIN="/pin dir/lib" \
     CUDNN_TRACE_PIN_MODE="strict" \
     CUDNN_TRACE_DIR="/t 1" \
-    LD_PRELOAD="/c/libcdtrace.so"
+    LD_PRELOAD="/c/libcdtrace_preload.so"
 
 # systemd unit (or a drop-in: systemctl edit UNIT)
 [Service]
@@ -398,7 +417,7 @@ Environment="LD_AUDIT=/c/libcdtrace.so"
 Environment="CUDNN_TRACE_PIN=/pin dir/lib"
 Environment="CUDNN_TRACE_PIN_MODE=strict"
 Environment="CUDNN_TRACE_DIR=/t 1"
-Environment="LD_PRELOAD=/c/libcdtrace.so"
+Environment="LD_PRELOAD=/c/libcdtrace_preload.so"
 "#
             )
         );
@@ -434,8 +453,18 @@ Environment="LD_PRELOAD=/c/libcdtrace.so"
                 assert!(md.is_file());
                 assert_eq!(md.mode() & 0o7777, 0o644);
                 assert_eq!(fs::read(&dest).unwrap(), shim::embedded().unwrap());
+                // The preload helper next to it (issue 14).
+                let helper = shim::preload_path(&dest);
+                assert_eq!(
+                    fs::read(&helper).unwrap(),
+                    shim::embedded_preload().unwrap()
+                );
+                assert_eq!(
+                    fs::symlink_metadata(&helper).unwrap().mode() & 0o7777,
+                    0o644
+                );
                 // No temporary file left.
-                assert_eq!(fs::read_dir(dest.parent().unwrap()).unwrap().count(), 1);
+                assert_eq!(fs::read_dir(dest.parent().unwrap()).unwrap().count(), 2);
             }
             Err(e) => assert!(shim::embedded().is_none(), "{e}"),
         }

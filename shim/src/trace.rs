@@ -24,7 +24,7 @@ pub struct Config {
     pub all: bool,
     /// LD_PRELOAD entries, to tell preloads from other loads.
     pub preloads: Vec<Vec<u8>>,
-    /// LD_PRELOAD also names this library, so the `dlopen` result hook runs.
+    /// LD_PRELOAD names the preload helper, so the `dlopen` result hook runs.
     pub preload_role: bool,
 }
 
@@ -53,13 +53,11 @@ fn read_config() -> Option<Config> {
                 .collect()
         })
         .unwrap_or_default();
-    // Both roles are the same file: the audit copy is loaded from an
-    // LD_AUDIT entry, so an LD_PRELOAD entry with the same file name is us.
-    let audits = env_bytes("LD_AUDIT").unwrap_or_default();
-    let preload_role = audits
-        .split(|&c| c == b':')
-        .filter(|s| !s.is_empty())
-        .any(|a| preloads.iter().any(|p| basename(p) == basename(a)));
+    // The preload helper is a file of its own (`libcdtrace_preload.so`),
+    // installed next to this library.
+    let preload_role = preloads
+        .iter()
+        .any(|p| basename(p) == cdtrace_abi::bridge::PRELOAD_FILE.as_bytes());
     Some(Config {
         dir,
         all,
