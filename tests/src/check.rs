@@ -405,7 +405,91 @@ pub(crate) fn check_trace(
 ) {
     check_trace_files(built, traces, pin, o);
     compare_trace_with_oracle(built, traces, oracle, o);
+    compare_tried_with_oracle(built, traces, oracle, o);
     check_expectations(built, run, traces, o);
+}
+
+/// Every `tried` list of the trace (of a `load` or a `load_failed`) must be
+/// the candidates of one search of the same name in the oracle of the same
+/// process, path for path, in order: the loader's own `trying file=` lines
+/// (issue 14: every failed search on disk with every candidate, start-up
+/// failures included). The pin's own candidate (reason `pin`, a path handed
+/// to the loader, which searches nothing for it) is left out.
+fn compare_tried_with_oracle(
+    built: &Built,
+    traces: &[ProcessTrace],
+    oracle: &ShimRunOracle,
+    o: &mut Outcome,
+) {
+    let b = &built.build;
+    let mut by_pid: BTreeMap<u32, Vec<&ProcessTrace>> = BTreeMap::new();
+    for t in traces {
+        if let Some(pid) = t.pid() {
+            by_pid.entry(pid).or_default().push(t);
+        }
+    }
+    for (pid, mut ts) in by_pid {
+        ts.sort_by_key(|t| t.image());
+        let Some(p) = oracle.all.get(&pid) else {
+            continue;
+        };
+        let mut used = vec![false; p.searches.len()];
+        for t in ts {
+            for e in &t.events {
+                let (kind, name, tried) = match e {
+                    Event::Load(l) => ("load", l.name.as_deref(), &l.tried),
+                    Event::LoadFailed(f) => ("load_failed", Some(f.name.as_str()), &f.tried),
+                    _ => continue,
+                };
+                let want: Vec<String> = tried
+                    .iter()
+                    .filter(|c| c.reason != reason::PIN)
+                    .map(|c| abs(&c.path, b))
+                    .collect();
+                let Some(name) = name.filter(|_| !want.is_empty()) else {
+                    continue;
+                };
+                let same_name: Vec<usize> = (0..p.searches.len())
+                    .filter(|&i| p.searches[i].name == name)
+                    .collect();
+                // The oracle's candidates, and the same without the cache's
+                // (printed, then dropped for a DF_1_NODEFLIB requester).
+                let lists = |i: usize| {
+                    let all: Vec<String> = p.searches[i].tried.iter().map(|c| abs(c, b)).collect();
+                    let mut no_cache = all.clone();
+                    if let Some(c) = p.searches[i].cache_at.filter(|&c| c < no_cache.len()) {
+                        no_cache.remove(c);
+                    }
+                    [all, no_cache]
+                };
+                let hit = same_name
+                    .iter()
+                    .copied()
+                    .find(|&i| !used[i] && lists(i).contains(&want));
+                match hit {
+                    Some(i) => used[i] = true,
+                    None => o.failures.push(format!(
+                        "{}: the {kind} event for {name:?} lists candidates no search of the LD_DEBUG oracle tried (pid {pid}):\n  trace:  {}\n{}",
+                        t.file.display(),
+                        want.iter().map(|c| show(c, b)).collect::<Vec<_>>().join(", "),
+                        same_name
+                            .iter()
+                            .map(|&i| format!(
+                                "  oracle: {}",
+                                p.searches[i]
+                                    .tried
+                                    .iter()
+                                    .map(|c| show(&abs(c, b), b))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    )),
+                }
+            }
+        }
+    }
 }
 
 /// The pids of the launcher in a CLI-driven run: its own, a process that

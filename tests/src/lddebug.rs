@@ -41,12 +41,33 @@ pub struct LdObject {
     pub via: &'static str,
 }
 
+/// One search for a name (`find library=NAME [NS]; searching`) and every
+/// candidate it tried, whatever its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LdSearch {
+    pub ns: u64,
+    pub name: String,
+    /// The `trying file=` paths, in order (as printed).
+    pub tried: Vec<String>,
+    /// Index in `tried` of the one the ld.so.cache lookup printed (after
+    /// ` search cache=`). glibc prints it from the cache lookup itself, and
+    /// then drops it unopened when the requester has DF_1_NODEFLIB and the
+    /// entry is in a system directory (2.36 `elf/dl-load.c`): not every
+    /// printed cache candidate was tried.
+    pub cache_at: Option<usize>,
+    /// A link map was generated for it (the last candidate was mapped).
+    pub mapped: bool,
+}
+
 /// Everything read for one pid.
 #[derive(Debug, Clone, Default)]
 pub struct LdProcess {
     pub pid: u32,
     /// Mapped objects, in order.
     pub loaded: Vec<LdObject>,
+    /// Every search, in order: those that mapped an object, those that
+    /// failed, those served by an object already mapped from the same file.
+    pub searches: Vec<LdSearch>,
     /// Paths unmapped (`destroying link map`), in order, with namespace.
     pub destroyed: Vec<(u64, String)>,
     /// Number of lines read for this pid.
@@ -127,6 +148,11 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
                 continue;
             };
             if right.starts_with("generating link map") {
+                if let Some(last) = p.searches.last_mut() {
+                    if last.name == name && last.ns == ns && !last.mapped {
+                        last.mapped = last_trying.is_some();
+                    }
+                }
                 let path = if name.contains('/') {
                     name.to_string()
                 } else {
@@ -164,9 +190,23 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
                 if !matches!(&request, Some((n, rns, _, _)) if n == name && *rns == ns) {
                     request = Some((name.to_string(), ns, None, "unknown"));
                 }
+                p.searches.push(LdSearch {
+                    ns,
+                    name: name.to_string(),
+                    tried: vec![],
+                    cache_at: None,
+                    mapped: false,
+                });
             }
             last_trying = None;
+        } else if line.trim_start().starts_with("search cache=") {
+            if let Some(s) = p.searches.last_mut() {
+                s.cache_at = Some(s.tried.len());
+            }
         } else if let Some(path) = line.trim_start().strip_prefix("trying file=") {
+            if let Some(s) = p.searches.last_mut() {
+                s.tried.push(path.to_string());
+            }
             last_trying = Some(path.to_string());
         } else if let Some(prog) = line.strip_prefix("initialize program: ") {
             p.programs.push(prog.to_string());
@@ -224,6 +264,12 @@ file=/x/sub/libb.so [0];  destroying link map\n";
             ]
         );
         assert_eq!(p.loaded[2].requester.as_deref(), Some("/x/liba.so"));
+        let searches: Vec<_> = p
+            .searches
+            .iter()
+            .map(|s| (s.name.as_str(), s.tried.len(), s.mapped))
+            .collect();
+        assert_eq!(searches, vec![("libc.so.6", 1, true), ("libb.so", 2, true)]);
         assert_eq!(p.destroyed, vec![(0, "/x/sub/libb.so".to_string())]);
     }
 }
