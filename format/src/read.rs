@@ -211,6 +211,12 @@ pub struct LoadFailed {
     /// dependency has its own `load_failed` event).
     #[serde(default)]
     pub dependency_failed: bool,
+    /// A start-up search during which the process ended: ld.so found none
+    /// of the candidates and exited with status 127 (`error while loading
+    /// shared libraries`), with no callback after the last one. Written
+    /// before the outcome was known (see docs/trace-format.md).
+    #[serde(default)]
+    pub fatal: bool,
 }
 
 /// A library that left the process.

@@ -38,6 +38,9 @@ struct Cand {
     /// `dlopen` frees it before the outcome is known). Only for searches that
     /// will be recorded.
     why: Option<Step>,
+    /// Whether a file is there, when already looked at (start-up searches
+    /// look as each candidate comes: see [`draw_startup_search`]).
+    exists: Option<bool>,
 }
 
 /// Why a search step offered a candidate.
@@ -60,6 +63,8 @@ struct Search {
     needed: bool,
     /// The search will be recorded (CUDA-family name, or `--all`).
     recorded: bool,
+    /// It is drawn in the start-up window (`startup.rs`).
+    drawn: bool,
     tried: Vec<Cand>,
 }
 
@@ -79,6 +84,7 @@ impl Search {
             requester_lmid: if recorded { obj_lmid(requester) } else { 0 },
             needed,
             recorded,
+            drawn: false,
             name,
             requester,
             tried: Vec::new(),
@@ -534,13 +540,14 @@ unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
         .enumerate()
         .map(|(i, c)| {
             let r = c.why.as_ref().map_or(reason::UNKNOWN, |w| w.reason);
+            // A file the loader passed over was rejected (wrong class or
+            // machine, unreadable, …): whether one is there is all it takes.
             let result = if used_last && i + 1 == n {
                 tried::USED
+            } else if c.exists.unwrap_or_else(|| elf::stat(&c.path).is_some()) {
+                tried::REJECTED
             } else {
-                match elf::classify(&c.path) {
-                    Candidate::Missing => tried::MISSING,
-                    _ => tried::REJECTED,
-                }
+                tried::MISSING
             };
             (c.path.clone(), r, result)
         })
@@ -634,6 +641,9 @@ unsafe fn finish_unmapped(
     let fam = wants(&s.name, &path)?;
     // Looked at the file only when the outcome is unknown and will be
     // recorded: this runs for every search that maps nothing.
+    if s.drawn {
+        trace::startup_settled();
+    }
     let failed = failed_hint.unwrap_or_else(|| {
         let last_loadable = match s.tried.last() {
             Some(c) => elf::classify(&c.path) == Candidate::Loadable,
@@ -708,17 +718,58 @@ pub unsafe fn objsearch(
             if let Some(d) = pinned {
                 record_pin(&mut search, d);
             }
+            search.drawn = search.recorded && trace::startup_window();
+            if search.drawn {
+                draw_startup_search(&search);
+            }
             ts.search = Some(search);
         } else if let Some(s) = ts.search.as_mut() {
             // The requester is alive during its search; attribute now.
             let why = s.recorded.then(|| step_reason(name, flag, s.requester));
+            // A start-up search can end the process at any candidate: each
+            // is looked at as it comes, so that the line on disk is complete.
+            let exists = s.drawn.then(|| elf::stat(name).is_some());
             s.tried.push(Cand {
                 path: name.to_vec(),
                 flag,
                 why,
+                exists,
             });
+            if s.drawn {
+                draw_startup_search(s);
+            }
         }
     });
+}
+
+/// Draws start-up search `s` into the trace's start-up window
+/// (`startup.rs`) as the `load_failed` event it is if the process ends
+/// during it: ld.so exits with status 127 after a start-up search that
+/// found nothing, without a callback. Every candidate so far counts as
+/// failed (the loader moved past it, or the process ended at it).
+unsafe fn draw_startup_search(s: &Search) {
+    let fam = wants(&s.name, &s.name).flatten();
+    trace::startup_pending(ev::LOAD_FAILED, |l| {
+        l.bytes("name", &s.name)
+            .bytes("requester", &s.requester_path)
+            .str("via", startup_via(s));
+        write_mode(l, None);
+        l.i64("lmid", s.requester_lmid);
+        l.opt_str("family", fam);
+        write_tried(l, s, false);
+        l.null("error").null("errno").bool("fatal", true);
+    });
+}
+
+/// How a start-up search reached the loader (no hook has run yet).
+fn startup_via(s: &Search) -> &'static str {
+    if s.needed {
+        via::NEEDED
+    } else if trace::config().is_some_and(|c| c.preloads.contains(&s.name)) {
+        via::PRELOAD
+    } else {
+        via::LOADER
+    }
 }
 
 /// Writes the `pin` event for a decision on `s`'s name and, when the loader
@@ -752,6 +803,7 @@ unsafe fn record_pin(s: &mut Search, d: &crate::pin::Decision) {
                 owner: None,
                 dir: settings.dir.clone(),
             }),
+            exists: None,
         });
     }
 }
@@ -765,6 +817,8 @@ const PIN_STEP: u32 = 0x8000_0000;
 /// [`crate::calls`] does not resolve it again.
 pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Option<Vec<u8>> {
     let _ = cookie;
+    // A start-up search in progress ends here, with this object.
+    trace::startup_settled();
     let l_name = elf::l_name(map);
     crate::bridge::maybe_install(map, l_name, lmid);
     let key = map as usize;
@@ -947,10 +1001,15 @@ pub unsafe fn activity(flag: u32) {
             flush_pending(ts);
         }
     });
+    // The first consistent state is the start-up's objects all mapped
+    // (glibc 2.36 `elf/rtld.c`): a failed search can no longer end the
+    // process, so events are written one by one again.
+    trace::startup_over();
 }
 
 pub fn preinit() {
     STARTED.store(true, Ordering::Relaxed);
+    trace::startup_over();
 }
 
 // ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ mod calls;
 mod elf;
 mod lock;
 mod pin;
+mod startup;
 mod sys;
 mod trace;
 mod versions;
