@@ -157,8 +157,17 @@ pub struct Load {
     pub reason: String,
     /// For RPATH/RUNPATH: the object whose entry matched.
     pub reason_owner: Option<String>,
-    /// The search directory in which the file was found.
+    /// The directory the loader found the file in, exactly as it searched
+    /// it (a hardware-capability subdirectory such as `x86_64` or
+    /// `glibc-hwcaps/x86-64-v2` included).
     pub search_dir: Option<String>,
+    /// The entry of the search list (LD_LIBRARY_PATH, an RPATH/RUNPATH
+    /// after `$ORIGIN` expansion, a default or ld.so.cache directory) that
+    /// `search_dir` came from: `search_dir` itself, or its parent when the
+    /// loader tried a hardware-capability subdirectory of it. Absent in
+    /// traces of older shims.
+    #[serde(default)]
+    pub search_entry: Option<String>,
     /// The object that asked (dlopen caller, or owner of the DT_NEEDED entry).
     pub requester: Option<String>,
     /// [`crate::via`].

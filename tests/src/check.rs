@@ -405,8 +405,85 @@ pub(crate) fn check_trace(
 ) {
     check_trace_files(built, traces, pin, o);
     compare_trace_with_oracle(built, traces, oracle, o);
-    compare_tried_with_oracle(built, traces, oracle, o);
+    compare_tried_with_oracle(built, run, traces, oracle, o);
     check_expectations(built, run, traces, o);
+}
+
+/// The `search_dir` of new object `l` must be the directory its file was
+/// found in, exactly (issue 14: a hardware-capability subdirectory such as
+/// `x86_64` or `glibc-hwcaps/x86-64-v2` included), and, in scenarios with
+/// `strict-attribution`, its reason and `reason_owner` what the loader
+/// printed for the search step that offered its path (`search`, its search
+/// in the oracle): `(RPATH from file X)` is reason `RPATH` with owner X,
+/// `(RUNPATH from file X)` `RUNPATH`, `(LD_LIBRARY_PATH)`, `(system search
+/// path)` `default-dir`, ` search cache=` `ld.so.cache`.
+fn check_attribution(
+    built: &Built,
+    run: &Run,
+    t: &ProcessTrace,
+    l: &Load,
+    search: &crate::lddebug::LdSearch,
+    o: &mut Outcome,
+) {
+    use crate::lddebug::LdStep;
+    let b = &built.build;
+    let (Some(step), Some(found)) = (search.from.last(), search.tried.last()) else {
+        return;
+    };
+    let real = |p: &str| {
+        let a = abs(p, &run.cwd);
+        std::fs::canonicalize(&a)
+            .map(|r| r.display().to_string())
+            .unwrap_or(a)
+    };
+    let (reason, owner): (&str, Option<&str>) = match step {
+        LdStep::List { kind, owner } => (kind, Some(owner.as_str())),
+        LdStep::LibraryPath => (reason::LD_LIBRARY_PATH, None),
+        LdStep::System => (reason::DEFAULT_DIR, None),
+        LdStep::Cache => (reason::LD_SO_CACHE, None),
+        LdStep::Unknown => return,
+    };
+    let mut bad = vec![];
+    // LD_DEBUG names the list a directory was first seen in, even when
+    // another list that holds it too is being searched (glibc shares one
+    // `r_search_path_elem` per directory string and prints its `what`):
+    // reason and owner are compared only where a scenario says its
+    // directories are not shared (`strict-attribution`).
+    if built.spec.strict_attribution {
+        if l.reason != reason {
+            bad.push(format!("reason {} (LD_DEBUG: {reason})", l.reason));
+        }
+        let got_owner = l.reason_owner.as_deref().map(real);
+        if got_owner != owner.map(real) {
+            bad.push(format!(
+                "reason_owner {:?} (LD_DEBUG: {:?})",
+                l.reason_owner.as_deref().map(|p| show(p, b)),
+                owner
+            ));
+        }
+    }
+    // As the loader printed it (a relative LD_LIBRARY_PATH entry gives a
+    // relative candidate), then absolute.
+    let dir = found.rsplit_once('/').map_or(".", |(d, _)| d);
+    let dir = abs(if dir.is_empty() { "/" } else { dir }, &run.cwd);
+    let dir = dir.as_str();
+    let got_dir = l.search_dir.as_deref().map(|d| abs(d, &run.cwd));
+    if got_dir.as_deref() != Some(dir) {
+        bad.push(format!(
+            "search_dir {:?} (the file was found in {})",
+            got_dir.as_deref().map(|d| show(d, b)),
+            show(dir, b)
+        ));
+    }
+    if !bad.is_empty() {
+        o.failures.push(format!(
+            "{}: load of {} (seq {}): {}",
+            t.file.display(),
+            show(&l.path, b),
+            l.seq,
+            bad.join("; ")
+        ));
+    }
 }
 
 /// Every `tried` list of the trace (of a `load` or a `load_failed`) must be
@@ -414,9 +491,12 @@ pub(crate) fn check_trace(
 /// process, path for path, in order: the loader's own `trying file=` lines
 /// (issue 14: every failed search on disk with every candidate, start-up
 /// failures included). The pin's own candidate (reason `pin`, a path handed
-/// to the loader, which searches nothing for it) is left out.
+/// to the loader, which searches nothing for it) is left out. A new object
+/// found by a search must then have the reason, owner and directory of the
+/// search step that offered it ([`check_attribution`]).
 fn compare_tried_with_oracle(
     built: &Built,
+    run: &Run,
     traces: &[ProcessTrace],
     oracle: &ShimRunOracle,
     o: &mut Outcome,
@@ -467,7 +547,14 @@ fn compare_tried_with_oracle(
                     .copied()
                     .find(|&i| !used[i] && lists(i).contains(&want));
                 match hit {
-                    Some(i) => used[i] = true,
+                    Some(i) => {
+                        used[i] = true;
+                        if let Event::Load(l) = e {
+                            if l.new {
+                                check_attribution(built, run, t, l, &p.searches[i], o);
+                            }
+                        }
+                    }
                     None => o.failures.push(format!(
                         "{}: the {kind} event for {name:?} lists candidates no search of the LD_DEBUG oracle tried (pid {pid}):\n  trace:  {}\n{}",
                         t.file.display(),
@@ -952,6 +1039,9 @@ fn expect_mismatches(
             },
             "realpath" => l.realpath.as_deref() == Some(abs(v, real_b).as_str()),
             "dir" => l.search_dir.as_deref().map(|d| trim(&abs(d, b))) == Some(trim(&abs(v, b))),
+            "entry" => {
+                l.search_entry.as_deref().map(|d| trim(&abs(d, b))) == Some(trim(&abs(v, b)))
+            }
             "rejected" => {
                 let p = abs(v, b);
                 l.tried

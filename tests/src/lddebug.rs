@@ -49,6 +49,9 @@ pub struct LdSearch {
     pub name: String,
     /// The `trying file=` paths, in order (as printed).
     pub tried: Vec<String>,
+    /// For each of `tried`, the search step that offered it: the last
+    /// ` search path=… (WHAT)` or ` search cache=` line before it.
+    pub from: Vec<LdStep>,
     /// Index in `tried` of the one the ld.so.cache lookup printed (after
     /// ` search cache=`). glibc prints it from the cache lookup itself, and
     /// then drops it unopened when the requester has DF_1_NODEFLIB and the
@@ -57,6 +60,49 @@ pub struct LdSearch {
     pub cache_at: Option<usize>,
     /// A link map was generated for it (the last candidate was mapped).
     pub mapped: bool,
+}
+
+/// A search step as LD_DEBUG names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LdStep {
+    /// `(RPATH from file OWNER)` / `(RUNPATH from file OWNER)`: the kind and
+    /// the owner as printed.
+    List { kind: &'static str, owner: String },
+    /// `(LD_LIBRARY_PATH)`.
+    LibraryPath,
+    /// `(system search path)`.
+    System,
+    /// ` search cache=`.
+    Cache,
+    /// Anything else.
+    Unknown,
+}
+
+impl LdStep {
+    /// `… search path=DIRS\t\t(WHAT)` → the step.
+    fn of_search_path(line: &str) -> LdStep {
+        let what = line
+            .rsplit_once('(')
+            .map(|(_, w)| w.trim_end().trim_end_matches(')'))
+            .unwrap_or_default();
+        if let Some(owner) = what.strip_prefix("RPATH from file ") {
+            LdStep::List {
+                kind: "RPATH",
+                owner: owner.to_string(),
+            }
+        } else if let Some(owner) = what.strip_prefix("RUNPATH from file ") {
+            LdStep::List {
+                kind: "RUNPATH",
+                owner: owner.to_string(),
+            }
+        } else if what == "LD_LIBRARY_PATH" {
+            LdStep::LibraryPath
+        } else if what == "system search path" {
+            LdStep::System
+        } else {
+            LdStep::Unknown
+        }
+    }
 }
 
 /// Everything read for one pid.
@@ -138,6 +184,7 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
     // the latest request line: (name, ns, requester, via)
     let mut request: Option<(String, u64, Option<String>, &'static str)> = None;
     let mut last_trying: Option<String> = None;
+    let mut step = LdStep::Unknown;
     for line in lines {
         if let Some(rest) = line.strip_prefix("file=") {
             let Some((left, right)) = rest.split_once("];  ") else {
@@ -194,18 +241,23 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
                     ns,
                     name: name.to_string(),
                     tried: vec![],
+                    from: vec![],
                     cache_at: None,
                     mapped: false,
                 });
             }
             last_trying = None;
         } else if line.trim_start().starts_with("search cache=") {
+            step = LdStep::Cache;
             if let Some(s) = p.searches.last_mut() {
                 s.cache_at = Some(s.tried.len());
             }
+        } else if line.trim_start().starts_with("search path=") {
+            step = LdStep::of_search_path(line);
         } else if let Some(path) = line.trim_start().strip_prefix("trying file=") {
             if let Some(s) = p.searches.last_mut() {
                 s.tried.push(path.to_string());
+                s.from.push(step.clone());
             }
             last_trying = Some(path.to_string());
         } else if let Some(prog) = line.strip_prefix("initialize program: ") {
@@ -270,6 +322,14 @@ file=/x/sub/libb.so [0];  destroying link map\n";
             .map(|s| (s.name.as_str(), s.tried.len(), s.mapped))
             .collect();
         assert_eq!(searches, vec![("libc.so.6", 1, true), ("libb.so", 2, true)]);
+        assert_eq!(p.searches[0].from, vec![LdStep::Cache]);
+        assert_eq!(
+            p.searches[1].from[1],
+            LdStep::List {
+                kind: "RUNPATH",
+                owner: "/x/liba.so".into()
+            }
+        );
         assert_eq!(p.destroyed, vec![(0, "/x/sub/libb.so".to_string())]);
     }
 }
