@@ -47,7 +47,11 @@ struct Cand {
 struct Step {
     reason: &'static str,
     owner: Option<Vec<u8>>,
+    /// The directory the candidate is in, exactly as the loader searched it.
     dir: Vec<u8>,
+    /// The search-list entry that directory came from (itself, or its
+    /// parent for a hardware-capability subdirectory).
+    entry: Vec<u8>,
 }
 
 /// The search for one requested name, from `LA_SER_ORIG` to its outcome.
@@ -66,6 +70,9 @@ struct Search {
     /// It is drawn in the start-up window (`startup.rs`).
     drawn: bool,
     tried: Vec<Cand>,
+    /// The RPATH/RUNPATH directories this search goes through, in glibc's
+    /// order, made at its first RPATH/RUNPATH candidate ([`Lists`]).
+    lists: Option<Lists>,
 }
 
 impl Search {
@@ -88,6 +95,7 @@ impl Search {
             name,
             requester,
             tried: Vec::new(),
+            lists: None,
         }
     }
 }
@@ -404,76 +412,124 @@ unsafe fn expand_entry(entry: &[u8], owner: usize) -> Vec<u8> {
     out
 }
 
-/// Length of the prefix of `s` that `pat` matches, ending at a path
-/// separator of `s`. `pat` may contain `*` (any run of characters).
-fn glob_prefix(pat: &[u8], s: &[u8]) -> Option<usize> {
+/// Whether `pat` matches all of `s`; `pat` may contain `*` (any run of
+/// characters: what `$LIB` and `$PLATFORM` expand to is private to ld.so).
+fn glob(pat: &[u8], s: &[u8]) -> bool {
     match pat.iter().position(|&c| c == b'*') {
-        None => (s.starts_with(pat) && s.get(pat.len()) == Some(&b'/')).then_some(pat.len()),
+        None => pat == s,
         Some(i) => {
             let (head, tail) = (&pat[..i], &pat[i + 1..]);
-            if !s.starts_with(head) {
-                return None;
-            }
-            (head.len()..s.len()).find_map(|j| glob_prefix(tail, &s[j..]).map(|n| j + n))
+            s.starts_with(head) && (head.len()..=s.len()).any(|j| glob(tail, &s[j..]))
         }
     }
 }
 
-/// The entry of an RPATH/RUNPATH `list` of `owner` that produced candidate
-/// `cand`, as the directory it expands to within `cand`.
-unsafe fn list_match(list: &[u8], owner: usize, cand: &[u8]) -> Option<Vec<u8>> {
-    list.split(|&c| c == b':')
-        .filter(|e| !e.is_empty())
-        .find_map(|e| {
-            let pat = expand_entry(e, owner);
-            glob_prefix(crate::pin::trim_trailing_slashes(&pat), cand).map(|n| cand[..n].to_vec())
-        })
-}
-
-/// Hardware-capability subdirectories glibc probes inside each search
-/// directory (`glibc-hwcaps/<level>` since 2.33; the legacy `tls`/platform
-/// ones until 2.36).
-fn search_dir(cand: &[u8]) -> &[u8] {
-    let mut d = dirname(cand);
-    loop {
-        let b = basename(d);
-        let parent = dirname(d);
-        if basename(parent) == b"glibc-hwcaps" {
-            d = dirname(parent);
-        } else if matches!(
-            b,
+/// Whether `rest` (components below a search directory) is one of the
+/// hardware-capability subdirectories glibc tries in each search directory:
+/// `glibc-hwcaps/<level>` (2.33+), or up to three of the legacy `tls` and
+/// platform/hwcap names (until 2.36: `tls/x86_64/x86_64`, `x86_64`, …).
+fn is_cap_subdir(rest: &[u8]) -> bool {
+    if let Some(level) = rest.strip_prefix(b"glibc-hwcaps/") {
+        return !level.is_empty() && !level.contains(&b'/');
+    }
+    let legacy = |c: &[u8]| {
+        matches!(
+            c,
             b"tls"
                 | b"x86_64"
                 | b"haswell"
                 | b"xeon_phi"
                 | b"avx512_1"
+                | b"i386"
+                | b"i486"
+                | b"i586"
                 | b"i686"
                 | b"sse2"
                 | b"aarch64"
                 | b"atomics"
-        ) {
-            d = parent;
-        } else {
-            return d;
-        }
-    }
+        ) || platform().is_some_and(|p| p == c)
+    };
+    let parts: Vec<&[u8]> = rest.split(|&c| c == b'/').collect();
+    !rest.is_empty() && parts.len() <= 3 && parts.iter().all(|c| legacy(c))
 }
 
-/// Which object's RPATH or RUNPATH produced candidate `cand`, following
-/// glibc's order (`elf/dl-load.c` `_dl_map_object`): when the requester has
-/// no DT_RUNPATH, the DT_RPATH of the requester, of its loader, and on up,
-/// then of the executable; else the requester's DT_RUNPATH alone.
-/// Returns the reason, the owner and the matching directory.
-unsafe fn attribute_runpath(
-    requester: usize,
-    cand: &[u8],
-) -> (&'static str, Option<usize>, Vec<u8>) {
-    let fallback = (reason::RPATH_OR_RUNPATH, None, search_dir(cand).to_vec());
-    if requester == 0 {
-        return fallback;
+/// `AT_PLATFORM` (the legacy platform subdirectory's name), read once.
+fn platform() -> Option<&'static [u8]> {
+    static P: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    P.get_or_init(|| {
+        // SAFETY: getauxval has no preconditions; AT_PLATFORM is a string.
+        let p = unsafe { libc::getauxval(libc::AT_PLATFORM) } as *const libc::c_char;
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes().to_vec())
+    })
+    .as_deref()
+}
+
+/// Whether the search-list entry `entry` (expanded; may hold `*`) yields
+/// directory `dir`: the entry itself, or one of its hardware-capability
+/// subdirectories.
+fn yields(entry: &[u8], dir: &[u8]) -> bool {
+    if glob(entry, dir) {
+        return true;
     }
-    let runpath = elf::dyn_string(requester as *const LinkMap, DT_RUNPATH);
-    if runpath.is_none() {
+    (1..dir.len())
+        .filter(|&i| dir[i] == b'/')
+        .any(|i| is_cap_subdir(&dir[i + 1..]) && glob(entry, &dir[..i]))
+}
+
+/// The search-list entry directory `dir` comes from when nothing better is
+/// known: `dir` without a hardware-capability subdirectory.
+fn entry_of(dir: &[u8]) -> &[u8] {
+    (1..dir.len())
+        .filter(|&i| dir[i] == b'/')
+        .find(|&i| is_cap_subdir(&dir[i + 1..]))
+        .map_or(dir, |i| &dir[..i])
+}
+
+/// One RPATH/RUNPATH directory of a search, expanded.
+struct ListDir {
+    reason: &'static str,
+    owner: usize,
+    dir: Vec<u8>,
+}
+
+/// The RPATH/RUNPATH directories a search goes through, in glibc's order
+/// (`elf/dl-load.c` `_dl_map_object`): when the requester has no DT_RUNPATH,
+/// the DT_RPATH of the requester, of its loader, and on up, then of the
+/// executable (once); else the requester's DT_RUNPATH alone. An object that
+/// has both ignores its DT_RPATH (`elf_get_dynamic_info`). glibc reports
+/// them all as `LA_SER_RUNPATH`; `pos` is where the last candidate was
+/// found, since the lists are gone through in order (the same directory in
+/// two lists is tried twice).
+struct Lists {
+    dirs: Vec<ListDir>,
+    pos: usize,
+}
+
+impl Lists {
+    /// # Safety
+    /// `requester` (a link map or 0) is alive: its search is running.
+    unsafe fn of(requester: usize) -> Lists {
+        let mut dirs = Vec::new();
+        if requester == 0 {
+            return Lists { dirs, pos: 0 };
+        }
+        let mut add = |owner: usize, tag: i64, reason: &'static str| {
+            if let Some(list) = elf::dyn_string(owner as *const LinkMap, tag) {
+                for e in list.split(|&c| c == b':').filter(|e| !e.is_empty()) {
+                    let dir = expand_entry(e, owner);
+                    dirs.push(ListDir {
+                        reason,
+                        owner,
+                        dir: crate::pin::trim_trailing_slashes(&dir).to_vec(),
+                    });
+                }
+            }
+        };
+        let has_runpath = |m: usize| cdtrace_abi::elf::has_dyn(m as *const LinkMap, DT_RUNPATH);
+        if has_runpath(requester) {
+            add(requester, DT_RUNPATH, reason::RUNPATH);
+            return Lists { dirs, pos: 0 };
+        }
         let main = MAIN_MAP.load(Ordering::Relaxed);
         let mut seen_main = false;
         let mut cur = requester;
@@ -483,51 +539,56 @@ unsafe fn attribute_runpath(
             if cur == 0 || (hop > 0 && !OBJECTS.with(|o| o.contains_key(&cur))) {
                 break;
             }
-            if let Some(rp) = elf::dyn_string(cur as *const LinkMap, DT_RPATH) {
-                if let Some(dir) = list_match(rp, cur, cand) {
-                    return (reason::RPATH, Some(cur), dir);
-                }
+            if !has_runpath(cur) {
+                add(cur, DT_RPATH, reason::RPATH);
             }
             seen_main |= cur == main;
             cur = OBJECTS.with(|o| o.get(&cur).map_or(0, |x| x.requester));
         }
-        if !seen_main && main != 0 {
-            if let Some(rp) = elf::dyn_string(main as *const LinkMap, DT_RPATH) {
-                if let Some(dir) = list_match(rp, main, cand) {
-                    return (reason::RPATH, Some(main), dir);
-                }
-            }
+        if !seen_main && main != 0 && !has_runpath(main) {
+            add(main, DT_RPATH, reason::RPATH);
         }
-    } else if let Some(rp) = runpath {
-        if let Some(dir) = list_match(rp, requester, cand) {
-            return (reason::RUNPATH, Some(requester), dir);
-        }
+        Lists { dirs, pos: 0 }
     }
-    fallback
+
+    /// The directory of the lists that produced a candidate in `dir`.
+    fn find(&mut self, dir: &[u8]) -> Option<&ListDir> {
+        let i = (self.pos..self.dirs.len()).find(|&i| yields(&self.dirs[i].dir, dir))?;
+        self.pos = i;
+        self.dirs.get(i)
+    }
 }
 
-/// Why the search step `flag` offered `path` on behalf of `requester`
-/// (which must be alive: this reads its dynamic section and its loaders').
-unsafe fn step_reason(path: &[u8], flag: u32, requester: usize) -> Step {
-    let plain = |reason| Step {
+/// Why the search step `flag` offered candidate `path` of search `s` (whose
+/// requester must be alive: this reads its dynamic section and its
+/// loaders'). Candidates are given in the order the loader tried them.
+unsafe fn step_reason(s: &mut Search, path: &[u8], flag: u32) -> Step {
+    let dir = dirname(path).to_vec();
+    let plain = |reason, dir: Vec<u8>| Step {
         reason,
         owner: None,
-        dir: search_dir(path).to_vec(),
+        entry: entry_of(&dir).to_vec(),
+        dir,
     };
     match flag {
-        LA_SER_LIBPATH => plain(reason::LD_LIBRARY_PATH),
+        LA_SER_LIBPATH => plain(reason::LD_LIBRARY_PATH, dir),
         LA_SER_RUNPATH => {
-            let (reason, owner, dir) = attribute_runpath(requester, path);
-            Step {
-                reason,
-                owner: owner.map(|o| map_path(o)),
-                dir,
+            let requester = s.requester;
+            let lists = s.lists.get_or_insert_with(|| Lists::of(requester));
+            match lists.find(&dir) {
+                Some(d) => Step {
+                    reason: d.reason,
+                    owner: Some(map_path(d.owner)),
+                    entry: d.dir.clone(),
+                    dir,
+                },
+                None => plain(reason::RPATH_OR_RUNPATH, dir),
             }
         }
-        LA_SER_CONFIG => plain(reason::LD_SO_CACHE),
-        LA_SER_DEFAULT => plain(reason::DEFAULT_DIR),
-        LA_SER_SECURE => plain(reason::SECURE_DIR),
-        _ => plain(reason::UNKNOWN),
+        LA_SER_CONFIG => plain(reason::LD_SO_CACHE, dir),
+        LA_SER_DEFAULT => plain(reason::DEFAULT_DIR, dir),
+        LA_SER_SECURE => plain(reason::SECURE_DIR, dir),
+        _ => plain(reason::UNKNOWN, dir),
     }
 }
 
@@ -672,7 +733,8 @@ unsafe fn finish_unmapped(
             l.bytes("name", &s.name).bytes("path", &path);
             l.str("reason", reason::SAME_FILE)
                 .null("reason_owner")
-                .null("search_dir");
+                .null("search_dir")
+                .null("search_entry");
             l.bytes("requester", &s.requester_path).str("via", v);
             write_mode(l, mode);
             l.i64("lmid", lmid).null("soname");
@@ -725,7 +787,11 @@ pub unsafe fn objsearch(
             ts.search = Some(search);
         } else if let Some(s) = ts.search.as_mut() {
             // The requester is alive during its search; attribute now.
-            let why = s.recorded.then(|| step_reason(name, flag, s.requester));
+            let why = if s.recorded {
+                Some(step_reason(s, name, flag))
+            } else {
+                None
+            };
             // A start-up search can end the process at any candidate: each
             // is looked at as it comes, so that the line on disk is complete.
             let exists = s.drawn.then(|| elf::stat(name).is_some());
@@ -802,6 +868,7 @@ unsafe fn record_pin(s: &mut Search, d: &crate::pin::Decision) {
                 reason: reason::PIN,
                 owner: None,
                 dir: settings.dir.clone(),
+                entry: settings.dir.clone(),
             }),
             exists: None,
         });
@@ -892,21 +959,28 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
             s.needed = needed;
         }
     }
-    let fresh;
-    let last_why = match search.as_ref().and_then(|s| s.tried.last()) {
-        Some(c) if c.why.is_some() => c.why.as_ref(),
-        Some(c) => {
-            // Recorded only because of the path (`--all` or a name that is
-            // not CUDA-looking): attribute the winner now.
-            let s = search.as_ref().map_or(0, |s| s.requester);
-            fresh = step_reason(&c.path, c.flag, s);
-            Some(&fresh)
+    // Recorded only because of the path (`--all`, a name that is not
+    // CUDA-looking, a family known by identity): attribute the candidates
+    // now, in order (the requester is alive).
+    if let Some(s) = search.as_mut() {
+        if s.tried.last().is_some_and(|c| c.why.is_none()) {
+            for i in 0..s.tried.len() {
+                if s.tried[i].why.is_none() {
+                    let (path, flag) = (s.tried[i].path.clone(), s.tried[i].flag);
+                    let w = step_reason(s, &path, flag);
+                    s.tried[i].why = Some(w);
+                }
+            }
         }
-        None => None,
-    };
-    let (why, owner, dir, via_, mode) = match &search {
+    }
+    let last_why = search
+        .as_ref()
+        .and_then(|s| s.tried.last())
+        .and_then(|c| c.why.as_ref());
+    let (why, owner, dir, entry, via_, mode) = match &search {
         None => (
             startup_kind.unwrap_or(reason::UNKNOWN),
+            None,
             None,
             None,
             via::STARTUP,
@@ -918,10 +992,15 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
             match last_why {
                 // A name with a slash is opened as given, unless the pin
                 // replaced it.
-                Some(w) if w.reason == reason::PIN || !s.name.contains(&b'/') => {
-                    (w.reason, w.owner.clone(), Some(w.dir.clone()), v, mode)
-                }
-                _ => (reason::PATH, None, None, v, mode),
+                Some(w) if w.reason == reason::PIN || !s.name.contains(&b'/') => (
+                    w.reason,
+                    w.owner.clone(),
+                    Some(w.dir.clone()),
+                    Some(w.entry.clone()),
+                    v,
+                    mode,
+                ),
+                _ => (reason::PATH, None, None, None, v, mode),
             }
         }
     };
@@ -933,6 +1012,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
         l.str("reason", why);
         l.opt_bytes("reason_owner", owner.as_deref());
         l.opt_bytes("search_dir", dir.as_deref());
+        l.opt_bytes("search_entry", entry.as_deref());
         l.opt_bytes("requester", search.as_ref().map(|s| &s.requester_path[..]));
         l.str("via", via_);
         write_mode(l, mode);
@@ -1170,7 +1250,8 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
         l.bytes("name", &req.name).bytes("path", &path);
         l.str("reason", reason::ALREADY_LOADED)
             .null("reason_owner")
-            .null("search_dir");
+            .null("search_dir")
+            .null("search_entry");
         l.bytes("requester", &map_path(req.caller));
         l.str(
             "via",
@@ -1220,4 +1301,47 @@ pub unsafe fn error_text(text: *const libc::c_char) {
 
 pub fn mark_preload_active() {
     PRELOAD_ACTIVE.store(true, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_and_their_entries() {
+        // The entry itself, or a capability subdirectory of it; a plain
+        // subdirectory is another entry's (RPATH A:A/sub).
+        assert!(yields(b"/a", b"/a"));
+        assert!(yields(b"/a", b"/a/x86_64"));
+        assert!(yields(b"/a", b"/a/tls/x86_64/x86_64"));
+        assert!(yields(b"/a", b"/a/glibc-hwcaps/x86-64-v3"));
+        assert!(!yields(b"/a", b"/a/sub"));
+        assert!(!yields(b"/a", b"/a/glibc-hwcaps/x/y"));
+        assert!(!yields(b"/a/sub", b"/a"));
+        // $LIB / $PLATFORM become a wildcard.
+        assert!(yields(b"/opt/*/cuda", b"/opt/lib64/cuda"));
+        assert!(yields(b"/opt/*", b"/opt/lib/x86_64-linux-gnu"));
+        assert_eq!(entry_of(b"/a/x86_64"), b"/a");
+        assert_eq!(entry_of(b"/a/glibc-hwcaps/x86-64-v2"), b"/a");
+        assert_eq!(entry_of(b"/a/sub"), b"/a/sub");
+        assert_eq!(entry_of(b"."), b".");
+    }
+
+    #[test]
+    fn lists_are_gone_through_in_order() {
+        let d = |dir: &[u8]| ListDir {
+            reason: reason::RPATH,
+            owner: dir.len(),
+            dir: dir.to_vec(),
+        };
+        let mut l = Lists {
+            dirs: vec![d(b"/x"), d(b"/x/sub"), d(b"/x")],
+            pos: 0,
+        };
+        assert_eq!(l.find(b"/x/sub").map(|d| d.owner), Some(6));
+        // Past /x/sub, /x is the third list's.
+        assert_eq!(l.find(b"/x").map(|d| d.dir.len()), Some(2));
+        assert_eq!(l.pos, 2);
+        assert!(l.find(b"/x/sub").is_none());
+    }
 }
