@@ -213,6 +213,8 @@ struct Obj {
     family: Option<&'static str>,
     path: Vec<u8>,
     lmid: i64,
+    /// Device and inode of its file (recorded objects: read for their event).
+    ident: Option<(u64, u64)>,
 }
 
 static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap::new());
@@ -691,15 +693,16 @@ unsafe fn finish_unmapped(
     s: Search,
     failed_hint: Option<bool>,
     errno: Option<i32>,
+    served_by: Option<usize>,
 ) -> Option<u64> {
     let (v, mode, ns) = how_requested(ts, &s);
     let lmid = ns.unwrap_or(s.requester_lmid);
-    let path = s
+    let candidate = s
         .tried
         .last()
         .map(|c| c.path.clone())
         .unwrap_or_else(|| s.name.clone());
-    let fam = wants(&s.name, &path)?;
+    let fam = wants(&s.name, &candidate)?;
     // Looked at the file only when the outcome is unknown and will be
     // recorded: this runs for every search that maps nothing.
     if s.drawn {
@@ -729,6 +732,13 @@ unsafe fn finish_unmapped(
         if !first_reuse(s.requester, &s.name) {
             return None;
         }
+        // The object that served it: the handle the hook saw, else the
+        // recorded object of the same file. Its path is the loaded object's
+        // (docs/trace-format.md), not the request's spelling or the symlink
+        // the search found.
+        let served = served_by.or_else(|| same_file_object(&candidate));
+        let path = served.map_or(candidate, |m| map_path(m));
+        let soname = served.and_then(|m| elf::dyn_string(m as *const LinkMap, DT_SONAME));
         trace::emit(ev::LOAD, |l| {
             l.bytes("name", &s.name).bytes("path", &path);
             l.str("reason", reason::SAME_FILE)
@@ -737,7 +747,7 @@ unsafe fn finish_unmapped(
                 .null("search_entry");
             l.bytes("requester", &s.requester_path).str("via", v);
             write_mode(l, mode);
-            l.i64("lmid", lmid).null("soname");
+            l.i64("lmid", lmid).opt_bytes("soname", soname);
             write_identity(l, elf::file_info(&path).as_ref());
             l.opt_str("family", fam);
             write_tried(l, &s, true);
@@ -747,6 +757,14 @@ unsafe fn finish_unmapped(
     }
 }
 
+/// The recorded object mapped from the same file as `path` (device and
+/// inode), if any.
+fn same_file_object(path: &[u8]) -> Option<usize> {
+    let st = elf::stat(path)?;
+    let id = (st.st_dev, st.st_ino);
+    OBJECTS.with(|o| o.iter().find(|(_, x)| x.ident == Some(id)).map(|(&k, _)| k))
+}
+
 fn obj_lmid(map: usize) -> i64 {
     OBJECTS.with(|o| o.get(&map).map_or(0, |x| x.lmid))
 }
@@ -754,7 +772,7 @@ fn obj_lmid(map: usize) -> i64 {
 /// Resolves a search left open on this thread (see [`finish_unmapped`]).
 unsafe fn flush_pending(ts: &mut ThreadState) {
     if let Some(s) = ts.search.take() {
-        if finish_unmapped(ts, s, None, None).is_some() {
+        if finish_unmapped(ts, s, None, None, None).is_some() {
             // A newer failure: a dlerror() text read from now on is not
             // about the one that was waiting for it.
             set_awaiting(None);
@@ -940,6 +958,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
                 family: fam.flatten(),
                 path: path.clone(),
                 lmid,
+                ident: None,
             },
         )
     });
@@ -1006,6 +1025,13 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
     };
     let soname = elf::dyn_string(map, DT_SONAME);
     let identity = elf::file_info(&path);
+    if let Some(fi) = &identity {
+        OBJECTS.with(|o| {
+            if let Some(x) = o.get_mut(&key) {
+                x.ident = Some((fi.dev, fi.ino));
+            }
+        });
+    }
     trace::emit(ev::LOAD, |l| {
         l.opt_bytes("name", search.as_ref().map(|s| &s.name[..]))
             .bytes("path", &path);
@@ -1154,17 +1180,17 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
             // mapped from the same file (or is a dependency that was).
             if let Some(s) = pending {
                 if s.name == req.name {
-                    ts.requests.push(Request {
-                        opened: true,
-                        ..req_clone(&req)
-                    });
-                    finish_unmapped(ts, s, Some(false), None);
+                    // Back on the stack so that `how_requested` names it
+                    // (dlopen, its mode), served by the returned object (in
+                    // glibc a handle is the object's link map).
+                    ts.requests.push(req_clone(&req));
+                    finish_unmapped(ts, s, Some(false), None, Some(result));
                     ts.requests.pop();
                     return;
                 }
                 // Another name: not this request's search (a dependency
                 // served by a same-file object, or an unhooked call's).
-                finish_unmapped(ts, s, None, None);
+                finish_unmapped(ts, s, None, None, None);
             }
             if !req.opened {
                 record_reuse(&req, result);
@@ -1178,14 +1204,14 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
             names.push(s.name.clone());
             if s.name == req.name {
                 ts.requests.push(req_clone(&req));
-                let seq = finish_unmapped(ts, s, Some(true), Some(errno));
+                let seq = finish_unmapped(ts, s, Some(true), Some(errno), None);
                 ts.requests.pop();
                 if let Some(seq) = seq {
                     set_awaiting(Some(AwaitingText { seq, names }));
                 }
                 return;
             }
-            finish_unmapped(ts, s, None, None);
+            finish_unmapped(ts, s, None, None, None);
         }
         // The request itself was found (or never searched: mapped then
         // rejected, e.g. an undefined symbol) but failed.
