@@ -21,6 +21,7 @@ pub enum Event {
     Version(Version),
     Call(Call),
     CallCounts(CallCounts),
+    DriverClient(DriverClient),
 }
 
 /// Why a line could not be used.
@@ -79,6 +80,7 @@ pub fn parse_line(line: &str) -> Result<Event, LineError> {
         crate::ev::VERSION => Event::Version(typed(&kind, value)?),
         crate::ev::CALL => Event::Call(typed(&kind, value)?),
         crate::ev::CALL_COUNTS => Event::CallCounts(typed(&kind, value)?),
+        crate::ev::DRIVER_CLIENT => Event::DriverClient(typed(&kind, value)?),
         _ => return Err(LineError::UnknownKind(kind)),
     })
 }
@@ -372,6 +374,47 @@ pub struct CallCounts {
     pub at: String,
     #[serde(default)]
     pub counts: Vec<CallCount>,
+}
+
+/// An object that obtained the CUDA driver's entry-point resolver
+/// (`cuGetProcAddress` / `cuGetProcAddress_v2`), through the PLT or `dlsym`:
+/// every CUDA runtime does, the shared one (`libcudart.so.N`) and one linked
+/// statically into another object (nvcc's default; CuPy's runtime module).
+#[derive(Debug, Clone, Deserialize)]
+pub struct DriverClient {
+    pub seq: u64,
+    pub t_ns: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub tid: u32,
+    /// The object (its `l_name`; the executable's path for the program).
+    pub path: String,
+    pub lmid: i64,
+    /// Its CUDA family (`cudart` for a shared runtime), or null.
+    pub family: Option<String>,
+    /// True when the object is no CUDA runtime library (nor the driver): it
+    /// carries a CUDA runtime linked into it.
+    pub static_runtime: bool,
+    /// `cuGetProcAddress` or `cuGetProcAddress_v2`.
+    #[serde(rename = "fn")]
+    pub function: String,
+    /// `plt` or `dlsym`.
+    pub via: String,
+    /// The driver object that defines it.
+    pub driver: String,
+    /// The runtime's version when it could be found without a side effect
+    /// inside the process; null: unknown (the CLI may look elsewhere, such
+    /// as the object's package metadata).
+    pub runtime_version: Option<String>,
+    /// Where `runtime_version` comes from, or null.
+    pub runtime_version_source: Option<String>,
+    /// The object's file identity (as in `load`), for the CLI to look at
+    /// the file later.
+    pub realpath: Option<String>,
+    pub dev: Option<u64>,
+    pub ino: Option<u64>,
+    pub size: Option<u64>,
+    pub build_id: Option<String>,
 }
 
 /// A message from the shim itself.

@@ -282,7 +282,7 @@ fn exe_path() -> &'static [u8] {
 }
 
 /// The path to show for a link map (the main program's `l_name` is empty).
-unsafe fn map_path(map: usize) -> Vec<u8> {
+pub(crate) unsafe fn map_path(map: usize) -> Vec<u8> {
     if map == 0 {
         return Vec::new();
     }
@@ -624,7 +624,7 @@ unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
 
 /// Identity fields shared by `load` events: real path, device, inode, size,
 /// build-id, all from one open of the file ([`elf::file_info`]).
-fn write_identity(l: &mut Line<'_>, info: Option<&elf::FileInfo>) {
+pub(crate) fn write_identity(l: &mut Line<'_>, info: Option<&elf::FileInfo>) {
     match info {
         Some(fi) => {
             l.opt_bytes("realpath", fi.realpath.as_deref());
@@ -757,6 +757,18 @@ unsafe fn finish_unmapped(
     }
 }
 
+/// The CUDA family of mapped object `map`: as recorded for it, else from
+/// its file name.
+///
+/// # Safety
+/// `map` is a live link map.
+pub(crate) unsafe fn family_of(map: usize) -> Option<&'static str> {
+    OBJECTS
+        .with(|o| o.get(&map).map(|x| x.family))
+        .flatten()
+        .or_else(|| cuda_family(elf::l_name(map as *const LinkMap)))
+}
+
 /// The recorded object mapped from the same file as `path` (device and
 /// inode), if any.
 fn same_file_object(path: &[u8]) -> Option<usize> {
@@ -765,7 +777,7 @@ fn same_file_object(path: &[u8]) -> Option<usize> {
     OBJECTS.with(|o| o.iter().find(|(_, x)| x.ident == Some(id)).map(|(&k, _)| k))
 }
 
-fn obj_lmid(map: usize) -> i64 {
+pub(crate) fn obj_lmid(map: usize) -> i64 {
     OBJECTS.with(|o| o.get(&map).map_or(0, |x| x.lmid))
 }
 

@@ -559,6 +559,9 @@ pub unsafe fn symbind(
     if FNS[f].family as u8 != family {
         return value;
     }
+    if matches!(f, F_GPA4 | F_GPA5) && refm != 0 && refm != def {
+        driver_client(refm, d, f, via);
+    }
     let inside = find_live(refm).is_some_and(|(_, r)| r & 0x0f == family);
     let watched =
         (marks_used(f) && d_info & INFO_CORE != 0) || (is_check(f) && d_info & INFO_SUB != 0);
@@ -569,6 +572,57 @@ pub unsafe fn symbind(
         return thunk(f, s);
     }
     bind(f, value, d, via, !inside, |x| x.map == def).unwrap_or(value)
+}
+
+/// (referencing object, driver copy) pairs already recorded as
+/// `driver_client` events.
+static CLIENTS: ForkSafeLock<Vec<(usize, usize)>> = ForkSafeLock::new(Vec::new());
+
+/// Object `client` (a link map) obtained driver copy `driver`'s
+/// `cuGetProcAddress[_v2]` (`f`) through `via`: a CUDA runtime asking for
+/// the driver's entry points. Its first such binding is a `driver_client`
+/// event (issue 14: the object that carries a static runtime shows itself
+/// here, and nowhere else). Found from the binding itself: no call, no stack
+/// walk, nothing per call.
+fn driver_client(client: usize, driver: usize, f: usize, via: u8) {
+    let first = CLIENTS.with(|c| {
+        if c.contains(&(client, driver)) {
+            return false;
+        }
+        if c.len() >= 256 {
+            c.clear();
+        }
+        c.push((client, driver));
+        true
+    });
+    if !first {
+        return;
+    }
+    let Some(driver_path) = COPIES.with(|c| c.get(driver).map(|x| x.path.clone())) else {
+        return;
+    };
+    // SAFETY: the referencing object of a binding being made is alive.
+    let (path, family) = unsafe {
+        (
+            crate::audit::map_path(client),
+            crate::audit::family_of(client),
+        )
+    };
+    let lmid = crate::audit::obj_lmid(client);
+    let identity = crate::elf::file_info(&path);
+    let runtime = !matches!(family, Some("cudart") | Some("cuda"));
+    trace::emit(ev::DRIVER_CLIENT, |l| {
+        l.bytes("path", &path).i64("lmid", lmid);
+        l.opt_str("family", family).bool("static_runtime", runtime);
+        l.str("fn", FNS[f].name).str("via", via_name(via));
+        l.bytes("driver", &driver_path);
+        // No version of a runtime linked into another object can be read
+        // without running its code (its `cudaRuntimeGetVersion` is not
+        // exported; the `cudaVersion` it passes to the resolver is each
+        // symbol's ABI version, not its own).
+        l.null("runtime_version").null("runtime_version_source");
+        crate::audit::write_identity(l, identity.as_ref());
+    });
 }
 
 /// The thunk of function `f` for (`real`, `copy`, `via`, `record`), taking
