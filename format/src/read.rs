@@ -186,6 +186,15 @@ pub struct Load {
     pub build_id: Option<String>,
     /// CUDA family (`cudnn`, `cudart`, `cuda`, …) or null.
     pub family: Option<String>,
+    /// How the family was known: `name` (the requested name or the file
+    /// name), `soname`, `symbol` (the object defines `cudnnGetVersion`,
+    /// `cudaRuntimeGetVersion` or `cuInit`). Absent in older traces.
+    #[serde(default)]
+    pub family_by: Option<String>,
+    /// A stub of its family (a `stubs` directory in its path, or `_stub` in
+    /// its file name): never a copy of the library it stands in for.
+    #[serde(default)]
+    pub stub: bool,
     /// Candidates tried before (and including) the one used.
     #[serde(default)]
     pub tried: Vec<Tried>,

@@ -911,8 +911,12 @@ const PIN_STEP: u32 = 0x8000_0000;
 
 /// `la_objopen`: remembers the object and writes its `load` event when it
 /// is recorded. Returns the resolved path read for that event, so that
-/// [`crate::calls`] does not resolve it again.
-pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Option<Vec<u8>> {
+/// [`crate::calls`] does not resolve it again, and the object's CUDA family.
+pub unsafe fn objopen(
+    map: *mut LinkMap,
+    lmid: i64,
+    cookie: *mut usize,
+) -> (Option<Vec<u8>>, Option<&'static str>) {
     let _ = cookie;
     // A start-up search in progress ends here, with this object.
     trace::startup_settled();
@@ -949,7 +953,18 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
     } else {
         l_name.to_vec()
     };
-    let fam = wants(search.as_ref().map_or(&b""[..], |s| &s.name), &path);
+    // The family: the name asked for, else the object's identity (file
+    // name, SONAME, what it defines: `family.rs`).
+    let ident = crate::family::identify(map, &path, startup_kind.is_none());
+    let by_request = search.as_ref().and_then(|s| cuda_family(&s.name));
+    let family_by = if by_request.is_some() {
+        Some(crate::family::BY_NAME)
+    } else {
+        ident.by
+    };
+    let all = trace::config().is_some_and(|c| c.all);
+    let found = by_request.or(ident.family);
+    let fam = (found.is_some() || all).then_some(found);
     // The requester is alive here; a recorded search already knows.
     let needed = search.as_ref().is_some_and(|s| {
         if s.recorded {
@@ -979,7 +994,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
         if let Some(s) = &search {
             with_thread(|ts| how_requested(ts, s));
         }
-        return None;
+        return (None, None);
     };
     // A search recorded because of the path mapped rather than the name
     // asked for has no requester facts yet; its requester is alive here.
@@ -1058,6 +1073,8 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
         l.opt_bytes("soname", soname);
         write_identity(l, identity.as_ref());
         l.opt_str("family", fam);
+        l.opt_str("family_by", fam.and(family_by));
+        l.bool("stub", fam.is_some() && ident.stub);
         match &search {
             Some(s) => write_tried(l, s, true),
             None => {
@@ -1066,7 +1083,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
         }
         l.bool("new", true);
     });
-    identity.and_then(|i| i.realpath)
+    (identity.and_then(|i| i.realpath), fam)
 }
 
 pub unsafe fn objclose(cookie: *mut usize) {
@@ -1277,7 +1294,11 @@ fn req_clone(r: &Request) -> Request {
 unsafe fn record_reuse(req: &Request, handle: usize) {
     // In glibc a dlopen handle is the object's link map.
     let path = map_path(handle);
-    let Some(fam) = wants(&req.name, &path) else {
+    let served = OBJECTS.with(|o| o.get(&handle).and_then(|x| x.family));
+    let Some(fam) = wants(&req.name, &path)
+        .map(|f| f.or(served))
+        .or_else(|| served.map(Some))
+    else {
         return;
     };
     if !first_reuse(req.caller, &req.name) {

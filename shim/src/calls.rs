@@ -79,7 +79,12 @@ pub enum Family {
 
 impl Family {
     pub fn of(name: &[u8]) -> Option<Family> {
-        match cuda_family(name)? {
+        Family::from_name(cuda_family(name)?)
+    }
+
+    /// The family of a `cuda_family` name (`cudnn`, `cudart`, `cuda`).
+    pub fn from_name(family: &str) -> Option<Family> {
+        match family {
             "cudnn" => Some(Family::Cudnn),
             "cudart" => Some(Family::Cudart),
             "cuda" => Some(Family::Cuda),
@@ -339,13 +344,23 @@ pub fn enabled() -> bool {
 ///
 /// # Safety
 /// `map` is the object the loader just mapped.
-pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, realpath: Option<Vec<u8>>) -> u32 {
+pub unsafe fn objopen(
+    map: *mut LinkMap,
+    lmid: i64,
+    realpath: Option<Vec<u8>>,
+    family: Option<&'static str>,
+) -> u32 {
     if !enabled() {
         return 0;
     }
     let mut flags = 0;
     let l_name = crate::elf::l_name(map);
-    if let Some(fam) = Family::of(l_name) {
+    // The family the audit role found (by identity: a renamed copy too),
+    // else the file name's.
+    let fam = family
+        .and_then(Family::from_name)
+        .or_else(|| Family::of(l_name));
+    if let Some(fam) = fam {
         if register(map, l_name, realpath, lmid, fam) {
             flags |= LA_FLG_BINDTO;
         }

@@ -28,6 +28,7 @@ mod audit;
 mod bridge;
 mod calls;
 mod elf;
+mod family;
 mod lock;
 mod pin;
 mod startup;
@@ -124,11 +125,11 @@ pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mu
     if map.is_null() || !tracing() {
         return 0;
     }
-    let realpath = guard(None, || audit::objopen(map, lmid, cookie));
+    let (realpath, family) = guard((None, None), || audit::objopen(map, lmid, cookie));
     // LA_FLG_BINDTO for cuDNN/cudart/libcuda objects, LA_FLG_BINDFROM for
     // the objects that link against them; 0 for everything else, whose
     // bindings then never reach `la_symbind64` (see `calls.rs`).
-    guard(0, || calls::objopen(map, lmid, realpath))
+    guard(0, || calls::objopen(map, lmid, realpath, family))
 }
 
 /// Called by glibc for a PLT binding between an object with
