@@ -90,7 +90,11 @@ pub fn open(fd: i32, pid: u32, need: usize) -> bool {
             CURRENT.store(Box::into_raw(Box::new(w)), Ordering::Release);
             true
         }
-        None => false,
+        None => {
+            // Not tried again for every later search of this start-up.
+            OVER.store(true, Ordering::Relaxed);
+            false
+        }
     }
 }
 
