@@ -15,6 +15,16 @@
 //! of each `dlopen`/`dlmopen` through [`crate::bridge`]; without it, an
 //! unfinished search is judged at the thread's next loader activity.
 //!
+//! At start-up a failed search ends the process with no callback at all
+//! (ld.so prints `error while loading shared libraries` and `_exit(127)`s),
+//! so a recorded start-up search is also drawn, candidate by candidate, as
+//! the `load_failed` event it becomes if the process ends during it
+//! (`fatal: true`, [`crate::startup`]).
+//!
+//! `search_dir` is the directory of the candidate the loader took, exactly;
+//! the owner of an RPATH/RUNPATH directory follows glibc's list order over
+//! the candidates as they come ([`Lists`]).
+//!
 //! Everything here runs in the audit namespace (its own libc, malloc, errno),
 //! and only with the loader's own lock held or from the bridge; nothing here
 //! calls back into the loader.

@@ -8,7 +8,11 @@
 //! they were. It writes the trace ([`trace`]), records the program's calls
 //! to a few cuDNN / CUDA functions through `la_symbind64` ([`calls`]), asks
 //! those libraries for their versions where that is proven free of side
-//! effects ([`versions`]), and can pin cuDNN to a directory ([`pin`]).
+//! effects ([`versions`]), and can pin cuDNN to a directory ([`pin`]). It
+//! tells CUDA libraries by identity, renamed copies and stubs included
+//! ([`family`]), and keeps the start-up's events and its search in progress
+//! in a shared mapping of the trace file, so that a library missing at
+//! start-up (ld.so's `_exit(127)`) is still on disk ([`startup`]).
 //!
 //! Its partner in the program's own namespace is the preload helper,
 //! `libcdtrace_preload.so` (`shim/preload`, loaded by `LD_PRELOAD`): it hooks
