@@ -33,6 +33,7 @@ mod bridge;
 mod calls;
 mod elf;
 mod family;
+mod floor;
 mod lock;
 mod pin;
 mod startup;
