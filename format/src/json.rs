@@ -95,6 +95,19 @@ impl<'a> Line<'a> {
         self
     }
 
+    /// A number followed by spaces up to `width` bytes in all (JSON allows
+    /// whitespace after a value): a field that can be rewritten in place,
+    /// on disk, without moving what follows it.
+    pub fn padded_u64(&mut self, k: &str, v: u64, width: usize) -> &mut Self {
+        self.key(k);
+        let start = self.buf.len();
+        write_u64(self.buf, v);
+        while self.buf.len() < start + width {
+            self.buf.push(b' ');
+        }
+        self
+    }
+
     pub fn i64(&mut self, k: &str, v: i64) -> &mut Self {
         self.key(k);
         if v < 0 {
@@ -302,6 +315,15 @@ mod tests {
         let mut buf = Vec::new();
         write_str(&mut buf, b"a\xffb\xc3");
         assert_eq!(String::from_utf8(buf).unwrap(), "\"a\u{fffd}b\u{fffd}\"");
+    }
+
+    #[test]
+    fn padded_numbers_are_json() {
+        let mut buf = Vec::new();
+        let mut l = Line::new(&mut buf);
+        l.padded_u64("lost", 12, 6).u64("v", 1);
+        l.finish();
+        assert_eq!(buf, b"{\"lost\":12    ,\"v\":1}\n");
     }
 
     #[test]
