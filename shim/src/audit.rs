@@ -1104,6 +1104,7 @@ pub unsafe fn objclose(cookie: *mut usize) {
     if key == MAIN_MAP.load(Ordering::Relaxed) {
         EXITING.store(true, Ordering::Relaxed);
         crate::calls::exiting();
+        crate::trace::exiting();
     }
     crate::calls::closed(
         key,

@@ -36,6 +36,8 @@ mod family;
 mod floor;
 mod lock;
 mod pin;
+mod say;
+mod sink;
 mod startup;
 mod sys;
 mod trace;
@@ -68,7 +70,16 @@ fn quiet_panics() {
 
 /// rtld-audit entry point: called once when the module is loaded. Returning
 /// 0 makes glibc drop the module, which is how the shim stays out of the way
-/// when neither a trace directory nor a pin was given.
+/// when neither a trace directory nor a pin was given (or the process runs
+/// in secure-execution mode: `say::secure_execution`).
+///
+/// Except on glibc before 2.34: there, unloading a refused module asserts
+/// that its namespace is empty, which it is not when the module needs
+/// `libpthread.so.0` (NODELETE; Rust's std needs it when built on such a
+/// glibc), and every program would die (`Inconsistency detected by ld.so:
+/// rtld.c: … unload_audit_module`); before 2.30 a refusal also prints an
+/// error line in every process (BZ #24122). So there the module stays, and
+/// every callback does nothing (they all check [`tracing`] or the pin).
 #[unsafe(no_mangle)]
 pub extern "C" fn la_version(version: u32) -> u32 {
     guard(0, || {
@@ -76,13 +87,25 @@ pub extern "C" fn la_version(version: u32) -> u32 {
             return 0;
         }
         let tracing = trace::config().is_some();
-        if !tracing && pin::settings().is_none() {
-            return 0;
+        let pinned = pin::settings().is_some();
+        if !tracing && !pinned {
+            return if sys::glibc_at_least(2, 34) {
+                0
+            } else {
+                version.min(sys::LAV_CURRENT)
+            };
         }
         quiet_panics();
+        say::init();
         if tracing {
-            trace::ensure_open();
             calls::init();
+            trace::ensure_open();
+        }
+        if pinned {
+            // Read now, so that a directory that cannot be read is said at
+            // the start of every process of the tree (and so, by its top
+            // alone), not at the first cuDNN load of each.
+            pin::check();
         }
         version.min(sys::LAV_CURRENT)
     })
