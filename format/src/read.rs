@@ -88,6 +88,16 @@ pub fn parse_line(line: &str) -> Result<Event, LineError> {
 /// The header line of a trace file.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Process {
+    /// Events of this file the shim could not write (a full disk, a quota,
+    /// an I/O error), rewritten in place as they are lost; absent in traces
+    /// of older shims.
+    #[serde(default)]
+    pub lost: u64,
+    /// The `errno` of the first write that failed (28 `ENOSPC`, 122
+    /// `EDQUOT`), also set when only the start-up window found no room;
+    /// 0 when none failed.
+    #[serde(default)]
+    pub lost_errno: i32,
     /// Schema version ([`crate::SCHEMA_VERSION`]).
     pub v: u32,
     /// Version of the shim that wrote the file.
@@ -112,6 +122,11 @@ pub struct Process {
     pub origin: String,
     /// The glibc version the process runs on.
     pub glibc: Option<String>,
+    /// Whether calls are recorded and libraries asked for their versions:
+    /// `on`, `off` (`CUDNN_TRACE_CALLS=0`) or `needs-glibc-2.35`; absent in
+    /// traces of older shims.
+    #[serde(default)]
+    pub calls: Option<String>,
     /// Whether the `dlopen` result hook (the preload role) is active; without
     /// it failures are detected later and requests served by already-loaded
     /// objects are not seen.
@@ -442,6 +457,17 @@ pub struct Note {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_loss_fields_are_read_with_their_padding() {
+        let h = r#"{"ev":"process","lost":143                 ,"lost_errno":28   ,"v":1,"shim":"0.1.0","pid":7,"ppid":1,"tid":7,"t_ns":1,"wall_ms":2,"exe":null,"argv":[],"hostname":null,"cwd":null,"env":{},"mode":"cuda","origin":"reopen","glibc":"2.31","calls":"needs-glibc-2.35","preload":true}"#;
+        let Ok(Event::Process(p)) = parse_line(h) else {
+            panic!("{h}")
+        };
+        assert_eq!((p.lost, p.lost_errno), (143, 28));
+        assert_eq!(p.calls.as_deref(), Some("needs-glibc-2.35"));
+        assert_eq!(p.origin, "reopen");
+    }
 
     #[test]
     fn parses_known_and_reports_unknown() {
