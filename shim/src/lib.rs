@@ -73,13 +73,16 @@ fn quiet_panics() {
 /// when neither a trace directory nor a pin was given (or the process runs
 /// in secure-execution mode: `say::secure_execution`).
 ///
-/// Except on glibc before 2.34: there, unloading a refused module asserts
-/// that its namespace is empty, which it is not when the module needs
-/// `libpthread.so.0` (NODELETE; Rust's std needs it when built on such a
-/// glibc), and every program would die (`Inconsistency detected by ld.so:
-/// rtld.c: … unload_audit_module`); before 2.30 a refusal also prints an
-/// error line in every process (BZ #24122). So there the module stays, and
-/// every callback does nothing (they all check [`tracing`] or the pin).
+/// Except where glibc cannot take a refusal: before 2.34, unloading a
+/// refused module asserts that its namespace is empty, which it is not when
+/// the module needs `libpthread.so.0` (NODELETE; Rust's std needs it when
+/// the shim is built on such a glibc), and every program would die
+/// (`Inconsistency detected by ld.so: rtld.c: … unload_audit_module`). So
+/// there the module stays, and every callback does nothing (they all check
+/// [`tracing`] or the pin). The shim the CLI ships is built on a newer
+/// glibc and needs no libpthread: it is refused, and leaves nothing behind,
+/// which matters there, because any audit module that stays makes glibc
+/// before 2.35 crash a program's `dlmopen(LM_ID_NEWLM)` (BZ #28062).
 #[unsafe(no_mangle)]
 pub extern "C" fn la_version(version: u32) -> u32 {
     guard(0, || {
@@ -89,7 +92,9 @@ pub extern "C" fn la_version(version: u32) -> u32 {
         let tracing = trace::config().is_some();
         let pinned = pin::settings().is_some();
         if !tracing && !pinned {
-            return if sys::glibc_at_least(2, 34) {
+            let refusal_safe =
+                sys::glibc_at_least(2, 34) || !sys::own_namespace_has(b"libpthread.so.0");
+            return if refusal_safe {
                 0
             } else {
                 version.min(sys::LAV_CURRENT)
