@@ -66,10 +66,10 @@
 //! In every mode, a reader that stops reading holds the relay, and with it
 //! the launcher's end, as it would have held the program.
 
-use serde::{Deserialize, Serialize};
+use crate::model::record::{StderrRecord, KEEP, STDERR_FILE};
 use std::collections::VecDeque;
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
@@ -77,72 +77,12 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The copy's name in the trace directory.
-pub const STDERR_FILE: &str = "stderr.txt";
-
-/// `stderr.txt` keeps the first and the last this many bytes.
-pub const KEEP: usize = 256 << 10;
-
 /// How long the relay waits, after the program has ended, for the last
 /// writer of its stderr to close it.
 pub const GRACE: Duration = Duration::from_millis(250);
 
 /// Bytes relayed per read.
 const CHUNK: usize = 64 << 10;
-
-/// `stderr` of `launcher.json`: how the program's stderr was captured.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct StderrRecord {
-    /// The copy, relative to the trace directory (`stderr.txt`); absent when
-    /// nothing was captured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// `pty`, `pipe`, `socket` (relayed), `file` (read back from the file
-    /// stderr was redirected to) or `none`.
-    pub how: String,
-    /// Bytes the program wrote while it was captured (the file holds all of
-    /// them unless `truncated`).
-    pub bytes: u64,
-    /// Whether the middle was left out (see [`KEEP`]).
-    pub truncated: bool,
-    /// stdout went to the same place (`2>&1`), so the copy holds it too.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub with_stdout: bool,
-    /// A process still held stderr open [`GRACE`] after the program had
-    /// ended: what it wrote later was relayed, not captured.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub left_open: bool,
-    /// Why nothing (or not everything) was captured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// The program's captured stderr in the trace directory `run_dir`, as text
-/// (invalid UTF-8 replaced); None when there is none.
-// Called by report and the launcher's summary (the findings that quote the
-// frameworks' messages).
-pub fn read_captured(run_dir: &Path) -> Option<String> {
-    let path = run_dir.join(STDERR_FILE);
-    if !fs::metadata(&path).ok()?.is_file() {
-        return None;
-    }
-    // Non-blocking, and checked again once open: a FIFO put there must not
-    // hang the report.
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(&path)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
-    // The launcher writes at most 2 × KEEP bytes and the marker line.
-    let cap = (2 * KEEP + 4096) as u64;
-    let mut bytes = Vec::new();
-    f.take(cap).read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
-}
 
 // ---------------------------------------------------------------------------
 // A stderr closed when the launcher started
@@ -306,7 +246,7 @@ impl Capture {
             Err(e) => none(&format!(
                 "not captured: cannot set up a {}: {}",
                 kind.name(),
-                crate::trace::io_msg(&e)
+                crate::model::io_msg(&e)
             )),
         }
     }
@@ -357,7 +297,7 @@ impl Capture {
             Err(e) => Capture::none(&format!(
                 "not captured: cannot create {}: {}",
                 path.display(),
-                crate::trace::io_msg(&e)
+                crate::model::io_msg(&e)
             )),
         }
     }
@@ -517,7 +457,7 @@ fn read_back(
         .map_err(|e| {
             format!(
                 "cannot read back the file stderr went to: {}",
-                crate::trace::io_msg(&e)
+                crate::model::io_msg(&e)
             )
         })?;
     let st = fstat(f.as_raw_fd()).ok_or("cannot inspect the file stderr went to")?;
@@ -598,7 +538,7 @@ impl Store {
                 // Stop writing; the relay itself goes on.
                 self.error = Some(format!(
                     "cannot write {STDERR_FILE}: {}",
-                    crate::trace::io_msg(&e)
+                    crate::model::io_msg(&e)
                 ));
                 self.out = None;
             }
@@ -1063,14 +1003,14 @@ impl Relay {
                 false,
                 Some(format!(
                     "the real stderr stopped taking output ({}); capture ended there",
-                    crate::trace::io_msg(&e)
+                    crate::model::io_msg(&e)
                 )),
             ),
             Stop::Source(e) => (
                 false,
                 Some(format!(
                     "reading the program's stderr failed ({}); capture ended there",
-                    crate::trace::io_msg(&e)
+                    crate::model::io_msg(&e)
                 )),
             ),
         };
@@ -1170,7 +1110,9 @@ unsafe fn relay_process(src: RawFd, dst: RawFd, buf: *mut u8, len: usize) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::record::read_captured;
     use crate::testutil::tempdir;
+    use std::io::Read;
 
     fn store_in(dir: &Path) -> Store {
         Store::new(File::create(dir.join(STDERR_FILE)).unwrap())

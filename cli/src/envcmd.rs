@@ -8,10 +8,10 @@
 //! unit, each quoted for its own rules.
 
 use crate::args::EnvArgs;
-use crate::findings::Ver;
+use crate::model::Ver;
+use crate::model::{io_err, io_msg};
 use crate::pin::{self, PinInfo};
 use crate::shim;
-use crate::trace::{io_err, io_msg};
 use cudnn_trace_format::envvar;
 use std::fs;
 use std::io::Write;

@@ -5,12 +5,12 @@ use crate::args::RunArgs;
 use crate::capture::{Capture, ChildStdio};
 use crate::findings::Severity;
 use crate::ldenv;
+use crate::model::{self, signal_name, trace, LauncherRecord, LAUNCHER_FILE};
 use crate::pin::{self, PinInfo};
 use crate::report;
 use crate::shim;
 use crate::summary::{self, Analysis, TextOptions};
 use crate::target;
-use crate::trace::{self, LauncherRecord, LAUNCHER_FILE};
 use std::fs;
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -67,32 +67,6 @@ pub fn local_time(ms: u64) -> (String, String) {
     )
 }
 
-/// Name of a signal (`SIGKILL`), for the common ones.
-pub fn signal_name(sig: i32) -> Option<&'static str> {
-    Some(match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGCHLD => "SIGCHLD",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGSYS => "SIGSYS",
-        _ => return None,
-    })
-}
-
 /// The output directory: created, absolute.
 fn make_out_dir(
     requested: Option<&Path>,
@@ -103,18 +77,18 @@ fn make_out_dir(
         Some(d) => d.to_path_buf(),
         None => {
             let (stamp, _) = local_time(start_ms);
-            Path::new(report::DEFAULT_OUT).join(format!("{stamp}-{launcher_pid}"))
+            Path::new(trace::DEFAULT_OUT).join(format!("{stamp}-{launcher_pid}"))
         }
     };
     fs::create_dir_all(&dir).map_err(|e| {
         format!(
             "cannot create the trace directory {}: {}",
             dir.display(),
-            trace::io_msg(&e)
+            model::io_msg(&e)
         )
     })?;
     let abs =
-        fs::canonicalize(&dir).map_err(|e| format!("{}: {}", dir.display(), trace::io_msg(&e)))?;
+        fs::canonicalize(&dir).map_err(|e| format!("{}: {}", dir.display(), model::io_msg(&e)))?;
     // An existing directory may still not take files (permissions, a
     // read-only mount): find out now, not once per traced process.
     let probe = abs.join(format!(".cudnn-trace-probe-{launcher_pid}"));
@@ -126,7 +100,7 @@ fn make_out_dir(
             format!(
                 "cannot write in the trace directory {}: {}",
                 dir.display(),
-                trace::io_msg(&e)
+                model::io_msg(&e)
             )
         })?;
     let _ = fs::remove_file(&probe);
@@ -140,8 +114,8 @@ fn make_out_dir(
 }
 
 /// What launcher.json says about the pin (docs/pin.md).
-fn pin_record(p: &PinInfo) -> trace::PinRecord {
-    trace::PinRecord {
+fn pin_record(p: &PinInfo) -> model::PinRecord {
+    model::PinRecord {
         dir: p.dir.to_string_lossy().into_owned(),
         mode: p.mode.as_str().to_string(),
         major: Some(p.major),
@@ -168,7 +142,7 @@ fn write_record(dir: &Path, rec: &LauncherRecord) {
         eprint(&format!(
             "cudnn-trace: warning: cannot write {}: {}\n",
             dir.join(LAUNCHER_FILE).display(),
-            trace::io_msg(&e)
+            model::io_msg(&e)
         ));
     }
 }
@@ -510,12 +484,12 @@ fn spawn(
             format!(
                 "{}: cannot execute: its interpreter or loader is missing ({})",
                 file.display(),
-                trace::io_msg(&e)
+                model::io_msg(&e)
             ),
         ),
         _ => (
             126,
-            format!("{}: cannot execute: {}", file.display(), trace::io_msg(&e)),
+            format!("{}: cannot execute: {}", file.display(), model::io_msg(&e)),
         ),
     })
 }
@@ -785,13 +759,13 @@ pub fn run(args: RunArgs) -> i32 {
 
     let mut status = status;
     if !args.quiet || args.json_summary.is_some() || args.fail_on.is_some() {
-        let set = trace::read_paths(std::slice::from_ref(&out_dir));
+        let set = model::read_paths(std::slice::from_ref(&out_dir));
         let a = Analysis::new(&set);
-        let stderr = report::captured_stderr(std::slice::from_ref(&out_dir));
+        let stderr = model::captured_stderr(std::slice::from_ref(&out_dir));
         let d = report::diagnose(&set, stderr.as_deref());
         let tripped = d.trips(args.fail_on);
         let count = |s: Severity| d.all().filter(|f| f.severity == s).count();
-        rec.findings = Some(trace::FindingsRecord {
+        rec.findings = Some(model::FindingsRecord {
             error: count(Severity::Error),
             warning: count(Severity::Warning),
             info: count(Severity::Info),
@@ -850,7 +824,7 @@ fn write_json_summary(a: &Analysis, dest: &Path, all: bool, d: &report::Diagnosi
         eprint(&format!(
             "cudnn-trace: cannot write the JSON summary to {}: {}\n",
             dest.display(),
-            trace::io_msg(&e)
+            model::io_msg(&e)
         ));
     }
 }
@@ -912,12 +886,5 @@ mod tests {
         // SAFETY: plain kill of processes we started.
         unsafe { libc::kill(grandchild, libc::SIGKILL) };
         let _ = sh.wait();
-    }
-
-    #[test]
-    fn signal_names() {
-        assert_eq!(signal_name(9), Some("SIGKILL"));
-        assert_eq!(signal_name(11), Some("SIGSEGV"));
-        assert_eq!(signal_name(64), None);
     }
 }

@@ -16,19 +16,17 @@ macro_rules! errln {
 
 mod args;
 mod capture;
-mod elf;
 mod envcmd;
 mod findings;
 mod launch;
 mod ldenv;
+mod model;
 mod pin;
 mod probe;
 mod report;
 mod shim;
 mod summary;
 mod target;
-mod trace;
-mod version;
 
 #[cfg(test)]
 mod testutil;

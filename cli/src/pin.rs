@@ -11,10 +11,10 @@
 //! except the versions inside the libraries, which [`crate::probe`] reads in
 //! a separate process: loading cuDNN may abort the process that does it.
 
-use crate::elf;
-use crate::findings::Ver;
+use crate::model::elf;
+use crate::model::io_msg;
+use crate::model::Ver;
 use crate::probe::{self, Probe};
-use crate::trace::io_msg;
 use cudnn_trace_format::{cudnn_name, pin as vocab};
 use serde::{Serialize, Serializer};
 use std::fs;
@@ -603,7 +603,7 @@ fn apply_probe(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::elf::machine_name;
+    use crate::model::elf::machine_name;
     use crate::probe::{Check, Core};
     use crate::testutil::tempdir;
     use std::os::unix::fs::{symlink, PermissionsExt};

@@ -253,7 +253,7 @@ pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result
         None => s,
     };
     if let Some(sig) = status.signal() {
-        let name = crate::launch::signal_name(sig)
+        let name = crate::model::signal_name(sig)
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         return Err(said(format!(

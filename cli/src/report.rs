@@ -3,18 +3,15 @@
 
 use crate::args::ReportArgs;
 use crate::findings::{self, Finding, Severity};
+use crate::model::{self, trace, LauncherRecord, Problem, TraceSet};
 use crate::summary::{self, Analysis, LibraryView, Link, TextOptions};
-use crate::trace::{self, LauncherRecord, Problem, TraceSet};
 use cudnn_trace_format::read::Tried;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Version of the JSON document; bump when a field changes meaning.
 pub const REPORT_VERSION: u32 = 1;
-
-/// Default place of runs when `report` gets no path.
-pub const DEFAULT_OUT: &str = "cudnn-trace-out";
 
 #[derive(Serialize)]
 pub struct Document<'a> {
@@ -141,12 +138,6 @@ pub fn diagnose(set: &TraceSet, stderr: Option<&str>) -> Diagnosis {
         knowledge_origin: k.origin.clone(),
         knowledge_warnings: warnings,
     }
-}
-
-/// The program's captured stderr (`stderr.txt`, written by the launcher:
-/// `capture.rs`), if one of `paths` is a run directory that has it.
-pub fn captured_stderr(paths: &[PathBuf]) -> Option<String> {
-    paths.iter().find_map(|p| crate::capture::read_captured(p))
 }
 
 /// The findings section of the text summary.
@@ -288,19 +279,6 @@ pub fn document<'a>(a: &'a Analysis<'a>, all: bool, d: &'a Diagnosis) -> Documen
     }
 }
 
-/// The newest run directory under `./cudnn-trace-out`.
-fn newest_run() -> Option<PathBuf> {
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(DEFAULT_OUT)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && trace::looks_like_run(p))
-        .collect();
-    // Names start with YYYYmmdd-HHMMSS: the last in name order is the newest.
-    runs.sort();
-    runs.pop()
-}
-
 /// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
 pub fn print_stdout(s: &str) {
     use std::io::Write;
@@ -347,7 +325,7 @@ pub fn display_path(p: &Path) -> String {
 pub fn run(args: ReportArgs) -> i32 {
     let mut paths = args.paths.clone();
     if paths.is_empty() {
-        match newest_run() {
+        match trace::newest_run() {
             Some(p) => {
                 if !args.json {
                     errln!(
@@ -359,17 +337,18 @@ pub fn run(args: ReportArgs) -> i32 {
             }
             None => {
                 errln!(
-                    "cudnn-trace: report: no DIR or FILE given and no run found in ./{DEFAULT_OUT}\n\
-                     usage: cudnn-trace report [--json] [--all] DIR|FILE..."
+                    "cudnn-trace: report: no DIR or FILE given and no run found in ./{}\n\
+                     usage: cudnn-trace report [--json] [--all] DIR|FILE...",
+                    trace::DEFAULT_OUT
                 );
                 return 2;
             }
         }
     }
-    let set = trace::read_paths(&paths);
+    let set = model::read_paths(&paths);
     print_problems(&set.problems);
     let a = Analysis::new(&set);
-    let stderr = captured_stderr(&paths);
+    let stderr = model::captured_stderr(&paths);
     let d = diagnose(&set, stderr.as_deref());
     if args.json {
         let doc = document(&a, args.all, &d);
@@ -430,7 +409,7 @@ mod tests {
         )
         .unwrap();
         fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
-        let set = trace::read_paths(std::slice::from_ref(&d));
+        let set = model::read_paths(std::slice::from_ref(&d));
         let a = Analysis::new(&set);
         let d = diagnose(&set, None);
         let v = serde_json::to_value(document(&a, false, &d)).unwrap();
@@ -460,7 +439,7 @@ mod tests {
     fn nothing_readable_exits_1() {
         let d = tempdir("reportnone");
         fs::write(d.join("1.jsonl"), "").unwrap();
-        let set = trace::read_paths(&[d]);
+        let set = model::read_paths(&[d]);
         assert_eq!(exit_status(&set), 1);
         let a = Analysis::new(&set);
         let _ = summary::render(&a, &TextOptions::default());
@@ -489,9 +468,9 @@ mod tests {
         )
         .unwrap();
         fs::write(d.join("bad\u{1b}[7m.jsonl"), "x\n").unwrap();
-        let mut set = trace::read_paths(std::slice::from_ref(&d));
+        let mut set = model::read_paths(std::slice::from_ref(&d));
         set.launchers.push((
-            d.join(trace::LAUNCHER_FILE),
+            d.join(model::LAUNCHER_FILE),
             LauncherRecord {
                 argv: vec!["run\u{1b}c".into()],
                 warnings: vec!["w\u{1b}[0m".into()],

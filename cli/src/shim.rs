@@ -21,7 +21,7 @@
 //! LD_PRELOAD/LD_AUDIT separators; `$`: a dynamic string token), that cannot
 //! be written, or that is mounted `noexec` is skipped.
 
-use crate::trace::io_err;
+use crate::model::io_err;
 use std::ffi::{CString, OsString};
 use std::fs;
 use std::io::{Read, Write};
@@ -159,7 +159,7 @@ fn from_override(p: OsString) -> Result<PathBuf, String> {
         format!(
             "{SHIM_PATH_ENV}={}: {}",
             p.display(),
-            crate::trace::io_msg(&e)
+            crate::model::io_msg(&e)
         )
     })?;
     if !abs.is_file() {
@@ -486,7 +486,7 @@ fn install(dir: &Path, bytes: &[u8], euid: u32) -> Result<PathBuf, String> {
     };
     write().map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        crate::trace::io_msg(&e)
+        crate::model::io_msg(&e)
     })?;
     let md = fs::symlink_metadata(&path).map_err(|e| io_err(&path, &e))?;
     if !file_ok(&md, euid) {

@@ -5,9 +5,9 @@
 //! Facts only: no diagnosis rules here.
 
 use crate::envcmd::sh_quote;
-use crate::findings::Ver;
-use crate::trace::{Failed, Image, LauncherRecord, PinRecord, TraceSet};
-use crate::version::{self, NameVersion};
+use crate::model::name_version::{self, NameVersion};
+use crate::model::Ver;
+use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
 use cudnn_trace_format::read::Load;
 use cudnn_trace_format::{reason, via, CUDA_FAMILY};
 use serde::Serialize;
@@ -341,7 +341,7 @@ fn view(l: &Load) -> LibraryView {
         name: l.name.clone(),
         path: l.path.clone(),
         realpath: l.realpath.clone(),
-        version: version::of_library(&l.path, l.realpath.as_deref()),
+        version: name_version::of_library(&l.path, l.realpath.as_deref()),
         reason: l.reason.clone(),
         reason_owner: l.reason_owner.clone(),
         search_dir: l.search_dir.clone(),
@@ -357,21 +357,6 @@ fn view(l: &Load) -> LibraryView {
         new: l.new,
         requests: Vec::new(),
         unloaded: false,
-    }
-}
-
-/// The last component of a path (`a/b/` gives `b`).
-pub fn basename(p: &str) -> &str {
-    let t = p.trim_end_matches('/');
-    t.rsplit('/').next().unwrap_or(t)
-}
-
-/// The directory part of a path: `/` for `/x`, empty without a `/`.
-pub fn dirname(p: &str) -> &str {
-    match p.rfind('/') {
-        Some(0) => "/",
-        Some(i) => &p[..i],
-        None => "",
     }
 }
 
@@ -1437,8 +1422,8 @@ pub fn launchers(set: &TraceSet) -> Vec<&LauncherRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::trace::parse_trace;
     use crate::testutil::header;
-    use crate::trace::parse_trace;
     use std::path::Path;
 
     #[allow(clippy::too_many_arguments)]

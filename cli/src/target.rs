@@ -1,7 +1,7 @@
 //! The program to run: finding it like `execvp` does, and telling in advance
 //! whether the dynamic loader will take the shim into it.
 
-use crate::elf;
+use crate::model::elf;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;

@@ -4,11 +4,11 @@
 //! calls, CUDA error codes seen in calls or in stderr, and the framework
 //! messages found in stderr.
 
-use super::events::{self, CallEvent, VersionEvent};
 use super::knowledge::Knowledge;
 use super::Ver;
-use crate::trace::{Failed, Image};
-use crate::version::{self, NameVersion};
+use crate::model::events::{self, CallEvent, VersionEvent};
+use crate::model::name_version::{self, NameVersion};
+use crate::model::trace::{Failed, Image};
 use cudnn_trace_format::read::Load;
 use std::collections::BTreeMap;
 
@@ -153,11 +153,11 @@ pub struct Facts<'a> {
     pub messages: Vec<MessageMatch>,
 }
 
-pub use crate::summary::{basename, dirname};
+pub use crate::model::{basename, dirname};
 
 /// The first numeric component after `.so.` in a file name.
 pub fn soname_major(name: &str) -> Option<u32> {
-    let first = *version::so_numbers(name).first()?;
+    let first = *name_version::so_numbers(name).first()?;
     if first.len() > 9 {
         return None;
     }
@@ -376,7 +376,7 @@ impl<'a> Facts<'a> {
 }
 
 fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent]) -> Lib<'a> {
-    let best = version::of_library(&l.path, l.realpath.as_deref());
+    let best = name_version::of_library(&l.path, l.realpath.as_deref());
     let (name_version, driver_file) = match &best {
         Some(NameVersion::Full(v)) => (Ver::parse(v), None),
         Some(NameVersion::Driver(v)) => (None, Ver::parse(v)),
@@ -387,9 +387,9 @@ fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent
     } else {
         soname_major(&l.path).or_else(|| l.realpath.as_deref().and_then(soname_major))
     };
-    let stem = super::machine::stem(l.realpath.as_deref().unwrap_or(&l.path)).to_string();
+    let stem = crate::model::stem(l.realpath.as_deref().unwrap_or(&l.path)).to_string();
     let stem = if stem.is_empty() {
-        super::machine::stem(&l.path).to_string()
+        crate::model::stem(&l.path).to_string()
     } else {
         stem
     };

@@ -796,11 +796,11 @@ impl Knowledge {
 
 /// Reads a knowledge file (at most 4 MiB: these are small tables).
 fn read_small(p: &Path) -> Result<String, String> {
-    let md = std::fs::metadata(p).map_err(|e| crate::trace::io_msg(&e))?;
+    let md = std::fs::metadata(p).map_err(|e| crate::model::io_msg(&e))?;
     if md.len() > 4 << 20 {
         return Err("larger than 4 MiB".into());
     }
-    std::fs::read_to_string(p).map_err(|e| crate::trace::io_msg(&e))
+    std::fs::read_to_string(p).map_err(|e| crate::model::io_msg(&e))
 }
 
 /// The versions a message's `build`/`runtime` text stands for.

@@ -3,7 +3,8 @@
 //! driver's version. Behind a trait so that tests use a fake machine, and so
 //! that a report made on another host than the trace's can say so.
 
-use crate::elf::{self, DynInfo};
+use crate::model::elf::{self, DynInfo};
+use crate::model::stem;
 use std::cell::RefCell;
 #[cfg(test)]
 use std::collections::BTreeMap;
@@ -356,15 +357,6 @@ impl ScanPlan {
     }
 }
 
-/// The stem of a library name: `libcudnn_graph.so.9.1.0` → `libcudnn_graph`.
-pub fn stem(name: &str) -> &str {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    match base.find(".so") {
-        Some(i) => &base[..i],
-        None => base,
-    }
-}
-
 /// Copies of library `name` (any version of the same stem) on the machine:
 /// in the plan's directories and in the ld.so cache. Deduplicated by the
 /// file they resolve to; at most [`MAX_COPIES`].
@@ -388,7 +380,7 @@ pub fn find_copies(m: &dyn Machine, plan: &ScanPlan, name: &str) -> Vec<Copy> {
         if !seen_real.insert(real.clone()) {
             return;
         }
-        let version = crate::version::of_library(&path, Some(&real)).map(|v| v.text());
+        let version = crate::model::name_version::of_library(&path, Some(&real)).map(|v| v.text());
         out.push(Copy {
             path,
             realpath: real,

@@ -16,23 +16,21 @@
 // Used by `report`, the launcher's summary, `explain` and `--fail-on`
 // (report.rs, launch.rs).
 
-pub mod events;
 pub mod facts;
 pub mod knowledge;
 pub mod machine;
 pub mod rules;
-mod ver;
 
 #[cfg(test)]
 mod testkit;
 
+pub use crate::model::Ver;
 pub use facts::Facts;
 pub use knowledge::Knowledge;
 pub use machine::{Machine, RealMachine};
-pub use ver::Ver;
 
+use crate::model::trace::{Image, TraceSet};
 use crate::summary::esc;
-use crate::trace::{Image, TraceSet};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -394,7 +392,7 @@ pub fn evidence_text(e: &Evidence) -> String {
 mod tests {
     use super::testkit::*;
     use super::*;
-    use crate::elf::DynInfo;
+    use crate::model::elf::DynInfo;
 
     /// The PyTorch mix-up of the GPU probe (compat-facts §4.5, E-probe):
     /// pip cuDNN 9.19 with PyTorch, the system 9.14 first on LD_LIBRARY_PATH.

@@ -7,7 +7,7 @@ use super::facts::StderrFacts;
 pub use super::machine::FakeMachine;
 use super::{evaluate, Context, Facts, Knowledge};
 pub use super::{Finding, Severity};
-use crate::trace::{parse_trace, Image};
+use crate::model::trace::{parse_trace, Image};
 use serde_json::json;
 use std::path::Path;
 

@@ -285,7 +285,7 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             if crate::findings::facts::soname_major(&tag) != Some(major) {
                 continue;
             }
-            let tag_stem = crate::findings::machine::stem(&tag);
+            let tag_stem = crate::model::stem(&tag);
             let tag_lib = libs.iter().copied().find(|l| l.stem == tag_stem);
             let mut ev = Evidence::new("failed")
                 .path(file.clone())
@@ -477,7 +477,7 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 
 /// `…/libcudnn_cnn_infer.so.8: undefined symbol: _ZN…, version libcudnn_ops_infer.so.8`
 /// in a failure's error texts: (the failing file, the version tag).
-pub(super) fn symbol_version_error(fl: &crate::trace::Failed) -> Option<(String, String)> {
+pub(super) fn symbol_version_error(fl: &crate::model::trace::Failed) -> Option<(String, String)> {
     for e in fl.errors() {
         let Some(i) = e.find(": undefined symbol: ") else {
             continue;

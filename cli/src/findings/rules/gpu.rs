@@ -231,8 +231,8 @@ mod tests {
     /// major and minor separately: they are joined per device.
     #[test]
     fn attribute_calls_are_joined_per_device() {
-        use crate::findings::events::CallEvent;
         use crate::findings::{evaluate, Context, Facts, Knowledge};
+        use crate::model::events::CallEvent;
         let t = base();
         let img = t.image();
         let k = Knowledge::embedded().unwrap();

@@ -7,9 +7,10 @@
 use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded};
 use crate::findings::facts::{basename, dirname, soname_major, Facts, Lib};
-use crate::findings::machine::{find_copies, stem, Copy, ScanPlan};
+use crate::findings::machine::{find_copies, Copy, ScanPlan};
 use crate::findings::{Context, Evidence, Finding, Severity, Ver};
-use crate::trace::Failed;
+use crate::model::stem;
+use crate::model::trace::Failed;
 use std::collections::BTreeMap;
 
 /// Most `tried` candidates listed per failure.
@@ -426,8 +427,8 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         // The version of the other copy: its file name, else its pip package
         // (`*.dist-info`, compat-facts §5.2).
         let package = crate::findings::machine::package_of(ctx.machine, dirname(&cand));
-        let cand_ver = match crate::version::of_library(&cand, Some(&cand_real)) {
-            Some(crate::version::NameVersion::Full(v)) => Ver::parse(&v),
+        let cand_ver = match crate::model::name_version::of_library(&cand, Some(&cand_real)) {
+            Some(crate::model::name_version::NameVersion::Full(v)) => Ver::parse(&v),
             _ => package
                 .as_deref()
                 .and_then(|p| p.rsplit_once('-'))
@@ -436,7 +437,9 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let cand_version = match (&cand_ver, &package) {
             (Some(v), Some(p)) => Some(format!("{v}, pip {}", p.split('-').next().unwrap_or(p))),
             (Some(v), None) => Some(v.to_string()),
-            (None, _) => crate::version::of_library(&cand, Some(&cand_real)).map(|v| v.text()),
+            (None, _) => {
+                crate::model::name_version::of_library(&cand, Some(&cand_real)).map(|v| v.text())
+            }
         };
         let severity = shadow_severity(lib, cand_ver.as_ref());
         let search = lib
@@ -504,8 +507,8 @@ fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
 
 #[cfg(test)]
 mod tests {
-    use crate::elf::DynInfo;
     use crate::findings::testkit::*;
+    use crate::model::elf::DynInfo;
 
     /// cuDNN 9's dispatcher failing to find graph: "Unable to load any of
     /// {libcudnn_graph.so.9.1.0, libcudnn_graph.so.9.1, libcudnn_graph.so.9,

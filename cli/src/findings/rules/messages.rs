@@ -7,8 +7,9 @@ use super::loads::{copy_evidence, plan};
 use super::{and_list, finding, is_pip, loaded};
 use crate::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::findings::knowledge::{message_version, MessageRule};
-use crate::findings::machine::{find_copies, stem, Copy, ScanPlan};
+use crate::findings::machine::{find_copies, Copy, ScanPlan};
 use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::model::stem;
 
 /// Whether `v` is the version `want` names (as many components as both have, at most 3).
 fn same(v: &Ver, want: &Ver) -> bool {
@@ -560,8 +561,8 @@ fn requirement(
 
 #[cfg(test)]
 mod tests {
-    use crate::elf::DynInfo;
     use crate::findings::testkit::*;
+    use crate::model::elf::DynInfo;
 
     const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";
 

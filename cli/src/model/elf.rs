@@ -1,8 +1,8 @@
 //! A small ELF reader: the header (class, byte order, type, machine), the
 //! program headers, and the dynamic section (DT_NEEDED, DT_SONAME, DT_RPATH,
 //! DT_RUNPATH). The one reader for the launcher's look at the program
-//! (`target.rs`: PT_INTERP, class and machine), the pin directory's check
-//! (`pin.rs`: a shared library this machine can load) and the findings (the
+//! (`launch::target`: PT_INTERP, class and machine), the pin directory's check
+//! (`machine::pin`: a shared library this machine can load) and the findings (the
 //! directories a requester's RPATH/RUNPATH would have searched, CDT008).
 //!
 //! Only the parts needed are read (headers, the dynamic segment, the strings

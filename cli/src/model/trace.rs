@@ -4,12 +4,13 @@
 //! skipped, a line that cannot be used is skipped, and every skip is recorded
 //! as a [`Problem`] (file, line, what) for the caller to show.
 
+use super::{io_msg, LauncherRecord, LAUNCHER_FILE};
 use cudnn_trace_format::read::{
     parse_line, Call, CallCounts, Event, LineError, Load, LoadFailed, Note, Pin, Process, Unload,
     Version,
 };
 use cudnn_trace_format::SCHEMA_VERSION;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -79,23 +80,6 @@ fn read_regular(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), ReadError> {
     Ok((bytes, more))
 }
 
-/// An I/O error's text without the "(os error N)" suffix.
-pub fn io_msg(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
-/// `PATH: error text`, the error without its "(os error N)" suffix.
-pub fn io_err(p: &Path, e: &std::io::Error) -> String {
-    format!("{}: {}", p.display(), io_msg(e))
-}
-
-/// Name of the launcher's record in a trace directory.
-pub const LAUNCHER_FILE: &str = "launcher.json";
-
 /// Something that could not be read, and where.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -112,118 +96,6 @@ impl std::fmt::Display for Problem {
             Some(l) => write!(f, "{}:{l}: {}", self.file, self.what),
             None => write!(f, "{}: {}", self.file, self.what),
         }
-    }
-}
-
-/// What the launcher records in `launcher.json`. Every field is optional on
-/// reading, so a partial or older record still helps.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LauncherRecord {
-    pub launcher_version: String,
-    /// The program as typed.
-    pub program: String,
-    /// The file that was executed (after the PATH search).
-    pub command: Option<String>,
-    /// argv of the program, argv[0] as typed.
-    pub argv: Vec<String>,
-    pub cwd: Option<String>,
-    pub out_dir: String,
-    pub mode: String,
-    pub shim: Option<String>,
-    pub hostname: Option<String>,
-    pub launcher_pid: u32,
-    /// Pid of the program (the top traced process).
-    pub pid: Option<u32>,
-    pub start_wall_ms: u64,
-    pub start: String,
-    pub end_wall_ms: Option<u64>,
-    pub end: Option<String>,
-    /// Exit status when the program exited.
-    pub exit_code: Option<i32>,
-    /// Signal number when the program was killed by a signal.
-    pub signal: Option<i32>,
-    pub signal_name: Option<String>,
-    pub core_dumped: Option<bool>,
-    /// The launcher's own exit status.
-    pub status: Option<i32>,
-    /// Why (part of) the run cannot be traced: static or setuid program, ….
-    pub warnings: Vec<String>,
-    /// The program could not be started.
-    pub error: Option<String>,
-    /// The cuDNN pin (`--pin`) and what validation found; absent without one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pin: Option<PinRecord>,
-    /// How the program's stderr was captured (`stderr.txt`, capture.rs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stderr: Option<crate::capture::StderrRecord>,
-    /// Findings counts and the `--fail-on` gate, written when the run ended.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub findings: Option<FindingsRecord>,
-}
-
-/// `findings` of `launcher.json`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct FindingsRecord {
-    pub error: usize,
-    pub warning: usize,
-    pub info: usize,
-    /// `--fail-on LEVEL`, when given.
-    pub fail_on: Option<String>,
-    /// Whether a finding reached LEVEL (the launcher then exits 3 if the
-    /// program exited 0).
-    pub tripped: bool,
-}
-
-/// `pin` of `launcher.json` (`docs/pin.md`): what `--pin` validated.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct PinRecord {
-    /// The pin directory, canonical.
-    pub dir: String,
-    /// `strict` or `warn`.
-    pub mode: String,
-    /// cuDNN major of the directory's layout (8 or 9).
-    pub major: Option<u32>,
-    /// "9.19.0", when it could be read.
-    pub version: Option<String>,
-    /// `cudnnGetCudartVersion()` of the pinned cuDNN (13000 = built for CUDA 13.0).
-    pub cuda_build: Option<u32>,
-    /// `cudnnGetMaxDeviceVersion()` (900 = SM 9.0).
-    pub max_device: Option<u32>,
-    /// The cuDNN file names in the directory.
-    pub files: Vec<String>,
-    /// What validation warned about.
-    pub warnings: Vec<String>,
-}
-
-impl LauncherRecord {
-    /// "exit status 0", "killed by signal 9 (SIGKILL)", … when known.
-    pub fn ending(&self) -> Option<String> {
-        if let Some(sig) = self.signal {
-            let name = self
-                .signal_name
-                .as_deref()
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default();
-            let core = if self.core_dumped == Some(true) {
-                ", core dumped"
-            } else {
-                ""
-            };
-            return Some(format!("killed by signal {sig}{name}{core}"));
-        }
-        if let Some(code) = self.exit_code {
-            return Some(format!("exit status {code}"));
-        }
-        if let Some(e) = &self.error {
-            return Some(format!("not started: {e}"));
-        }
-        if self.end_wall_ms.is_none() {
-            return Some("still running, or the launcher was killed".into());
-        }
-        None
     }
 }
 
@@ -361,6 +233,23 @@ fn read_dir(dir: &Path, set: &mut TraceSet) {
             what,
         });
     }
+}
+
+/// Where the launcher puts its runs by default, and where `report` looks
+/// when it gets no path.
+pub const DEFAULT_OUT: &str = "cudnn-trace-out";
+
+/// The newest run directory under `./cudnn-trace-out`.
+pub fn newest_run() -> Option<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(DEFAULT_OUT)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && looks_like_run(p))
+        .collect();
+    // Names start with YYYYmmdd-HHMMSS: the last in name order is the newest.
+    runs.sort();
+    runs.pop()
 }
 
 /// Whether a directory holds a run: trace files or a launcher record.

@@ -1,11 +1,11 @@
 //! The `version` and `call` events of `docs/versions-and-calls.md`, in the
 //! form the rules use: converted from the typed events of
-//! `cudnn_trace_format::read` (which `crate::trace::Image` carries), every
+//! `cudnn_trace_format::read` (which `crate::model::trace::Image` carries), every
 //! field but the identifying ones optional. The device-attribute calls'
 //! `attr` and `device` feed finding CDT009 (see
 //! [`CallEvent::compute_capability`]).
 
-use crate::trace::Image;
+use crate::model::trace::Image;
 use cudnn_trace_format::read::{Call, Version};
 use serde::{Deserialize, Serialize};
 
