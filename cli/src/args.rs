@@ -2,7 +2,7 @@
 //! non-option argument, and everything after it belongs to the program.
 
 use crate::findings::Severity;
-use crate::pin::PinMode;
+use crate::machine::pin::PinMode;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
@@ -141,7 +141,7 @@ pub fn parse(args: &[OsString]) -> Result<Command, UsageError> {
         Some(a) if a == "report" => parse_report(&args[1..]),
         Some(a) if a == "explain" => parse_explain(&args[1..]),
         Some(a) if a == "env" => parse_env(&args[1..]),
-        Some(a) if a == crate::probe::SUBCOMMAND => Ok(Command::Probe(args[1..].to_vec())),
+        Some(a) if a == crate::machine::probe::SUBCOMMAND => Ok(Command::Probe(args[1..].to_vec())),
         Some(a) if a == "help" => Ok(Command::Help),
         Some(a) if a == "version" => Ok(Command::Version),
         Some(_) => parse_run(args),

@@ -8,9 +8,9 @@
 //! unit, each quoted for its own rules.
 
 use crate::args::EnvArgs;
+use crate::machine::pin::{self, PinInfo};
 use crate::model::Ver;
 use crate::model::{io_err, io_msg};
-use crate::pin::{self, PinInfo};
 use crate::shim;
 use cudnn_trace_format::envvar;
 use std::fs;
@@ -313,7 +313,7 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pin::PinMode;
+    use crate::machine::pin::PinMode;
     use std::os::unix::fs::MetadataExt;
 
     fn info(dir: &str) -> PinInfo {

@@ -20,9 +20,8 @@ mod envcmd;
 mod findings;
 mod launch;
 mod ldenv;
+mod machine;
 mod model;
-mod pin;
-mod probe;
 mod report;
 mod shim;
 mod summary;
@@ -74,7 +73,7 @@ fn main() {
         Ok(Command::Explain(code)) => report::explain(code.as_deref()),
         Ok(Command::Run(r)) => launch::run(r),
         Ok(Command::Env(e)) => envcmd::run(e),
-        Ok(Command::Probe(a)) => probe::child_main(&a),
+        Ok(Command::Probe(a)) => machine::probe::child_main(&a),
         Err(e) => {
             launch::eprint(&format!(
                 "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | explain [CODE] | env --pin DIR ... | help\n"

@@ -128,7 +128,7 @@ impl Diagnosis {
 /// messages are explained from it).
 pub fn diagnose(set: &TraceSet, stderr: Option<&str>) -> Diagnosis {
     let (k, warnings) = findings::Knowledge::load();
-    let machine = findings::RealMachine::new();
+    let machine = crate::machine::Machine::this_host();
     let ctx = findings::Context {
         knowledge: &k,
         machine: &machine,

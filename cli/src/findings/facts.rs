@@ -147,8 +147,6 @@ pub struct Facts<'a> {
     /// what was found in it (`observed`, messages); kept for rules to come.
     #[allow(dead_code)]
     pub stderr: Option<&'a str>,
-    /// The process's `LD_LIBRARY_PATH`, split.
-    pub ld_library_path: Vec<String>,
     pub observed: Vec<Observed>,
     pub messages: Vec<MessageMatch>,
 }
@@ -267,17 +265,6 @@ impl<'a> Facts<'a> {
             libs.push(lib);
         }
         libs.sort_by_key(|l| l.load.seq);
-        let ld_library_path = img
-            .header
-            .env
-            .get("LD_LIBRARY_PATH")
-            .map(|v| {
-                v.split(':')
-                    .filter(|d| !d.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
         let mut observed = Vec::new();
         for c in &calls {
             // cuDNN statuses are decoded by CDT007 with cuDNN's own numbering.
@@ -321,7 +308,6 @@ impl<'a> Facts<'a> {
             versions,
             calls,
             stderr: stderr.map(|e| e.text),
-            ld_library_path,
             observed,
             messages,
         }

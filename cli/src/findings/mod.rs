@@ -18,7 +18,6 @@
 
 pub mod facts;
 pub mod knowledge;
-pub mod machine;
 pub mod rules;
 
 #[cfg(test)]
@@ -27,8 +26,8 @@ mod testkit;
 pub use crate::model::Ver;
 pub use facts::Facts;
 pub use knowledge::Knowledge;
-pub use machine::{Machine, RealMachine};
 
+use crate::machine::Machine;
 use crate::model::trace::{Image, TraceSet};
 use crate::summary::esc;
 use serde::Serialize;
@@ -191,7 +190,8 @@ pub struct ImageFindings {
 /// What to evaluate with.
 pub struct Context<'k> {
     pub knowledge: &'k Knowledge,
-    pub machine: &'k dyn Machine,
+    /// The machine the report runs on, read on demand and kept.
+    pub machine: &'k Machine,
 }
 
 /// Evaluates every rule over one process image's facts. The findings come
@@ -515,7 +515,7 @@ mod tests {
         set.images.push(Trace::new().image());
         set.images.push(probe_trace().image());
         let k = Knowledge::embedded().unwrap();
-        let m = machine::FakeMachine::default();
+        let m = Machine::with_disk(FakeDisk::default());
         let ctx = Context {
             knowledge: &k,
             machine: &m,

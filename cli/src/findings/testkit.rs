@@ -4,9 +4,10 @@
 //! against a fake machine.
 
 use super::facts::StderrFacts;
-pub use super::machine::FakeMachine;
 use super::{evaluate, Context, Facts, Knowledge};
 pub use super::{Finding, Severity};
+pub use crate::machine::FakeDisk;
+use crate::machine::Machine;
 use crate::model::trace::{parse_trace, Image};
 use serde_json::json;
 use std::path::Path;
@@ -15,7 +16,7 @@ pub struct Trace {
     lines: Vec<String>,
     seq: u64,
     pub stderr: Option<String>,
-    pub machine: FakeMachine,
+    pub machine: FakeDisk,
     env: serde_json::Map<String, serde_json::Value>,
     exe: String,
     host: String,
@@ -37,7 +38,7 @@ impl Trace {
             lines: Vec::new(),
             seq: 0,
             stderr: None,
-            machine: FakeMachine::default(),
+            machine: FakeDisk::default(),
             env: serde_json::Map::new(),
             exe: "/usr/bin/python3.12".into(),
             host: "node1".into(),
@@ -64,7 +65,7 @@ impl Trace {
         self
     }
 
-    pub fn machine(mut self, f: impl FnOnce(&mut FakeMachine)) -> Self {
+    pub fn machine(mut self, f: impl FnOnce(&mut FakeDisk)) -> Self {
         f(&mut self.machine);
         self
     }
@@ -282,9 +283,10 @@ impl Trace {
         let img = self.image();
         let stderr = self.stderr.as_deref().map(|s| StderrFacts::new(s, &k));
         let facts = Facts::new(&img, stderr.as_ref());
+        let machine = Machine::with_disk(self.machine.clone());
         let ctx = Context {
             knowledge: &k,
-            machine: &self.machine,
+            machine: &machine,
         };
         evaluate(&facts, &ctx)
     }

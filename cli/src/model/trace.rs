@@ -146,6 +146,20 @@ impl Image {
     pub fn host(&self) -> &str {
         self.header.hostname.as_deref().unwrap_or("")
     }
+
+    /// The process's `LD_LIBRARY_PATH`, split (empty entries left out).
+    pub fn ld_library_path(&self) -> Vec<String> {
+        self.header
+            .env
+            .get("LD_LIBRARY_PATH")
+            .map(|v| {
+                v.split(':')
+                    .filter(|d| !d.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// Everything read from the paths given.

@@ -458,7 +458,7 @@ fn kernel(f: &Facts<'_>, ctx: &Context<'_>) -> Option<Ver> {
     if f.host().is_some_and(|h| h != here) {
         return None;
     }
-    ctx.machine.kernel_driver().as_deref().and_then(Ver::parse)
+    ctx.machine.kernel_driver().and_then(Ver::parse)
 }
 
 /// CDT005: a forward-compatibility libcuda (`…/compat/libcuda.so.*`) in

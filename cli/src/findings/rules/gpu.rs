@@ -247,9 +247,10 @@ mod tests {
                 ..Default::default()
             });
         }
+        let machine = crate::machine::Machine::with_disk(t.machine.clone());
         let ctx = Context {
             knowledge: &k,
-            machine: &t.machine,
+            machine: &machine,
         };
         let fs = evaluate(&facts, &ctx);
         let f = only(&fs, "CDT009");

@@ -7,39 +7,14 @@
 use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded};
 use crate::findings::facts::{basename, dirname, soname_major, Facts, Lib};
-use crate::findings::machine::{find_copies, Copy, ScanPlan};
 use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::machine::Copy;
 use crate::model::stem;
 use crate::model::trace::Failed;
 use std::collections::BTreeMap;
 
 /// Most `tried` candidates listed per failure.
 const MAX_TRIED: usize = 64;
-
-/// The scan plan of a process: its LD_LIBRARY_PATH, every path in its trace,
-/// its Python's site-packages, the usual system and toolkit directories.
-pub(super) fn plan(f: &Facts<'_>, ctx: &Context<'_>) -> ScanPlan {
-    if !super::local(f, ctx) {
-        return ScanPlan::default();
-    }
-    let mut seen: Vec<&str> = Vec::new();
-    for l in &f.img.loads {
-        seen.push(&l.path);
-        seen.extend(l.realpath.as_deref());
-        seen.extend(l.requester.as_deref().filter(|r| !r.is_empty()));
-        seen.extend(l.tried.iter().map(|t| t.path.as_str()));
-    }
-    for fl in &f.img.failed {
-        seen.extend(fl.ev.requester.as_deref().filter(|r| !r.is_empty()));
-        seen.extend(fl.ev.tried.iter().map(|t| t.path.as_str()));
-    }
-    ScanPlan::new(
-        ctx.machine,
-        &f.ld_library_path,
-        &seen,
-        f.img.header.exe.as_deref(),
-    )
-}
 
 /// Evidence for a copy found on the machine.
 pub(super) fn copy_evidence(c: &Copy) -> Evidence {
@@ -132,7 +107,6 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     if groups.is_empty() {
         return Vec::new();
     }
-    let plan = plan(f, ctx);
     let mut out = Vec::new();
     for ((_, requester), fails) in groups {
         let fl = fails[0];
@@ -212,7 +186,7 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 "no candidate path was recorded (the name was not found in any search directory)",
             ));
         }
-        let copies = find_copies(ctx.machine, &plan, &name);
+        let copies = ctx.machine.copies(f.img, &name);
         let want_major = soname_major(&name);
         // Any of the names asked for will do (cuDNN 9 tries four).
         let asked: Vec<&str> = std::iter::once(name.as_str())
@@ -323,72 +297,6 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     out
 }
 
-/// Lexical normalisation of `a/./b/../c` (no symlinks resolved, as glibc
-/// does with RPATH entries).
-fn normalize(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            x => parts.push(x),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
-/// The RPATH/RUNPATH entries of `requester` that glibc would have searched
-/// for its own request, `$ORIGIN` expanded with the requester's directory
-/// (path and real path). DT_RUNPATH present → DT_RPATH is ignored.
-fn search_dirs(
-    f: &Facts<'_>,
-    ctx: &Context<'_>,
-    requester: &str,
-) -> Option<(&'static str, Vec<(String, String)>)> {
-    let real = f
-        .img
-        .loads
-        .iter()
-        .find(|l| l.path == requester)
-        .and_then(|l| l.realpath.clone());
-    let dynamic = ctx
-        .machine
-        .dynamic(requester)
-        .or_else(|| real.as_deref().and_then(|r| ctx.machine.dynamic(r)))?;
-    let (kind, entries) = if !dynamic.runpath.is_empty() {
-        ("RUNPATH", dynamic.runpath)
-    } else if !dynamic.rpath.is_empty() {
-        ("RPATH", dynamic.rpath)
-    } else {
-        return None;
-    };
-    let mut origins = vec![dirname(requester).to_string()];
-    if let Some(r) = real.as_deref().map(dirname) {
-        if !origins.iter().any(|o| o == r) {
-            origins.push(r.to_string());
-        }
-    }
-    let mut out = Vec::new();
-    for e in entries {
-        if e.contains("$LIB")
-            || e.contains("${LIB}")
-            || e.contains("$PLATFORM")
-            || e.contains("${PLATFORM}")
-        {
-            continue;
-        }
-        for o in &origins {
-            let d = normalize(&e.replace("${ORIGIN}", o).replace("$ORIGIN", o));
-            if !out.iter().any(|(x, _): &(String, String)| x == &d) {
-                out.push((d, e.clone()));
-            }
-        }
-    }
-    Some((kind, out))
-}
-
 /// CDT008: a CUDA-family library found through LD_LIBRARY_PATH while the
 /// RPATH/RUNPATH of the object that asked for it holds another copy: the
 /// "conflicting cuDNN in LD_LIBRARY_PATH" (PyTorch's words, §4.2). The
@@ -406,7 +314,13 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         if name.is_empty() || name.contains('/') {
             continue;
         }
-        let Some((kind, dirs)) = search_dirs(f, ctx, req) else {
+        let req_real = f
+            .img
+            .loads
+            .iter()
+            .find(|l| l.path == req)
+            .and_then(|l| l.realpath.as_deref());
+        let Some((kind, dirs)) = ctx.machine.search_dirs(req, req_real) else {
             continue;
         };
         let loaded_id = match (lib.load.dev, lib.load.ino) {
@@ -426,7 +340,7 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let cand_real = ctx.machine.canonical(&cand).unwrap_or_else(|| cand.clone());
         // The version of the other copy: its file name, else its pip package
         // (`*.dist-info`, compat-facts §5.2).
-        let package = crate::findings::machine::package_of(ctx.machine, dirname(&cand));
+        let package = ctx.machine.package_of(dirname(&cand));
         let cand_ver = match crate::model::name_version::of_library(&cand, Some(&cand_real)) {
             Some(crate::model::name_version::NameVersion::Full(v)) => Ver::parse(&v),
             _ => package

@@ -3,12 +3,12 @@
 //! loaded, why, and where a copy of the expected version is (compat-facts
 //! §4; the messages and their rules are data, `frameworks.toml`).
 
-use super::loads::{copy_evidence, plan};
+use super::loads::copy_evidence;
 use super::{and_list, finding, is_pip, loaded};
 use crate::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::findings::knowledge::{message_version, MessageRule};
-use crate::findings::machine::{find_copies, Copy, ScanPlan};
 use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::machine::Copy;
 use crate::model::stem;
 
 /// Whether `v` is the version `want` names (as many components as both have, at most 3).
@@ -50,23 +50,16 @@ pub fn framework_messages(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     if f.messages.is_empty() {
         return Vec::new();
     }
-    let plan = plan(f, ctx);
     f.messages
         .iter()
         .filter_map(|m| {
             let rule = ctx.knowledge.messages.get(m.rule)?;
-            Some(explain(f, ctx, &plan, rule, m))
+            Some(explain(f, ctx, rule, m))
         })
         .collect()
 }
 
-fn explain(
-    f: &Facts<'_>,
-    ctx: &Context<'_>,
-    plan: &ScanPlan,
-    rule: &MessageRule,
-    m: &MessageMatch,
-) -> Finding {
+fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatch) -> Finding {
     let spec = &rule.spec;
     let fmt = spec.version_format.as_deref();
     let build = m.groups.get("build").and_then(|t| message_version(fmt, t));
@@ -82,7 +75,6 @@ fn explain(
             cudnn_version(
                 f,
                 ctx,
-                plan,
                 spec.check.as_deref(),
                 &spec.rule,
                 build.as_ref(),
@@ -107,7 +99,7 @@ fn explain(
             )
         }
         "cudnn-missing" => {
-            missing(f, ctx, plan, m, &mut ev, &mut fixes);
+            missing(f, ctx, m, &mut ev, &mut fixes);
             let what = m
                 .groups
                 .get("missing")
@@ -122,7 +114,7 @@ fn explain(
             format!("{}: {what} could not be loaded", spec.framework)
         }
         "requirement" => {
-            requirement(f, ctx, plan, m, &mut ev, &mut fixes);
+            requirement(f, ctx, m, &mut ev, &mut fixes);
             format!(
                 "{}: requires cuDNN {}.x and CUDA {}.x",
                 spec.framework,
@@ -223,7 +215,6 @@ fn cudnn_files<'l, 'a>(f: &'l Facts<'a>) -> Vec<&'l Lib<'a>> {
 fn cudnn_version(
     f: &Facts<'_>,
     ctx: &Context<'_>,
-    plan: &ScanPlan,
     check: Option<&str>,
     rule_text: &str,
     build: Option<&Ver>,
@@ -309,7 +300,7 @@ fn cudnn_version(
             }
         }
     }
-    let copies = find_copies(ctx.machine, plan, &reference_name(b.major()));
+    let copies = ctx.machine.copies(f.img, &reference_name(b.major()));
     for c in &copies {
         if let Some(v) = copy_version(c) {
             if fits(&v) && !good.iter().any(|(p, _, _)| p == &c.path) {
@@ -435,7 +426,6 @@ fn likely_own<'l, 'a>(
 fn missing(
     f: &Facts<'_>,
     ctx: &Context<'_>,
-    plan: &ScanPlan,
     m: &MessageMatch,
     ev: &mut Vec<Evidence>,
     fixes: &mut Vec<String>,
@@ -474,7 +464,7 @@ fn missing(
     for l in f.libs.iter().filter(|l| stems.contains(&l.stem.as_str())) {
         ev.push(loaded(l));
     }
-    let copies = find_copies(ctx.machine, plan, &names[0]);
+    let copies = ctx.machine.copies(f.img, &names[0]);
     ev.extend(copies.iter().map(copy_evidence));
     let want = soname_major(&names[0]);
     match copies.iter().find(|c| {
@@ -492,7 +482,6 @@ fn missing(
 fn requirement(
     f: &Facts<'_>,
     ctx: &Context<'_>,
-    plan: &ScanPlan,
     m: &MessageMatch,
     ev: &mut Vec<Evidence>,
     fixes: &mut Vec<String>,
@@ -540,7 +529,7 @@ fn requirement(
         }
         if !right {
             if let Some(p) = &probe {
-                let copies = find_copies(ctx.machine, plan, p);
+                let copies = ctx.machine.copies(f.img, p);
                 let fit: Vec<&Copy> = copies
                     .iter()
                     .filter(|c| soname_major(&c.path) == want || soname_major(&c.realpath) == want)

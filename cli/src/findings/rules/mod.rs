@@ -100,10 +100,7 @@ fn loaded(lib: &Lib<'_>) -> Evidence {
 /// do the machine's files (copies on disk, a requester's RUNPATH) say
 /// anything about the traced process. Unknown host names count as local.
 fn local(f: &Facts<'_>, ctx: &Context<'_>) -> bool {
-    match (f.host(), ctx.machine.hostname()) {
-        (Some(a), Some(b)) => a == b,
-        _ => true,
-    }
+    ctx.machine.is_local(f.host())
 }
 
 /// Whether a library lives in a pip wheel's `site-packages/nvidia/…`.

@@ -380,6 +380,11 @@ fn probe(dir: &Path, major: u32) -> Probe {
     p
 }
 
+/// Writes to stderr, ignoring errors (the parent reads stdout only).
+fn say(s: &str) {
+    let _ = std::io::stderr().write_all(s.as_bytes());
+}
+
 /// `cudnn-trace __probe-cudnn DIR MAJOR`: prints a [`Probe`] as JSON on
 /// stdout; returns the exit status (2: bad arguments).
 pub fn child_main(args: &[OsString]) -> i32 {
@@ -388,7 +393,7 @@ pub fn child_main(args: &[OsString]) -> i32 {
         args.get(1).and_then(|m| m.to_str()?.parse::<u32>().ok()),
         args.get(2),
     ) else {
-        crate::launch::eprint(&format!("usage: cudnn-trace {SUBCOMMAND} DIR MAJOR\n"));
+        say(&format!("usage: cudnn-trace {SUBCOMMAND} DIR MAJOR\n"));
         return 2;
     };
     // Library constructors may print on stdout: keep the real stdout for
@@ -396,7 +401,7 @@ pub fn child_main(args: &[OsString]) -> i32 {
     // SAFETY: plain descriptor calls on this process's own descriptors.
     let result_fd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
     if result_fd < 0 || unsafe { libc::dup2(2, 1) } < 0 {
-        crate::launch::eprint("cudnn-trace: probe: cannot set up stdout\n");
+        say("cudnn-trace: probe: cannot set up stdout\n");
         return 1;
     }
     let p = probe(Path::new(dir), major);

@@ -8,13 +8,13 @@
 //! can write to, a symlink leading elsewhere) is only warned about.
 //!
 //! Everything is read from the file system (names, symlinks, ELF headers)
-//! except the versions inside the libraries, which [`crate::probe`] reads in
+//! except the versions inside the libraries, which [`super::probe`] reads in
 //! a separate process: loading cuDNN may abort the process that does it.
 
+use crate::machine::probe::{self, Probe};
 use crate::model::elf;
 use crate::model::io_msg;
 use crate::model::Ver;
-use crate::probe::{self, Probe};
 use cudnn_trace_format::{cudnn_name, pin as vocab};
 use serde::{Serialize, Serializer};
 use std::fs;
@@ -603,8 +603,8 @@ fn apply_probe(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::machine::probe::{Check, Core};
     use crate::model::elf::machine_name;
-    use crate::probe::{Check, Core};
     use crate::testutil::tempdir;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
