@@ -1,7 +1,7 @@
 //! Command-line parsing, by hand: the launcher's options end at the first
 //! non-option argument, and everything after it belongs to the program.
 
-use crate::findings::Severity;
+use crate::analysis::findings::Severity;
 use crate::machine::pin::PinMode;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;

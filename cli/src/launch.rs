@@ -1,15 +1,16 @@
 //! `cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]`: run a program with the shim
 //! injected into it and every process it starts, wait for it, summarize.
 
+use crate::analysis::findings::Severity;
+use crate::analysis::{Diagnosis, ProcessTree};
 use crate::args::RunArgs;
 use crate::capture::{Capture, ChildStdio};
-use crate::findings::Severity;
 use crate::ldenv;
 use crate::machine::pin::{self, PinInfo};
-use crate::model::{self, signal_name, trace, LauncherRecord, LAUNCHER_FILE};
+use crate::model::{self, signal_name, trace, LauncherRecord, TraceSet, LAUNCHER_FILE};
 use crate::report;
 use crate::shim;
-use crate::summary::{self, Analysis, TextOptions};
+use crate::summary::{self, TextOptions};
 use crate::target;
 use std::fs;
 use std::io::Write;
@@ -760,7 +761,7 @@ pub fn run(args: RunArgs) -> i32 {
     let mut status = status;
     if !args.quiet || args.json_summary.is_some() || args.fail_on.is_some() {
         let set = model::read_paths(std::slice::from_ref(&out_dir));
-        let a = Analysis::new(&set);
+        let a = ProcessTree::new(&set);
         let stderr = model::captured_stderr(std::slice::from_ref(&out_dir));
         let d = report::diagnose(&set, stderr.as_deref());
         let tripped = d.trips(args.fail_on);
@@ -788,12 +789,12 @@ pub fn run(args: RunArgs) -> i32 {
             };
             eprint(&format!(
                 "\n{}{}",
-                summary::render(&a, &opts),
+                summary::render(&set, &a, &opts),
                 report::findings_text(&d)
             ));
         }
         if let Some(dest) = &args.json_summary {
-            write_json_summary(&a, dest, args.all, &d);
+            write_json_summary(&set, &a, dest, args.all, &d);
         }
     }
     if let Some(sig) = rec.signal {
@@ -802,8 +803,8 @@ pub fn run(args: RunArgs) -> i32 {
     status
 }
 
-fn write_json_summary(a: &Analysis, dest: &Path, all: bool, d: &report::Diagnosis) {
-    let doc = report::document(a, all, d);
+fn write_json_summary(set: &TraceSet, a: &ProcessTree, dest: &Path, all: bool, d: &Diagnosis) {
+    let doc = report::document(set, a, all, d);
     let text = match serde_json::to_string_pretty(&doc) {
         Ok(t) => t + "\n",
         Err(e) => {

@@ -14,10 +14,10 @@ macro_rules! errln {
     };
 }
 
+mod analysis;
 mod args;
 mod capture;
 mod envcmd;
-mod findings;
 mod launch;
 mod ldenv;
 mod machine;

@@ -1,10 +1,14 @@
 //! `cudnn-trace report DIR|FILE... [--json]`, and the JSON document shared
 //! with the launcher's `--json-summary`.
 
+use crate::analysis::findings::{self, Finding, Severity};
+use crate::analysis::libraries::{libraries, LibraryView};
+use crate::analysis::pin::{pin_view, PinView};
+use crate::analysis::{Diagnosis, Link, ProcessTree};
 use crate::args::ReportArgs;
-use crate::findings::{self, Finding, Severity};
+use crate::machine::Machine;
 use crate::model::{self, trace, LauncherRecord, Problem, TraceSet};
-use crate::summary::{self, Analysis, LibraryView, Link, TextOptions};
+use crate::summary::{self, TextOptions};
 use cudnn_trace_format::read::Tried;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -63,7 +67,7 @@ pub struct ProcessDoc<'a> {
     pub findings: &'a [Finding],
     /// The cuDNN pin of this process and what it did; absent when not pinned.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pin: Option<summary::PinView>,
+    pub pin: Option<PinView>,
 }
 
 #[derive(Serialize)]
@@ -104,40 +108,13 @@ fn tried(t: &Tried) -> TriedDoc<'_> {
     }
 }
 
-/// The findings of a trace set, and what they were computed with.
-pub struct Diagnosis {
-    /// One entry per image, in `TraceSet::images` order.
-    pub images: Vec<findings::ImageFindings>,
-    pub knowledge_origin: BTreeMap<String, String>,
-    pub knowledge_warnings: Vec<String>,
-}
-
-impl Diagnosis {
-    pub fn all(&self) -> impl Iterator<Item = &Finding> {
-        self.images.iter().flat_map(|i| i.findings.iter())
-    }
-
-    /// `--fail-on LEVEL`: whether a finding reached it.
-    pub fn trips(&self, level: Option<Severity>) -> bool {
-        level.is_some_and(|l| findings::fails(self.all(), l))
-    }
-}
-
-/// Evaluates the findings rules over a trace set. `stderr`: what the
-/// program wrote to its stderr, when the launcher captured it (framework
-/// messages are explained from it).
+/// Evaluates the findings rules over a trace set, with the knowledge tables
+/// and this machine. `stderr`: what the program wrote to its stderr, when
+/// the launcher captured it.
 pub fn diagnose(set: &TraceSet, stderr: Option<&str>) -> Diagnosis {
     let (k, warnings) = findings::Knowledge::load();
-    let machine = crate::machine::Machine::this_host();
-    let ctx = findings::Context {
-        knowledge: &k,
-        machine: &machine,
-    };
-    Diagnosis {
-        images: findings::analyze_set(set, stderr, &ctx),
-        knowledge_origin: k.origin.clone(),
-        knowledge_warnings: warnings,
-    }
+    let machine = Machine::this_host();
+    crate::analysis::diagnose(set, stderr, &machine, &k, warnings)
 }
 
 /// The findings section of the text summary.
@@ -195,15 +172,19 @@ pub fn explain(code: Option<&str>) -> i32 {
 
 /// The machine-readable document. `all`: include libraries outside the
 /// CUDA family (only in traces taken with `--all`).
-pub fn document<'a>(a: &'a Analysis<'a>, all: bool, d: &'a Diagnosis) -> Document<'a> {
-    let set = a.set;
+pub fn document<'a>(
+    set: &'a TraceSet,
+    tree: &ProcessTree,
+    all: bool,
+    d: &'a Diagnosis,
+) -> Document<'a> {
     let processes = set
         .images
         .iter()
         .enumerate()
         .map(|(i, img)| {
             let h = &img.header;
-            let (parent, link) = match a.link[i] {
+            let (parent, link) = match tree.link[i] {
                 Link::Root => (None, "root"),
                 Link::Child(p) => (Some(set.images[p].file.display().to_string()), "child"),
                 Link::Exec(p) => (Some(set.images[p].file.display().to_string()), "exec"),
@@ -226,9 +207,9 @@ pub fn document<'a>(a: &'a Analysis<'a>, all: bool, d: &'a Diagnosis) -> Documen
                 env: &h.env,
                 parent,
                 link,
-                top: a.top[i],
-                ended: a.ending[i].clone(),
-                libraries: summary::libraries(img, all),
+                top: tree.top[i],
+                ended: tree.ending[i].clone(),
+                libraries: libraries(img, all),
                 failed_loads: img
                     .failed
                     .iter()
@@ -254,7 +235,7 @@ pub fn document<'a>(a: &'a Analysis<'a>, all: bool, d: &'a Diagnosis) -> Documen
                         msg: &n.msg,
                     })
                     .collect(),
-                pin: summary::pin_view(img),
+                pin: pin_view(img),
                 findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
             }
         })
@@ -347,11 +328,11 @@ pub fn run(args: ReportArgs) -> i32 {
     }
     let set = model::read_paths(&paths);
     print_problems(&set.problems);
-    let a = Analysis::new(&set);
+    let a = ProcessTree::new(&set);
     let stderr = model::captured_stderr(&paths);
     let d = diagnose(&set, stderr.as_deref());
     if args.json {
-        let doc = document(&a, args.all, &d);
+        let doc = document(&set, &a, args.all, &d);
         match serde_json::to_string_pretty(&doc) {
             Ok(s) => print_stdout(&(s + "\n")),
             Err(e) => {
@@ -365,7 +346,7 @@ pub fn run(args: ReportArgs) -> i32 {
             location: paths.iter().map(|p| p.display().to_string()).collect(),
             prefix: None,
         };
-        print_stdout(&summary::render(&a, &opts));
+        print_stdout(&summary::render(&set, &a, &opts));
         if !set.images.is_empty() {
             print_stdout(&findings_text(&d));
         }
@@ -410,9 +391,9 @@ mod tests {
         .unwrap();
         fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
         let set = model::read_paths(std::slice::from_ref(&d));
-        let a = Analysis::new(&set);
+        let a = ProcessTree::new(&set);
         let d = diagnose(&set, None);
-        let v = serde_json::to_value(document(&a, false, &d)).unwrap();
+        let v = serde_json::to_value(document(&set, &a, false, &d)).unwrap();
         assert_eq!(v["report_version"], 1);
         assert_eq!(v["processes"].as_array().unwrap().len(), 1);
         let p = &v["processes"][0];
@@ -429,7 +410,7 @@ mod tests {
         assert_eq!(exit_status(&set), 0);
 
         // Text rendering of the same set does not panic and names the failure.
-        let text = summary::render(&a, &TextOptions::default());
+        let text = summary::render(&set, &a, &TextOptions::default());
         assert!(text.contains("FAILED  libcudnn_adv.so.9"), "{text}");
         assert!(text.contains("error: E1"), "{text}");
         assert!(text.contains("note    warning: hello"), "{text}");
@@ -441,10 +422,10 @@ mod tests {
         fs::write(d.join("1.jsonl"), "").unwrap();
         let set = model::read_paths(&[d]);
         assert_eq!(exit_status(&set), 1);
-        let a = Analysis::new(&set);
-        let _ = summary::render(&a, &TextOptions::default());
+        let a = ProcessTree::new(&set);
+        let _ = summary::render(&set, &a, &TextOptions::default());
         let d = diagnose(&set, None);
-        let _ = serde_json::to_string(&document(&a, true, &d)).unwrap();
+        let _ = serde_json::to_string(&document(&set, &a, true, &d)).unwrap();
     }
 
     #[test]
@@ -478,8 +459,8 @@ mod tests {
                 ..Default::default()
             },
         ));
-        let a = Analysis::new(&set);
-        let text = summary::render(&a, &TextOptions::default());
+        let a = ProcessTree::new(&set);
+        let text = summary::render(&set, &a, &TextOptions::default());
         let problems = problems_text(&set.problems);
         for out in [&text, &problems] {
             assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
@@ -500,8 +481,8 @@ mod tests {
         assert!(text.contains(r"not started: no\u{85}such"), "{text}");
         assert!(problems.contains(r"bad\x1b[7m.jsonl"), "{problems}");
         // JSON keeps the text as it is (serde escapes it).
-        let d = diagnose(a.set, None);
-        let json = serde_json::to_string(&document(&a, false, &d)).unwrap();
+        let d = diagnose(&set, None);
+        let json = serde_json::to_string(&document(&set, &a, false, &d)).unwrap();
         assert!(json.contains(r"\u001b]0;pwned"), "{json}");
     }
 }

@@ -4,17 +4,20 @@
 //!
 //! Facts only: no diagnosis rules here.
 
+use crate::analysis::failures::{
+    blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
+};
+use crate::analysis::libraries::{libraries, other_count, LibraryView};
+use crate::analysis::pin::pin_view;
+use crate::analysis::{Link, ProcessTree};
 use crate::envcmd::sh_quote;
-use crate::model::name_version::{self, NameVersion};
+use crate::model::name_version::NameVersion;
 use crate::model::Ver;
 use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
-use cudnn_trace_format::read::Load;
-use cudnn_trace_format::{reason, via, CUDA_FAMILY};
-use serde::Serialize;
+use cudnn_trace_format::{reason, via};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// Untrusted text from a trace (argv, paths, names, error texts), safe to
 /// print on a terminal: control characters (C0 including newline and tab,
@@ -50,314 +53,6 @@ fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
 fn line(out: &mut String, s: &str) {
     out.push_str(&esc(s));
     out.push('\n');
-}
-
-/// How an image hangs in the tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Link {
-    /// No traced parent.
-    Root,
-    /// A child process (fork, or fork + exec) of the parent image.
-    Child(usize),
-    /// The same pid after `exec`: a new program image of the previous one.
-    Exec(usize),
-}
-
-/// The trace set arranged as a tree.
-pub struct Analysis<'a> {
-    pub set: &'a TraceSet,
-    pub link: Vec<Link>,
-    /// Child processes and exec successors of each image, in start order.
-    pub children: Vec<Vec<usize>>,
-    pub roots: Vec<usize>,
-    /// How the image ended, when the launcher knows (the program's last image).
-    pub ending: Vec<Option<String>>,
-    /// Images whose pid is the program the launcher started.
-    pub top: Vec<bool>,
-}
-
-impl<'a> Analysis<'a> {
-    pub fn new(set: &'a TraceSet) -> Self {
-        let imgs = &set.images;
-        let n = imgs.len();
-        let mut by_pid: HashMap<(&str, u32), Vec<usize>> = HashMap::new();
-        for (i, img) in imgs.iter().enumerate() {
-            by_pid
-                .entry((img.host(), img.header.pid))
-                .or_default()
-                .push(i);
-        }
-        // Per pid: images in image order, and in start order (to find the
-        // parent image running when a child started, by binary search).
-        let mut pos = vec![0; n];
-        let mut by_time: HashMap<(&str, u32), Vec<usize>> = HashMap::new();
-        for (key, v) in by_pid.iter_mut() {
-            v.sort_by_key(|&i| (imgs[i].index, imgs[i].header.t_ns));
-            for (k, &i) in v.iter().enumerate() {
-                pos[i] = k;
-            }
-            let mut t = v.clone();
-            t.sort_by_key(|&i| i);
-            t.sort_by_key(|&i| (imgs[i].header.t_ns, imgs[i].index));
-            by_time.insert(*key, t);
-        }
-        let mut link = vec![Link::Root; n];
-        for (i, img) in imgs.iter().enumerate() {
-            let same = &by_pid[&(img.host(), img.header.pid)];
-            if pos[i] > 0 && img.header.origin == "exec" {
-                link[i] = Link::Exec(same[pos[i] - 1]);
-                continue;
-            }
-            let key = (img.host(), img.header.ppid);
-            if let (Some(parents), Some(timed)) = (by_pid.get(&key), by_time.get(&key)) {
-                if img.header.ppid != img.header.pid {
-                    // The parent's image that was running when this one
-                    // started: the last one started at or before it.
-                    let k = timed.partition_point(|&j| imgs[j].header.t_ns <= img.header.t_ns);
-                    let p = if k > 0 { timed[k - 1] } else { parents[0] };
-                    link[i] = Link::Child(p);
-                }
-            }
-        }
-        // Reused pids could make a cycle: cut each at its first image (in
-        // one pass: every image is walked once).
-        let mut state = vec![0u8; n]; // 0 new, 1 on the current path, 2 done
-        let mut path = Vec::new();
-        for i in 0..n {
-            let mut cur = i;
-            while state[cur] == 0 {
-                state[cur] = 1;
-                path.push(cur);
-                match link[cur] {
-                    Link::Child(p) | Link::Exec(p) => cur = p,
-                    Link::Root => break,
-                }
-            }
-            if state[cur] == 1 && !matches!(link[cur], Link::Root) {
-                // `cur` is on the path: the path from it on is a cycle.
-                let from = path.iter().position(|&j| j == cur).unwrap_or(0);
-                if let Some(&first) = path[from..].iter().min() {
-                    link[first] = Link::Root;
-                }
-            }
-            for &j in &path {
-                state[j] = 2;
-            }
-            path.clear();
-        }
-        let mut children = vec![Vec::new(); n];
-        let mut roots = Vec::new();
-        for (i, l) in link.iter().enumerate() {
-            match *l {
-                Link::Root => roots.push(i),
-                Link::Child(p) | Link::Exec(p) => children[p].push(i),
-            }
-        }
-        let order = |v: &mut Vec<usize>| {
-            v.sort_by_key(|&i| {
-                (
-                    imgs[i].header.wall_ms,
-                    imgs[i].header.t_ns,
-                    imgs[i].header.pid,
-                    imgs[i].index,
-                )
-            })
-        };
-        order(&mut roots);
-        children.iter_mut().for_each(order);
-
-        let mut ending = vec![None; n];
-        let mut top = vec![false; n];
-        for (_, rec) in &set.launchers {
-            let Some(pid) = rec.pid else { continue };
-            let host_ok = |img: &Image| match (&rec.hostname, &img.header.hostname) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
-            };
-            let mine: Vec<usize> = (0..n)
-                .filter(|&i| imgs[i].header.pid == pid && host_ok(&imgs[i]))
-                .collect();
-            for &i in &mine {
-                top[i] = true;
-            }
-            if let Some(&last) = mine
-                .iter()
-                .max_by_key(|&&i| (imgs[i].index, imgs[i].header.t_ns))
-            {
-                ending[last] = rec.ending();
-            }
-        }
-        Analysis {
-            set,
-            link,
-            children,
-            roots,
-            ending,
-            top,
-        }
-    }
-}
-
-/// One library as the summary shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct LibraryView {
-    pub family: Option<String>,
-    /// What was requested (bare name, path or DT_NEEDED entry).
-    pub name: Option<String>,
-    pub path: String,
-    pub realpath: Option<String>,
-    pub version: Option<NameVersion>,
-    pub reason: String,
-    pub reason_owner: Option<String>,
-    pub search_dir: Option<String>,
-    pub requester: Option<String>,
-    pub via: String,
-    pub lmid: i64,
-    pub soname: Option<String>,
-    pub build_id: Option<String>,
-    pub size: Option<u64>,
-    pub dev: Option<u64>,
-    pub ino: Option<u64>,
-    pub seq: u64,
-    /// False when only requests served by an already-loaded object were seen.
-    pub new: bool,
-    /// Later requests served by this object (`new: false` load events).
-    pub requests: Vec<RequestView>,
-    /// An unload event followed the load.
-    pub unloaded: bool,
-}
-
-/// A request served by an object already loaded.
-#[derive(Debug, Clone, Serialize)]
-pub struct RequestView {
-    pub seq: u64,
-    pub name: Option<String>,
-    pub path: String,
-    pub reason: String,
-    pub requester: Option<String>,
-    pub via: String,
-}
-
-/// The libraries of an image: one per object that entered the process, plus
-/// requests served by an object whose own load was not recorded.
-pub fn libraries(img: &Image, all: bool) -> Vec<LibraryView> {
-    let mut out: Vec<LibraryView> = Vec::new();
-    // An object is known by its path, its resolved path, and its file
-    // identity (a request through another path to the same file).
-    let mut by_path: HashMap<(String, i64), usize> = HashMap::new();
-    let mut by_file: HashMap<(u64, u64, i64), usize> = HashMap::new();
-    let wanted = |l: &Load| all || l.family.is_some();
-    let remember = |l: &Load,
-                    i: usize,
-                    bp: &mut HashMap<(String, i64), usize>,
-                    bf: &mut HashMap<(u64, u64, i64), usize>| {
-        bp.entry((l.path.clone(), l.lmid)).or_insert(i);
-        if let Some(r) = &l.realpath {
-            bp.entry((r.clone(), l.lmid)).or_insert(i);
-        }
-        if let (Some(d), Some(n)) = (l.dev, l.ino) {
-            bf.entry((d, n, l.lmid)).or_insert(i);
-        }
-    };
-    for l in img.loads.iter().filter(|l| l.new && wanted(l)) {
-        remember(l, out.len(), &mut by_path, &mut by_file);
-        let mut v = view(l);
-        // What the library said when asked (graph's cudnnGetVersion,
-        // cudaRuntimeGetVersion, cuDriverGetVersion) beats its file name.
-        if let Some(q) = img.versions.iter().find(|q| {
-            q.source == cudnn_trace_format::version_source::QUERY
-                && q.path == l.path
-                && q.version.is_some()
-        }) {
-            let said = q.version.clone().unwrap_or_default();
-            v.version = Some(match v.version.take() {
-                // libcuda: keep the driver version its file name gives.
-                Some(NameVersion::Driver(d)) => NameVersion::Driver(format!("{d}, CUDA {said}")),
-                _ => NameVersion::Reported(said),
-            });
-        }
-        out.push(v);
-    }
-    for l in img.loads.iter().filter(|l| !l.new && wanted(l)) {
-        let found = by_path
-            .get(&(l.path.clone(), l.lmid))
-            .or_else(|| {
-                l.realpath
-                    .as_ref()
-                    .and_then(|r| by_path.get(&(r.clone(), l.lmid)))
-            })
-            .or_else(|| match (l.dev, l.ino) {
-                (Some(d), Some(n)) => by_file.get(&(d, n, l.lmid)),
-                _ => None,
-            })
-            .copied();
-        match found {
-            Some(i) => out[i].requests.push(RequestView {
-                seq: l.seq,
-                name: l.name.clone(),
-                path: l.path.clone(),
-                reason: l.reason.clone(),
-                requester: l.requester.clone(),
-                via: l.via.clone(),
-            }),
-            None => {
-                remember(l, out.len(), &mut by_path, &mut by_file);
-                out.push(view(l));
-            }
-        }
-    }
-    for u in &img.unloads {
-        if let Some(&i) = by_path.get(&(u.path.clone(), u.lmid)) {
-            if u.seq > out[i].seq {
-                out[i].unloaded = true;
-            }
-        }
-    }
-    out.sort_by_key(|v| (family_rank(v.family.as_deref()), v.seq));
-    out
-}
-
-/// Libraries recorded outside the CUDA family (traces taken with `--all`).
-pub fn other_count(img: &Image) -> usize {
-    img.loads
-        .iter()
-        .filter(|l| l.new && l.family.is_none())
-        .count()
-}
-
-fn family_rank(f: Option<&str>) -> usize {
-    match f {
-        Some(f) => CUDA_FAMILY
-            .iter()
-            .position(|(_, fam)| *fam == f)
-            .unwrap_or(CUDA_FAMILY.len()),
-        None => CUDA_FAMILY.len() + 1,
-    }
-}
-
-fn view(l: &Load) -> LibraryView {
-    LibraryView {
-        family: l.family.clone(),
-        name: l.name.clone(),
-        path: l.path.clone(),
-        realpath: l.realpath.clone(),
-        version: name_version::of_library(&l.path, l.realpath.as_deref()),
-        reason: l.reason.clone(),
-        reason_owner: l.reason_owner.clone(),
-        search_dir: l.search_dir.clone(),
-        requester: l.requester.clone(),
-        via: l.via.clone(),
-        lmid: l.lmid,
-        soname: l.soname.clone(),
-        build_id: l.build_id.clone(),
-        size: l.size,
-        dev: l.dev,
-        ino: l.ino,
-        seq: l.seq,
-        new: l.new,
-        requests: Vec::new(),
-        unloaded: false,
-    }
 }
 
 /// Shortens object paths to their file name where that is unambiguous among
@@ -532,18 +227,24 @@ pub fn common_prefix(set: &TraceSet, all: bool) -> Option<String> {
         .map(|(pre, _)| pre.to_string())
 }
 
+/// The trace set and its tree, as the summary walks them.
+struct View<'a> {
+    set: &'a TraceSet,
+    tree: &'a ProcessTree,
+}
+
 /// Whether an image has something to show beyond its header line.
-fn interesting(a: &Analysis, i: usize, all: bool) -> bool {
+fn interesting(a: &View<'_>, i: usize, all: bool) -> bool {
     let img = &a.set.images[i];
-    a.top[i]
+    a.tree.top[i]
         || img.loads.iter().any(|l| all || l.family.is_some())
         || !img.failed.is_empty()
         || !img.notes.is_empty()
 }
 
 /// The text summary.
-pub fn render(a: &Analysis, opts: &TextOptions) -> String {
-    let set = a.set;
+pub fn render(set: &TraceSet, tree: &ProcessTree, opts: &TextOptions) -> String {
+    let a = &View { set, tree };
     let mut opts = opts.clone();
     if opts.prefix.is_none() {
         opts.prefix = common_prefix(set, opts.all);
@@ -609,7 +310,7 @@ pub fn render(a: &Analysis, opts: &TextOptions) -> String {
             let mut cur = i;
             while !shown[cur] {
                 shown[cur] = true;
-                match a.link[cur] {
+                match a.tree.link[cur] {
                     Link::Root => break,
                     Link::Child(p) | Link::Exec(p) => cur = p,
                 }
@@ -722,9 +423,9 @@ fn program_name(img: &Image) -> String {
 }
 
 /// Whether an image's block would be its header line only.
-fn plain(a: &Analysis, i: usize, all: bool) -> bool {
+fn plain(a: &View<'_>, i: usize, all: bool) -> bool {
     let img = &a.set.images[i];
-    a.ending[i].is_none()
+    a.tree.ending[i].is_none()
         && !img.loads.iter().any(|l| all || l.family.is_some())
         && img.failed.is_empty()
         && img.notes.is_empty()
@@ -735,14 +436,14 @@ pub const MAX_DEPTH: usize = 64;
 
 /// For each image, how many child-process levels of shown images hang below
 /// it (exec successors add none).
-fn levels_below(a: &Analysis, shown: &[bool]) -> Vec<usize> {
-    let n = a.link.len();
+fn levels_below(a: &View<'_>, shown: &[bool]) -> Vec<usize> {
+    let n = a.tree.link.len();
     // Parents before children, then children first.
     let mut order: Vec<usize> = Vec::with_capacity(n);
-    order.extend(&a.roots);
+    order.extend(&a.tree.roots);
     let mut k = 0;
     while k < order.len() {
-        order.extend(&a.children[order[k]]);
+        order.extend(&a.tree.children[order[k]]);
         k += 1;
     }
     let mut levels = vec![0; n];
@@ -750,8 +451,8 @@ fn levels_below(a: &Analysis, shown: &[bool]) -> Vec<usize> {
         if !shown[i] {
             continue;
         }
-        if let Link::Child(p) | Link::Exec(p) = a.link[i] {
-            let add = usize::from(matches!(a.link[i], Link::Child(_)));
+        if let Link::Child(p) | Link::Exec(p) = a.tree.link[i] {
+            let add = usize::from(matches!(a.tree.link[i], Link::Child(_)));
             levels[p] = levels[p].max(levels[i] + add);
         }
     }
@@ -761,7 +462,7 @@ fn levels_below(a: &Analysis, shown: &[bool]) -> Vec<usize> {
 /// Renders the tree, without recursion. A plain image (header only) that
 /// exec'd into the next one is shown on that one's line.
 fn render_forest(
-    a: &Analysis,
+    a: &View<'_>,
     shown: &[bool],
     multi_host: bool,
     opts: &TextOptions,
@@ -780,6 +481,7 @@ fn render_forest(
     }
     let levels = levels_below(a, shown);
     let mut stack: Vec<Item> = a
+        .tree
         .roots
         .iter()
         .rev()
@@ -805,17 +507,17 @@ fn render_forest(
         if !shown[i] {
             continue;
         }
-        let kids = &a.children[i];
+        let kids = &a.tree.children[i];
         let mut exec_next = kids
             .iter()
             .copied()
-            .filter(|&c| shown[c] && matches!(a.link[c], Link::Exec(_)));
+            .filter(|&c| shown[c] && matches!(a.tree.link[c], Link::Exec(_)));
         let forks = kids
             .iter()
-            .any(|&c| shown[c] && matches!(a.link[c], Link::Child(_)));
+            .any(|&c| shown[c] && matches!(a.tree.link[c], Link::Child(_)));
         if plain(a, i, opts.all) && !forks {
             if let (Some(next), None) = (exec_next.next(), exec_next.next()) {
-                chain.push((program_name(&a.set.images[i]), a.link[i]));
+                chain.push((program_name(&a.set.images[i]), a.tree.link[i]));
                 stack.push(Item::Image {
                     i: next,
                     depth,
@@ -834,7 +536,7 @@ fn render_forest(
             out,
         );
         for &c in kids.iter().rev() {
-            let d = if matches!(a.link[c], Link::Exec(_)) {
+            let d = if matches!(a.tree.link[c], Link::Exec(_)) {
                 depth
             } else {
                 depth + 1
@@ -852,7 +554,7 @@ fn render_forest(
 }
 
 fn render_image(
-    a: &Analysis,
+    a: &View<'_>,
     i: usize,
     depth: usize,
     multi_host: bool,
@@ -873,7 +575,7 @@ fn render_image(
     // The line starts as the first image of the chain would.
     let (link, origin) = match chain.first() {
         Some((_, l)) => (*l, None),
-        None => (a.link[i], Some(h.origin.as_str())),
+        None => (a.tree.link[i], Some(h.origin.as_str())),
     };
     match link {
         Link::Exec(_) => {
@@ -912,7 +614,7 @@ fn render_image(
             let _ = write!(head, "  [{}]", esc(exe));
         }
     }
-    if let Some(e) = &a.ending[i] {
+    if let Some(e) = &a.tree.ending[i] {
         let _ = write!(head, "  → {}", esc(e));
     }
     let libs = libraries(img, opts.all);
@@ -1099,239 +801,6 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
     }
 }
 
-/// One candidate of a failed request, as the text summary shows it.
-#[derive(Debug, PartialEq, Eq)]
-pub struct TriedRow {
-    pub path: String,
-    pub reason: String,
-    pub result: String,
-    /// Platform subdirectories of this directory tried just before it with
-    /// the same outcome.
-    pub folded: usize,
-}
-
-/// The tried candidates for the text summary: repeats removed, and the
-/// platform subdirectories the loader tries below a search directory
-/// (`glibc-hwcaps/x86-64-v3/`, `tls/`, `x86_64/`, …) folded into the entry
-/// of that directory when they share its reason and result. The JSON
-/// document keeps every candidate.
-pub fn compact_tried(tried: &[cudnn_trace_format::read::Tried]) -> Vec<TriedRow> {
-    // Directories glibc tries below each search directory.
-    const PLATFORM: &[&str] = &[
-        "glibc-hwcaps",
-        "tls",
-        "x86_64",
-        "haswell",
-        "xeon_phi",
-        "avx512_1",
-        "i386",
-        "i486",
-        "i586",
-        "i686",
-        "sse2",
-        "aarch64",
-        "atomics",
-        "power8",
-        "power9",
-        "power10",
-        "z13",
-        "z14",
-        "z15",
-        "z16",
-    ];
-    let mut rows: Vec<TriedRow> = Vec::new();
-    for t in tried {
-        if rows
-            .iter()
-            .any(|u| u.path == t.path && u.reason == t.reason && u.result == t.result)
-        {
-            continue;
-        }
-        // The loader tries a directory's platform subdirectories right
-        // before the directory itself: fold the run just before it.
-        let dir = dirname(&t.path).trim_end_matches('/').to_string() + "/";
-        let mut folded = 0;
-        while let Some(u) = rows.last() {
-            let sub = dirname(&u.path)
-                .strip_prefix(dir.as_str())
-                .map(|r| r.split('/').next().unwrap_or(""));
-            let platform = sub.is_some_and(|c| PLATFORM.contains(&c));
-            if platform
-                && u.reason == t.reason
-                && u.result == t.result
-                && basename(&u.path) == basename(&t.path)
-            {
-                folded += 1 + u.folded;
-                rows.pop();
-            } else {
-                break;
-            }
-        }
-        rows.push(TriedRow {
-            path: t.path.clone(),
-            reason: t.reason.clone(),
-            result: t.result.clone(),
-            folded,
-        });
-    }
-    rows
-}
-
-/// Failed requests with identical facts (cuDNN probes the same names again
-/// and again), each with how often it happened, in first-seen order.
-/// `libcudnn_graph.so.9.19.0` → `libcudnn_graph.so`: a file name up to its `.so`.
-fn so_stem(name: &str) -> Option<&str> {
-    let b = basename(name);
-    b.find(".so").map(|i| &b[..i + 3])
-}
-
-/// A failed request for a name of which the same requester got another
-/// variant. cuDNN 9 asks for `X.so.9.19.0`, then
-/// `X.so.9.19`, then `X.so.9`; with pip wheels only the last exists. Those
-/// misses are its search order, not failures, and are folded into the row of
-/// the library that was found (`after … not found`).
-pub fn superseded(img: &Image, f: &Failed) -> bool {
-    let Some(stem) = so_stem(&f.ev.name) else {
-        return false;
-    };
-    // Any time, not only after: the shim records a repeated request served
-    // by an already-loaded object once, so later rounds of the same search
-    // order have no load event of their own.
-    img.loads.iter().any(|l| {
-        l.requester == f.ev.requester
-            && l.lmid == f.ev.lmid
-            // Another variant: the same name mapped and then rolled back (a
-            // missing dependency) is this failure, not a success.
-            && l.name.as_deref() != Some(f.ev.name.as_str())
-            && l.name.as_deref().and_then(so_stem) == Some(stem)
-    })
-}
-
-/// Name variants of one library, each from the `from`-th on written without
-/// their common `stem` (`libx.so.9.1.0, .9.1` with `from` 1).
-fn short_variants<'n>(names: &'n [String], stem: &str, from: usize) -> Vec<&'n str> {
-    names
-        .iter()
-        .enumerate()
-        .map(|(k, n)| match n.strip_prefix(stem) {
-            Some(rest) if k >= from && !rest.is_empty() => rest,
-            _ => n.as_str(),
-        })
-        .collect()
-}
-
-/// The variant names that failed before `v` was found, for its row.
-fn variants_missed(img: &Image, v: &LibraryView) -> Vec<String> {
-    let Some(stem) = v.name.as_deref().and_then(so_stem) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = Vec::new();
-    for f in &img.failed {
-        if f.ev.requester == v.requester
-            && so_stem(&f.ev.name) == Some(stem)
-            && superseded(img, f)
-            && !names.contains(&f.ev.name)
-        {
-            names.push(f.ev.name.clone());
-        }
-    }
-    names
-}
-
-/// Failures of an image, identical ones grouped (with their count), without
-/// the [`superseded`] ones.
-pub fn grouped_failures(img: &Image) -> Vec<(&Failed, usize)> {
-    let mut groups: Vec<(&Failed, usize)> = Vec::new();
-    for f in img.failed.iter().filter(|f| !superseded(img, f)) {
-        let same = |g: &Failed| {
-            let (a, b) = (&g.ev, &f.ev);
-            a.name == b.name
-                && a.requester == b.requester
-                && a.via == b.via
-                && a.lmid == b.lmid
-                && a.family == b.family
-                && a.tried.len() == b.tried.len()
-                && a.tried
-                    .iter()
-                    .zip(&b.tried)
-                    .all(|(x, y)| x.path == y.path && x.reason == y.reason && x.result == y.result)
-                && g.errors() == f.errors()
-        };
-        match groups.iter_mut().find(|(g, _)| same(g)) {
-            Some((_, n)) => *n += 1,
-            None => groups.push((f, 1)),
-        }
-    }
-    groups
-}
-
-/// What the cuDNN pin did in one process image (`docs/pin.md`).
-#[derive(Debug, Serialize)]
-pub struct PinView {
-    pub dir: String,
-    pub mode: String,
-    /// Requests the pin sent into the directory.
-    pub rerouted: usize,
-    /// Requests refused because the directory has no such library (strict).
-    pub blocked: Vec<PinRequest>,
-    /// Requests left to the normal search (warn mode).
-    pub unpinned: Vec<PinRequest>,
-    /// cuDNN files that entered the process from outside the directory.
-    pub outside: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct PinRequest {
-    pub name: String,
-    pub requester: Option<String>,
-}
-
-/// The pin's record for an image, or None when it was not pinned.
-pub fn pin_view(img: &Image) -> Option<PinView> {
-    use cudnn_trace_format::pin;
-    let settings = img.header.pin.as_ref()?;
-    let dir = settings.dir.clone();
-    let request = |p: &cudnn_trace_format::read::Pin| PinRequest {
-        name: p.name.clone(),
-        requester: p.requester.clone(),
-    };
-    let of = |action: &str| -> Vec<PinRequest> {
-        img.pins
-            .iter()
-            .filter(|p| p.action == action)
-            .map(request)
-            .collect()
-    };
-    let mut outside: Vec<String> = Vec::new();
-    for l in img.loads.iter().filter(|l| l.new) {
-        if cudnn_trace_format::cudnn_name(l.path.as_bytes()).is_none() {
-            continue;
-        }
-        let real = l.realpath.as_deref().unwrap_or(&l.path);
-        if !Path::new(real).starts_with(&dir) && !outside.contains(&l.path) {
-            outside.push(l.path.clone());
-        }
-    }
-    Some(PinView {
-        rerouted: img
-            .pins
-            .iter()
-            .filter(|p| p.action == pin::REROUTED)
-            .count(),
-        blocked: of(pin::BLOCKED),
-        unpinned: of(pin::UNPINNED),
-        outside,
-        mode: settings.mode.clone(),
-        dir,
-    })
-}
-
-/// A failure the pin caused on purpose: its only candidate is the path in
-/// the pin directory that does not exist.
-pub fn blocked_by_pin(f: &Failed) -> bool {
-    f.ev.tried.len() == 1 && f.ev.tried[0].reason == reason::PIN
-}
-
 /// Writes the pin lines of an image: the setting, what was blocked (name
 /// variants of one library on one line), and any cuDNN file from elsewhere.
 fn render_pin(sh: &Shortener, img: &Image, body: &str, out: &mut String) {
@@ -1403,6 +872,19 @@ fn render_pin(sh: &Shortener, img: &Image, body: &str, out: &mut String) {
             )),
         );
     }
+}
+
+/// Name variants of one library, each from the `from`-th on written without
+/// their common `stem` (`libx.so.9.1.0, .9.1` with `from` 1).
+fn short_variants<'n>(names: &'n [String], stem: &str, from: usize) -> Vec<&'n str> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| match n.strip_prefix(stem) {
+            Some(rest) if k >= from && !rest.is_empty() => rest,
+            _ => n.as_str(),
+        })
+        .collect()
 }
 
 fn padr(s: &str, w: usize) -> String {
@@ -1507,7 +989,7 @@ mod tests {
                 ..Default::default()
             },
         ));
-        let a = Analysis::new(&set);
+        let a = ProcessTree::new(&set);
         assert_eq!(a.roots, vec![0]);
         assert_eq!(a.link[1], Link::Exec(0));
         // The fork child started (t_ns 101000) after image 100.1 (t_ns 100000).
@@ -1515,6 +997,7 @@ mod tests {
         assert_eq!(a.ending[1].as_deref(), Some("exit status 3"));
         assert_eq!(a.ending[0], None);
         let text = render(
+            &set,
             &a,
             &TextOptions {
                 all: false,
@@ -1614,7 +1097,7 @@ mod tests {
     fn render_one(img: Image) -> String {
         let mut set = TraceSet::default();
         set.images.push(img);
-        render(&Analysis::new(&set), &TextOptions::default())
+        render(&set, &ProcessTree::new(&set), &TextOptions::default())
     }
 
     #[test]
@@ -1656,9 +1139,9 @@ mod tests {
         set.images.push(image(5, 6, "exec", &[], "5.jsonl"));
         set.images.push(image(6, 5, "exec", &[], "6.jsonl"));
         set.images.push(image(7, 5, "exec", &[], "7.jsonl"));
-        let a = Analysis::new(&set);
+        let a = ProcessTree::new(&set);
         assert_eq!(a.roots.len(), 1);
-        let text = render(&a, &TextOptions::default());
+        let text = render(&set, &a, &TextOptions::default());
         assert_eq!(text.matches("python train.py").count(), 3, "{text}");
     }
 
@@ -1741,8 +1224,8 @@ mod tests {
             common_prefix(&set, false).as_deref(),
             Some("/opt/venv/lib/python3.12/site-packages/")
         );
-        let a = Analysis::new(&set);
-        let text = render(&a, &TextOptions::default());
+        let a = ProcessTree::new(&set);
+        let text = render(&set, &a, &TextOptions::default());
         assert!(
             text.contains("paths: …/ stands for /opt/venv/lib/python3.12/site-packages/"),
             "{text}"
@@ -1878,8 +1361,8 @@ mod tests {
         let text = std::thread::Builder::new()
             .stack_size(256 << 10)
             .spawn(move || {
-                let a = Analysis::new(&set);
-                render(&a, &TextOptions::default())
+                let a = ProcessTree::new(&set);
+                render(&set, &a, &TextOptions::default())
             })
             .unwrap()
             .join()

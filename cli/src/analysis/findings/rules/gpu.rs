@@ -8,8 +8,8 @@
 //! `CallEvent::compute_capability`): without them nothing is said.
 
 use super::{finding, loaded};
-use crate::findings::facts::{Facts, Lib};
-use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::facts::{Facts, Lib};
+use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use std::collections::BTreeMap;
 
 /// What the calls said about one device.
@@ -196,7 +196,7 @@ pub fn gpu_support(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::testkit::*;
+    use crate::analysis::findings::testkit::*;
     use serde_json::json;
 
     const G: &str = "/v/nvidia/cudnn/lib/libcudnn_graph.so.9";
@@ -231,7 +231,7 @@ mod tests {
     /// major and minor separately: they are joined per device.
     #[test]
     fn attribute_calls_are_joined_per_device() {
-        use crate::findings::{evaluate, Context, Facts, Knowledge};
+        use crate::analysis::findings::{evaluate, Context, Facts, Knowledge};
         use crate::model::events::CallEvent;
         let t = base();
         let img = t.image();

@@ -8,13 +8,12 @@
 //! know about CUDA, cuDNN and the frameworks is data ([`Knowledge`], the TOML
 //! files in `data/` at the repository root, embedded at build time and
 //! replaceable at run time through `CUDNN_TRACE_KNOWLEDGE_DIR`), so that a new
-//! CUDA release or framework message needs no code change.
+//! CUDA release or framework message needs no code change. What the rules
+//! need from the disk (copies of a library, a requester's RUNPATH, the
+//! kernel module) they ask the [`Machine`] in their [`Context`].
 //!
 //! The facts behind the rules are in `shared/reference/compat-facts.md`; the
 //! comments cite its sections (§n) and sources (\[Rn\], \[En\]).
-
-// Used by `report`, the launcher's summary, `explain` and `--fail-on`
-// (report.rs, launch.rs).
 
 pub mod facts;
 pub mod knowledge;

@@ -32,16 +32,23 @@ pub const FRAMEWORKS: &str = "frameworks.toml";
 pub const LAYOUT: &str = "cudnn-layout.toml";
 pub const FINDINGS: &str = "findings.toml";
 
+/// A file of `data/` at the repository root, embedded in the binary.
+macro_rules! data {
+    ($file:literal) => {
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/", $file))
+    };
+}
+
 /// The embedded files, by name.
 pub const EMBEDDED: &[(&str, &str)] = &[
-    (SOURCES, include_str!("../../../data/sources.toml")),
-    (DRIVERS, include_str!("../../../data/cuda-drivers.toml")),
-    (SUPPORT, include_str!("../../../data/cudnn-support.toml")),
-    (STATUS, include_str!("../../../data/cudnn-status.toml")),
-    (ERRORS, include_str!("../../../data/cuda-errors.toml")),
-    (FRAMEWORKS, include_str!("../../../data/frameworks.toml")),
-    (LAYOUT, include_str!("../../../data/cudnn-layout.toml")),
-    (FINDINGS, include_str!("../../../data/findings.toml")),
+    (SOURCES, data!("sources.toml")),
+    (DRIVERS, data!("cuda-drivers.toml")),
+    (SUPPORT, data!("cudnn-support.toml")),
+    (STATUS, data!("cudnn-status.toml")),
+    (ERRORS, data!("cuda-errors.toml")),
+    (FRAMEWORKS, data!("frameworks.toml")),
+    (LAYOUT, data!("cudnn-layout.toml")),
+    (FINDINGS, data!("findings.toml")),
 ];
 
 fn yes() -> bool {

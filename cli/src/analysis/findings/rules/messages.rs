@@ -5,9 +5,9 @@
 
 use super::loads::copy_evidence;
 use super::{and_list, finding, is_pip, loaded};
-use crate::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
-use crate::findings::knowledge::{message_version, MessageRule};
-use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
+use crate::analysis::findings::knowledge::{message_version, MessageRule};
+use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use crate::machine::Copy;
 use crate::model::stem;
 
@@ -550,7 +550,7 @@ fn requirement(
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::testkit::*;
+    use crate::analysis::findings::testkit::*;
     use crate::model::elf::DynInfo;
 
     const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";

@@ -23,7 +23,7 @@ pub struct Trace {
 }
 
 fn dirname(p: &str) -> &str {
-    crate::findings::facts::dirname(p)
+    crate::analysis::findings::facts::dirname(p)
 }
 
 impl Default for Trace {

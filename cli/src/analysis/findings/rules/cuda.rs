@@ -5,9 +5,9 @@
 
 use super::copies::how_to_avoid;
 use super::{finding, loaded};
-use crate::findings::facts::{dirname, soname_major, Facts, Lib, Observed};
-use crate::findings::knowledge::Knowledge;
-use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::facts::{dirname, soname_major, Facts, Lib, Observed};
+use crate::analysis::findings::knowledge::Knowledge;
+use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use std::collections::BTreeMap;
 
 /// Evidence for a CUDA error code seen in a call or in stderr.
@@ -737,7 +737,7 @@ pub fn stub_driver(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::testkit::*;
+    use crate::analysis::findings::testkit::*;
     use serde_json::json;
 
     const PIP: &str = "/v/site-packages/nvidia";

@@ -6,8 +6,8 @@
 
 use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded};
-use crate::findings::facts::{basename, dirname, soname_major, Facts, Lib};
-use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
+use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use crate::machine::Copy;
 use crate::model::stem;
 use crate::model::trace::Failed;
@@ -421,7 +421,7 @@ fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::testkit::*;
+    use crate::analysis::findings::testkit::*;
     use crate::model::elf::DynInfo;
 
     /// cuDNN 9's dispatcher failing to find graph: "Unable to load any of

@@ -2,8 +2,8 @@
 //! sub-libraries of different versions (compat-facts §3.3, rule 7).
 
 use super::{and_list, finding, loaded};
-use crate::findings::facts::{basename, dirname, Facts, Lib};
-use crate::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::facts::{basename, dirname, Facts, Lib};
+use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use std::collections::BTreeMap;
 
 /// How a copy got in, and what to change so that it does not.
@@ -174,8 +174,8 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     }
     // Majors that only show up in failures (symbol-version errors).
     for fl in &f.failed {
-        if let Some(m) =
-            symbol_version_error(fl).and_then(|(_, tag)| crate::findings::facts::soname_major(&tag))
+        if let Some(m) = symbol_version_error(fl)
+            .and_then(|(_, tag)| crate::analysis::findings::facts::soname_major(&tag))
         {
             by_major.entry(m).or_default();
         }
@@ -222,7 +222,10 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 }
                 let name = k
                     .cudnn_status(major, c)
-                    .map(|s| crate::findings::Knowledge::cudnn_status_name(s, major).to_string())
+                    .map(|s| {
+                        crate::analysis::findings::Knowledge::cudnn_status_name(s, major)
+                            .to_string()
+                    })
                     .unwrap_or_else(|| format!("status {c}"));
                 odd.push(Odd {
                     lib: None,
@@ -265,7 +268,9 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             }
             let name = k
                 .cudnn_status(major, st)
-                .map(|s| crate::findings::Knowledge::cudnn_status_name(s, major).to_string())
+                .map(|s| {
+                    crate::analysis::findings::Knowledge::cudnn_status_name(s, major).to_string()
+                })
                 .unwrap_or_else(|| format!("status {st}"));
             odd.push(Odd {
                 lib: None,
@@ -282,7 +287,7 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             let Some((file, tag)) = symbol_version_error(fl) else {
                 continue;
             };
-            if crate::findings::facts::soname_major(&tag) != Some(major) {
+            if crate::analysis::findings::facts::soname_major(&tag) != Some(major) {
                 continue;
             }
             let tag_stem = crate::model::stem(&tag);
@@ -497,7 +502,7 @@ pub(super) fn symbol_version_error(fl: &crate::model::trace::Failed) -> Option<(
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::testkit::*;
+    use crate::analysis::findings::testkit::*;
 
     #[test]
     fn two_copies_of_one_cudnn_library() {
