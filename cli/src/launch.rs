@@ -8,9 +8,10 @@ use crate::capture::{Capture, ChildStdio};
 use crate::ldenv;
 use crate::machine::pin::{self, PinInfo};
 use crate::model::{self, signal_name, trace, LauncherRecord, TraceSet, LAUNCHER_FILE};
+use crate::render::summary::{self, TextOptions};
+use crate::render::{findings::findings_text, json, text::display_path};
 use crate::report;
 use crate::shim;
-use crate::summary::{self, TextOptions};
 use crate::target;
 use std::fs;
 use std::io::Write;
@@ -784,13 +785,13 @@ pub fn run(args: RunArgs) -> i32 {
             report::print_problems(&set.problems);
             let opts = TextOptions {
                 all: false,
-                location: vec![report::display_path(&out_dir)],
+                location: vec![display_path(&out_dir)],
                 prefix: None,
             };
             eprint(&format!(
                 "\n{}{}",
                 summary::render(&set, &a, &opts),
-                report::findings_text(&d)
+                findings_text(&d)
             ));
         }
         if let Some(dest) = &args.json_summary {
@@ -804,7 +805,7 @@ pub fn run(args: RunArgs) -> i32 {
 }
 
 fn write_json_summary(set: &TraceSet, a: &ProcessTree, dest: &Path, all: bool, d: &Diagnosis) {
-    let doc = report::document(set, a, all, d);
+    let doc = json::document(set, a, all, d);
     let text = match serde_json::to_string_pretty(&doc) {
         Ok(t) => t + "\n",
         Err(e) => {

@@ -22,9 +22,9 @@ mod launch;
 mod ldenv;
 mod machine;
 mod model;
+mod render;
 mod report;
 mod shim;
-mod summary;
 mod target;
 
 #[cfg(test)]
@@ -51,7 +51,7 @@ fn version_text(long: bool) -> String {
         s += &format!(
             "trace schema: {}, report JSON: {}\n",
             cudnn_trace_format::SCHEMA_VERSION,
-            report::REPORT_VERSION
+            render::json::REPORT_VERSION
         );
     }
     s

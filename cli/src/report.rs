@@ -1,112 +1,16 @@
 //! `cudnn-trace report DIR|FILE... [--json]`, and the JSON document shared
 //! with the launcher's `--json-summary`.
 
-use crate::analysis::findings::{self, Finding, Severity};
-use crate::analysis::libraries::{libraries, LibraryView};
-use crate::analysis::pin::{pin_view, PinView};
-use crate::analysis::{Diagnosis, Link, ProcessTree};
+use crate::analysis::findings::{self};
+use crate::analysis::{Diagnosis, ProcessTree};
 use crate::args::ReportArgs;
 use crate::machine::Machine;
-use crate::model::{self, trace, LauncherRecord, Problem, TraceSet};
-use crate::summary::{self, TextOptions};
-use cudnn_trace_format::read::Tried;
-use serde::Serialize;
-use std::collections::BTreeMap;
-use std::path::Path;
-
-/// Version of the JSON document; bump when a field changes meaning.
-pub const REPORT_VERSION: u32 = 1;
-
-#[derive(Serialize)]
-pub struct Document<'a> {
-    pub report_version: u32,
-    pub tool_version: &'static str,
-    pub sources: Vec<String>,
-    pub launchers: Vec<&'a LauncherRecord>,
-    pub processes: Vec<ProcessDoc<'a>>,
-    pub problems: &'a [Problem],
-    /// How many findings of each severity, over all processes.
-    pub findings_total: BTreeMap<&'static str, usize>,
-    /// Where each knowledge table came from (`embedded` or an override path).
-    pub knowledge: &'a BTreeMap<String, String>,
-    pub knowledge_warnings: &'a [String],
-}
-
-#[derive(Serialize)]
-pub struct ProcessDoc<'a> {
-    pub file: String,
-    pub pid: u32,
-    pub ppid: u32,
-    /// `n` of `<pid>.<n>.jsonl`: 0 for the first image of a pid.
-    pub image: u32,
-    pub hostname: Option<&'a str>,
-    pub exe: Option<&'a str>,
-    pub argv: &'a [String],
-    pub cwd: Option<&'a str>,
-    /// `exec` or `fork`.
-    pub origin: &'a str,
-    pub mode: &'a str,
-    pub shim: &'a str,
-    pub glibc: Option<&'a str>,
-    pub preload: bool,
-    pub wall_ms: u64,
-    pub env: &'a BTreeMap<String, String>,
-    /// The trace file of the parent image in the tree (its process, or for
-    /// an exec, the previous image of the same pid).
-    pub parent: Option<String>,
-    /// `child`, `exec` (new image of `parent`'s pid) or `root`.
-    pub link: &'static str,
-    /// Whether this pid is the program the launcher started.
-    pub top: bool,
-    /// How it ended, when the launcher knows.
-    pub ended: Option<String>,
-    pub libraries: Vec<LibraryView>,
-    pub failed_loads: Vec<FailedDoc<'a>>,
-    pub notes: Vec<NoteDoc<'a>>,
-    /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
-    pub findings: &'a [Finding],
-    /// The cuDNN pin of this process and what it did; absent when not pinned.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pin: Option<PinView>,
-}
-
-#[derive(Serialize)]
-pub struct FailedDoc<'a> {
-    pub seq: u64,
-    pub name: &'a str,
-    pub family: Option<&'a str>,
-    pub requester: Option<&'a str>,
-    pub via: &'a str,
-    pub mode: Option<i64>,
-    pub lmid: i64,
-    pub tried: Vec<TriedDoc<'a>>,
-    /// The loader's error texts (recorded with the failure, and what the
-    /// program read from `dlerror()`), without repeats.
-    pub errors: Vec<&'a str>,
-    pub errno: Option<i32>,
-}
-
-#[derive(Serialize)]
-pub struct TriedDoc<'a> {
-    pub path: &'a str,
-    pub reason: &'a str,
-    pub result: &'a str,
-}
-
-#[derive(Serialize)]
-pub struct NoteDoc<'a> {
-    pub seq: u64,
-    pub level: &'a str,
-    pub msg: &'a str,
-}
-
-fn tried(t: &Tried) -> TriedDoc<'_> {
-    TriedDoc {
-        path: &t.path,
-        reason: &t.reason,
-        result: &t.result,
-    }
-}
+use crate::model::{self, trace, Problem, TraceSet};
+use crate::render::explain::{codes_text, explain_with};
+use crate::render::findings::{findings_text, problems_text};
+use crate::render::json::document;
+use crate::render::summary::{self, TextOptions};
+use crate::render::text::esc;
 
 /// Evaluates the findings rules over a trace set, with the knowledge tables
 /// and this machine. `stderr`: what the program wrote to its stderr, when
@@ -117,30 +21,6 @@ pub fn diagnose(set: &TraceSet, stderr: Option<&str>) -> Diagnosis {
     crate::analysis::diagnose(set, stderr, &machine, &k, warnings)
 }
 
-/// The findings section of the text summary.
-pub fn findings_text(d: &Diagnosis) -> String {
-    let mut out = String::new();
-    for w in &d.knowledge_warnings {
-        out += &format!("cudnn-trace: knowledge: {}\n", summary::esc(w));
-    }
-    let folded = findings::fold_across(&d.images);
-    if folded.is_empty() {
-        out += "\nfindings: none\n";
-        return out;
-    }
-    out += &format!("\nfindings ({}):\n", folded.len());
-    for (f, pids) in &folded {
-        let mut text = findings::render_text(std::slice::from_ref(f));
-        if !pids.is_empty() {
-            let list: Vec<String> = pids.iter().take(8).map(u32::to_string).collect();
-            let more = if pids.len() > 8 { ", …" } else { "" };
-            text = text.replacen('\n', &format!("  (pid {}{more})\n", list.join(", ")), 1);
-        }
-        out += &text;
-    }
-    out
-}
-
 /// `cudnn-trace explain [CODE]`.
 pub fn explain(code: Option<&str>) -> i32 {
     let (k, warnings) = findings::Knowledge::load();
@@ -149,11 +29,11 @@ pub fn explain(code: Option<&str>) -> i32 {
     }
     match code {
         None => {
-            print_stdout(&findings::codes_text(&k));
+            print_stdout(&codes_text(&k));
             0
         }
         Some(c) => {
-            match findings::explain_with(&k, c) {
+            match explain_with(&k, c) {
                 Some(t) => {
                     print_stdout(&t);
                     if !t.ends_with('\n') {
@@ -170,96 +50,6 @@ pub fn explain(code: Option<&str>) -> i32 {
     }
 }
 
-/// The machine-readable document. `all`: include libraries outside the
-/// CUDA family (only in traces taken with `--all`).
-pub fn document<'a>(
-    set: &'a TraceSet,
-    tree: &ProcessTree,
-    all: bool,
-    d: &'a Diagnosis,
-) -> Document<'a> {
-    let processes = set
-        .images
-        .iter()
-        .enumerate()
-        .map(|(i, img)| {
-            let h = &img.header;
-            let (parent, link) = match tree.link[i] {
-                Link::Root => (None, "root"),
-                Link::Child(p) => (Some(set.images[p].file.display().to_string()), "child"),
-                Link::Exec(p) => (Some(set.images[p].file.display().to_string()), "exec"),
-            };
-            ProcessDoc {
-                file: img.file.display().to_string(),
-                pid: h.pid,
-                ppid: h.ppid,
-                image: img.index,
-                hostname: h.hostname.as_deref(),
-                exe: h.exe.as_deref(),
-                argv: &h.argv,
-                cwd: h.cwd.as_deref(),
-                origin: &h.origin,
-                mode: &h.mode,
-                shim: &h.shim,
-                glibc: h.glibc.as_deref(),
-                preload: h.preload,
-                wall_ms: h.wall_ms,
-                env: &h.env,
-                parent,
-                link,
-                top: tree.top[i],
-                ended: tree.ending[i].clone(),
-                libraries: libraries(img, all),
-                failed_loads: img
-                    .failed
-                    .iter()
-                    .map(|f| FailedDoc {
-                        seq: f.ev.seq,
-                        name: &f.ev.name,
-                        family: f.ev.family.as_deref(),
-                        requester: f.ev.requester.as_deref(),
-                        via: &f.ev.via,
-                        mode: f.ev.mode,
-                        lmid: f.ev.lmid,
-                        tried: f.ev.tried.iter().map(tried).collect(),
-                        errors: f.errors(),
-                        errno: f.ev.errno,
-                    })
-                    .collect(),
-                notes: img
-                    .notes
-                    .iter()
-                    .map(|n| NoteDoc {
-                        seq: n.seq,
-                        level: &n.level,
-                        msg: &n.msg,
-                    })
-                    .collect(),
-                pin: pin_view(img),
-                findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
-            }
-        })
-        .collect();
-    Document {
-        report_version: REPORT_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION"),
-        sources: set
-            .sources
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
-        launchers: summary::launchers(set),
-        processes,
-        problems: &set.problems,
-        findings_total: [Severity::Error, Severity::Warning, Severity::Info]
-            .into_iter()
-            .map(|s| (s.as_str(), d.all().filter(|f| f.severity == s).count()))
-            .collect(),
-        knowledge: &d.knowledge_origin,
-        knowledge_warnings: &d.knowledge_warnings,
-    }
-}
-
 /// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
 pub fn print_stdout(s: &str) {
     use std::io::Write;
@@ -272,36 +62,6 @@ pub fn print_problems(problems: &[Problem]) {
     crate::launch::eprint(&problems_text(problems));
 }
 
-/// The problems as printed: file names and texts come from the traces, so
-/// their control characters are escaped.
-fn problems_text(problems: &[Problem]) -> String {
-    const MAX: usize = 50;
-    let mut s = String::new();
-    for p in problems.iter().take(MAX) {
-        s += &format!("cudnn-trace: {}\n", summary::esc(&p.to_string()));
-    }
-    if problems.len() > MAX {
-        s += &format!(
-            "cudnn-trace: … and {} more problems\n",
-            problems.len() - MAX
-        );
-    }
-    s
-}
-
-/// A path as the user would type it: relative to the current directory when
-/// it is below it.
-pub fn display_path(p: &Path) -> String {
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Ok(rel) = p.strip_prefix(&cwd) {
-            if !rel.as_os_str().is_empty() {
-                return rel.display().to_string();
-            }
-        }
-    }
-    p.display().to_string()
-}
-
 /// Runs `report`; returns the exit status.
 pub fn run(args: ReportArgs) -> i32 {
     let mut paths = args.paths.clone();
@@ -311,7 +71,7 @@ pub fn run(args: ReportArgs) -> i32 {
                 if !args.json {
                     errln!(
                         "cudnn-trace: reading the newest run, {}",
-                        summary::esc(&p.display().to_string())
+                        esc(&p.display().to_string())
                     );
                 }
                 paths.push(p);
@@ -373,6 +133,7 @@ fn exit_status(set: &TraceSet) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::LauncherRecord;
     use crate::testutil::{header, tempdir};
     use std::fs;
 

@@ -164,3 +164,45 @@ pub fn grouped_failures(img: &Image) -> Vec<(&Failed, usize)> {
 pub fn blocked_by_pin(f: &Failed) -> bool {
     f.ev.tried.len() == 1 && f.ev.tried[0].reason == reason::PIN
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tried_platform_subdirectories_are_folded() {
+        use cudnn_trace_format::read::Tried;
+        let t = |p: &str, r: &str| Tried {
+            path: p.into(),
+            reason: r.into(),
+            result: "missing".into(),
+        };
+        let tried = vec![
+            t("/a/b/glibc-hwcaps/x86-64-v3/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/x86_64/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/tls/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/b/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/a/libx.so.1", "LD_LIBRARY_PATH"),
+            t("/lib/x86_64-linux-gnu/libx.so.1", "default-dir"),
+            t("/lib/tls/libx.so.1", "default-dir"),
+            t("/lib/libx.so.1", "default-dir"),
+        ];
+        let rows: Vec<(String, usize)> = compact_tried(&tried)
+            .into_iter()
+            .map(|r| (r.path, r.folded))
+            .collect();
+        let want: Vec<(String, usize)> = [
+            ("/a/b/libx.so.1", 4),
+            ("/a/libx.so.1", 1),
+            ("/lib/x86_64-linux-gnu/libx.so.1", 0),
+            ("/lib/libx.so.1", 1),
+        ]
+        .iter()
+        .map(|(p, n)| (p.to_string(), *n))
+        .collect();
+        assert_eq!(rows, want);
+    }
+}

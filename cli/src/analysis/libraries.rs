@@ -170,3 +170,67 @@ fn view(l: &Load) -> LibraryView {
         unloaded: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{image, load};
+
+    #[test]
+    fn same_file_through_another_path_is_one_library() {
+        let a = r#"{"ev":"load","seq":1,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libcudart.so.13","path":"/v/torch/lib/../../nvidia/cu13/lib/libcudart.so.13","realpath":"/v/nvidia/cu13/lib/libcudart.so.13","reason":"RPATH","reason_owner":"/v/torch/lib/libtorch_global_deps.so","search_dir":null,"requester":"/v/torch/lib/libtorch_global_deps.so","via":"needed","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":true}"#;
+        let b = r#"{"ev":"load","seq":2,"t_ns":2,"pid":1,"ppid":0,"tid":1,"name":"/w/libcudart.so.13","path":"/w/libcudart.so.13","realpath":"/w/libcudart.so.13","reason":"same-file","reason_owner":null,"search_dir":null,"requester":"/x/_ctypes.so","via":"loader","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":false}"#;
+        let img = image(1, 0, "exec", &[a.to_string(), b.to_string()], "1.jsonl");
+        let libs = libraries(&img, false);
+        assert_eq!(libs.len(), 1);
+        assert_eq!(libs[0].requests.len(), 1);
+        assert_eq!(libs[0].requests[0].reason, "same-file");
+    }
+
+    #[test]
+    fn already_loaded_and_unloads() {
+        let a = load(
+            1,
+            1,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "LD_LIBRARY_PATH",
+            "",
+            "/x/libtorch.so",
+            "dlopen",
+            true,
+        );
+        let b = load(
+            1,
+            2,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "already-loaded",
+            "",
+            "/y/libother.so",
+            "dlopen",
+            false,
+        );
+        let c = load(
+            1,
+            3,
+            "/m/libcudart.so.13",
+            "/m/libcudart.so.13.0.1",
+            "already-loaded",
+            "",
+            "/y/libother.so",
+            "dlopen",
+            false,
+        );
+        let u = r#"{"ev":"unload","seq":4,"t_ns":5,"pid":1,"ppid":0,"tid":1,"path":"/l/libcudnn.so.9","lmid":0,"family":"cudnn"}"#.to_string();
+        let img = image(1, 0, "exec", &[a, b, c, u], "1.jsonl");
+        let libs = libraries(&img, false);
+        assert_eq!(libs.len(), 2);
+        assert_eq!(libs[0].family.as_deref(), Some("cudnn"));
+        assert_eq!(libs[0].requests.len(), 1);
+        assert!(libs[0].unloaded);
+        assert_eq!(libs[1].family.as_deref(), Some("cudart"));
+        assert!(!libs[1].new);
+        assert_eq!(libs[1].version, Some(NameVersion::Full("13.0.1".into())));
+    }
+}

@@ -20,7 +20,7 @@ pub mod knowledge;
 pub mod rules;
 
 #[cfg(test)]
-mod testkit;
+pub mod testkit;
 
 pub use crate::model::Ver;
 pub use facts::Facts;
@@ -28,9 +28,7 @@ pub use knowledge::Knowledge;
 
 use crate::machine::Machine;
 use crate::model::trace::{Image, TraceSet};
-use crate::summary::esc;
 use serde::Serialize;
-use std::fmt::Write as _;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -276,148 +274,10 @@ pub fn fails<'a>(findings: impl IntoIterator<Item = &'a Finding>, level: Severit
     findings.into_iter().any(|f| f.severity >= level)
 }
 
-/// The long explanation of a code (`cudnn-trace explain CDT002`), from the
-/// embedded `data/findings.toml` (or its override). Case-insensitive; also
-/// accepts the short name (`duplicate-library`).
-#[cfg(test)]
-pub fn explain(code: &str) -> Option<String> {
-    let (k, _) = Knowledge::load();
-    explain_with(&k, code)
-}
-
-/// The list of codes for `cudnn-trace explain` without an argument: one
-/// line per code, `CDT001  duplicate-library  error  Two or more files …`.
-pub fn codes_text(k: &Knowledge) -> String {
-    let mut s = String::new();
-    for (code, name) in CODES {
-        let (sev, title) = k
-            .findings
-            .iter()
-            .find(|d| d.code == *code)
-            .map(|d| (d.severity.as_str(), d.title.as_str()))
-            .unwrap_or(("", ""));
-        let _ = writeln!(s, "{code}  {name:<32} {sev:<8} {title}");
-    }
-    s
-}
-
-/// [`explain`] with a given knowledge base.
-pub fn explain_with(k: &Knowledge, code: &str) -> Option<String> {
-    let want = code.trim();
-    let doc = k
-        .findings
-        .iter()
-        .find(|d| d.code.eq_ignore_ascii_case(want) || d.name.eq_ignore_ascii_case(want))?;
-    let mut s = format!(
-        "{} {} ({}, {})\n\n{}\n",
-        doc.code,
-        doc.title,
-        doc.name,
-        doc.severity,
-        doc.explain.trim_end()
-    );
-    let refs = k.source_refs(&doc.source);
-    if !refs.is_empty() {
-        s.push_str("\nSources (shared/reference/compat-facts.md):\n");
-        for r in refs {
-            let title = k.sources.get(&r.id).map(|s| s.title.as_str()).unwrap_or("");
-            let _ = writeln!(s, "  [{}] {}", r.id, title);
-            for u in &r.urls {
-                let _ = writeln!(s, "       {u}");
-            }
-        }
-    }
-    Some(s)
-}
-
-/// The findings as text for a terminal, one block per finding. Paths and
-/// messages come from the traces and the program's output: their control
-/// characters are escaped.
-pub fn render_text(findings: &[Finding]) -> String {
-    let mut out = String::new();
-    for f in findings {
-        let _ = writeln!(
-            out,
-            "{:<7} {}  {}",
-            f.severity.as_str().to_uppercase(),
-            f.code,
-            esc(&f.title)
-        );
-        for e in &f.evidence {
-            let _ = writeln!(out, "          {}", esc(&evidence_text(e)));
-        }
-        let _ = writeln!(out, "          fix: {}", esc(&f.remedy));
-        let _ = writeln!(out, "          more: cudnn-trace explain {}", f.code);
-    }
-    out
-}
-
-/// One evidence line: `what: path  version  (reason in dir, asked by …)  detail`.
-pub fn evidence_text(e: &Evidence) -> String {
-    let mut s = format!("{}:", e.what);
-    let bare =
-        e.path.is_none() && e.version.is_none() && e.reason.is_none() && e.requester.is_none();
-    if let Some(p) = &e.path {
-        let _ = write!(s, " {p}");
-    }
-    if let Some(v) = &e.version {
-        let _ = write!(s, "  [{v}]");
-    }
-    let mut why = Vec::new();
-    if let Some(r) = &e.reason {
-        match &e.search_dir {
-            Some(d) => why.push(format!("{r} {d}")),
-            None => why.push(r.clone()),
-        }
-    }
-    if let Some(r) = &e.requester {
-        why.push(if r.is_empty() {
-            "asked by the main program".to_string()
-        } else {
-            format!("asked by {r}")
-        });
-    }
-    if !why.is_empty() {
-        let _ = write!(s, "  ({})", why.join(", "));
-    }
-    if let Some(d) = &e.detail {
-        let sep = if bare { " " } else { "  " };
-        let _ = write!(s, "{sep}{d}");
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::testkit::*;
     use super::*;
-    use crate::model::elf::DynInfo;
-
-    /// The PyTorch mix-up of the GPU probe (compat-facts §4.5, E-probe):
-    /// pip cuDNN 9.19 with PyTorch, the system 9.14 first on LD_LIBRARY_PATH.
-    fn probe_trace() -> Trace {
-        let sp = "/opt/torch/.venv/lib/python3.12/site-packages";
-        let pip = format!("{sp}/nvidia/cudnn/lib");
-        let disp = format!("{pip}/libcudnn.so.9");
-        let sys = "/usr/lib/x86_64-linux-gnu";
-        Trace::new()
-            .exe("/opt/torch/.venv/bin/python3.12")
-            .env("LD_LIBRARY_PATH", &format!("{sys}:/usr/local/nvidia/lib64"))
-            .load(&format!("{sp}/nvidia/cu13/lib/libcudart.so.13"), "RPATH", &format!("{sp}/torch/lib/libtorch_cuda.so"))
-            .load(&disp, "RPATH", &format!("{sp}/torch/lib/libtorch_cuda.so"))
-            .load_named("libcudnn_graph.so.9", &format!("{sys}/libcudnn_graph.so.9.14.0"), "LD_LIBRARY_PATH", &disp, "dlopen")
-            .version_query(&format!("{sys}/libcudnn_graph.so.9.14.0"), "cudnn", "9.14.0", Some(13000), Some(1210), None)
-            .load_named("libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "LD_LIBRARY_PATH", &format!("{sys}/libcudnn_graph.so.9.14.0"), "dlopen")
-            .driver_version("/usr/local/nvidia/lib64/libcuda.so.1", "13.0", None)
-            .call("cudnnGetProperty", &disp, Some(0), Some(serde_json::json!(9)))
-            .stderr("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in LD_LIBRARY_PATH.\n")
-            .machine(move |m| {
-                m.elf(&disp, DynInfo { runpath: vec!["$ORIGIN".into()], ..Default::default() });
-                m.file(&format!("{pip}/libcudnn_graph.so.9"));
-                m.dir(&format!("{sp}/nvidia_cudnn_cu13-9.19.0.56.dist-info"));
-                m.file(&format!("{sys}/libcudnn_graph.so.9.14.0"));
-            })
-    }
 
     #[test]
     fn probe_situation_end_to_end() {
@@ -426,17 +286,6 @@ mod tests {
         // Errors first, then by code.
         assert_eq!(codes, vec!["CDT008", "CDT010", "CDT002"], "{fs:#?}");
         assert_eq!(fs[2].severity, Severity::Warning);
-        let text = render_text(&fs);
-        println!("{text}");
-        assert!(
-            text.starts_with("ERROR   CDT008  libcudnn_graph.so.9 came from LD_LIBRARY_PATH"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\n          environment: LD_LIBRARY_PATH="),
-            "{text}"
-        );
-        assert!(text.contains("more: cudnn-trace explain CDT010"));
         assert!(fails(&fs, Severity::Error));
         let json = serde_json::to_value(&fs).unwrap();
         assert_eq!(json[0]["code"], "CDT008");
@@ -466,45 +315,6 @@ mod tests {
         assert_eq!(Severity::parse("warning"), Some(Severity::Warning));
         assert_eq!(Severity::parse("fatal"), None);
         assert!(Severity::Error > Severity::Warning && Severity::Warning > Severity::Info);
-    }
-
-    #[test]
-    fn explain_every_code() {
-        let k = Knowledge::embedded().unwrap();
-        for (code, name) in CODES {
-            let t = explain_with(&k, code).unwrap();
-            assert!(t.starts_with(code), "{t}");
-            assert!(t.contains(name));
-            assert!(
-                t.contains("Sources (shared/reference/compat-facts.md)"),
-                "{t}"
-            );
-            assert_eq!(explain_with(&k, &code.to_lowercase()), Some(t.clone()));
-            assert_eq!(explain_with(&k, name), Some(t));
-        }
-        assert_eq!(explain_with(&k, "CDT999"), None);
-        let list = codes_text(&k);
-        assert_eq!(list.lines().count(), CODES.len());
-        assert!(list.starts_with("CDT001  duplicate-library"), "{list}");
-        assert!(explain("cdt008").unwrap().contains("RUNPATH"));
-    }
-
-    #[test]
-    fn rendering_escapes_control_characters() {
-        let f = Finding {
-            code: "CDT006",
-            severity: Severity::Error,
-            title: "lib\u{1b}[31m.so could not be loaded".into(),
-            evidence: vec![Evidence::new("failed").path("/a\nb").detail("x\u{7}")],
-            remedy: "r\u{9b}".into(),
-            sources: Vec::new(),
-        };
-        let t = render_text(&[f]);
-        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
-        assert!(
-            t.contains(r"lib\x1b[31m.so") && t.contains(r"/a\x0ab"),
-            "{t}"
-        );
     }
 
     #[test]
@@ -560,53 +370,7 @@ mod tests {
     /// Nothing in a trace or in stderr makes the rules panic.
     #[test]
     fn hostile_input_does_not_panic() {
-        let big = format!(
-            "{}é{}",
-            "x".repeat(facts::MAX_STDERR),
-            "Unable to load any of {"
-        );
-        let t = Trace::new()
-            .load("/x/libcudnn.so.99999999999", "LD_LIBRARY_PATH", "")
-            .load("/x/libcudnn_graph.so", "weird", "/")
-            .load("/x/libcuda.so.1.2.3.4.5.6.7.8.9.10", "path", "/x")
-            .load("libcudart.so", "ld.so.cache", "relative")
-            .version_query(
-                "/x/libcudnn_graph.so",
-                "cudnn",
-                "not.a.version",
-                Some(-5),
-                Some(i64::MAX),
-                Some(i64::MIN),
-            )
-            .driver_version("/x/libcuda.so.1.2.3.4.5.6.7.8.9.10", "", Some("garbage"))
-            .call("cudnnCreate", "/nowhere", Some(i64::MIN), None)
-            .call("cuInit", "", Some(-1), None)
-            .call(
-                "cudnnGetVersion",
-                "/x/libcudnn.so",
-                None,
-                Some(serde_json::json!(-1)),
-            )
-            .call(
-                "cudaGetDeviceProperties",
-                "/x",
-                Some(0),
-                Some(serde_json::json!(-700)),
-            )
-            .failed(
-                "",
-                "",
-                &[("", "", "")],
-                Some(": undefined symbol: , version libcudnn"),
-            )
-            .failed(
-                "libcudnn.so",
-                "/x",
-                &[],
-                Some("x: undefined symbol: y, version libcudnn_ops_infer.so.8"),
-            )
-            .stderr(&big);
-        let _ = render_text(&t.findings());
+        let _ = hostile_trace().findings();
         let _ = probe_trace().stderr("\u{0}\u{ffff}Loaded runtime CuDNN library: 99999999999.0.0 but source was compiled with: 0.0.0").findings();
     }
 }

@@ -8,6 +8,7 @@ use super::{evaluate, Context, Facts, Knowledge};
 pub use super::{Finding, Severity};
 pub use crate::machine::FakeDisk;
 use crate::machine::Machine;
+use crate::model::elf::DynInfo;
 use crate::model::trace::{parse_trace, Image};
 use serde_json::json;
 use std::path::Path;
@@ -309,4 +310,81 @@ pub fn none(fs: &[Finding], code: &str) -> bool {
     let v = all(fs, code);
     assert!(v.is_empty(), "want no {code}: {v:#?}");
     true
+}
+
+/// The PyTorch mix-up of the GPU probe (compat-facts §4.5, E-probe):
+/// pip cuDNN 9.19 with PyTorch, the system 9.14 first on LD_LIBRARY_PATH.
+pub fn probe_trace() -> Trace {
+    let sp = "/opt/torch/.venv/lib/python3.12/site-packages";
+    let pip = format!("{sp}/nvidia/cudnn/lib");
+    let disp = format!("{pip}/libcudnn.so.9");
+    let sys = "/usr/lib/x86_64-linux-gnu";
+    Trace::new()
+        .exe("/opt/torch/.venv/bin/python3.12")
+        .env("LD_LIBRARY_PATH", &format!("{sys}:/usr/local/nvidia/lib64"))
+        .load(&format!("{sp}/nvidia/cu13/lib/libcudart.so.13"), "RPATH", &format!("{sp}/torch/lib/libtorch_cuda.so"))
+        .load(&disp, "RPATH", &format!("{sp}/torch/lib/libtorch_cuda.so"))
+        .load_named("libcudnn_graph.so.9", &format!("{sys}/libcudnn_graph.so.9.14.0"), "LD_LIBRARY_PATH", &disp, "dlopen")
+        .version_query(&format!("{sys}/libcudnn_graph.so.9.14.0"), "cudnn", "9.14.0", Some(13000), Some(1210), None)
+        .load_named("libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "LD_LIBRARY_PATH", &format!("{sys}/libcudnn_graph.so.9.14.0"), "dlopen")
+        .driver_version("/usr/local/nvidia/lib64/libcuda.so.1", "13.0", None)
+        .call("cudnnGetProperty", &disp, Some(0), Some(serde_json::json!(9)))
+        .stderr("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in LD_LIBRARY_PATH.\n")
+        .machine(move |m| {
+            m.elf(&disp, DynInfo { runpath: vec!["$ORIGIN".into()], ..Default::default() });
+            m.file(&format!("{pip}/libcudnn_graph.so.9"));
+            m.dir(&format!("{sp}/nvidia_cudnn_cu13-9.19.0.56.dist-info"));
+            m.file(&format!("{sys}/libcudnn_graph.so.9.14.0"));
+        })
+}
+
+/// A trace of nonsense (absurd versions, empty names, a huge stderr cut in
+/// a character): nothing in it may make the rules or the rendering panic.
+pub fn hostile_trace() -> Trace {
+    let big = format!(
+        "{}é{}",
+        "x".repeat(super::facts::MAX_STDERR),
+        "Unable to load any of {"
+    );
+    Trace::new()
+        .load("/x/libcudnn.so.99999999999", "LD_LIBRARY_PATH", "")
+        .load("/x/libcudnn_graph.so", "weird", "/")
+        .load("/x/libcuda.so.1.2.3.4.5.6.7.8.9.10", "path", "/x")
+        .load("libcudart.so", "ld.so.cache", "relative")
+        .version_query(
+            "/x/libcudnn_graph.so",
+            "cudnn",
+            "not.a.version",
+            Some(-5),
+            Some(i64::MAX),
+            Some(i64::MIN),
+        )
+        .driver_version("/x/libcuda.so.1.2.3.4.5.6.7.8.9.10", "", Some("garbage"))
+        .call("cudnnCreate", "/nowhere", Some(i64::MIN), None)
+        .call("cuInit", "", Some(-1), None)
+        .call(
+            "cudnnGetVersion",
+            "/x/libcudnn.so",
+            None,
+            Some(serde_json::json!(-1)),
+        )
+        .call(
+            "cudaGetDeviceProperties",
+            "/x",
+            Some(0),
+            Some(serde_json::json!(-700)),
+        )
+        .failed(
+            "",
+            "",
+            &[("", "", "")],
+            Some(": undefined symbol: , version libcudnn"),
+        )
+        .failed(
+            "libcudnn.so",
+            "/x",
+            &[],
+            Some("x: undefined symbol: y, version libcudnn_ops_infer.so.8"),
+        )
+        .stderr(&big)
 }

@@ -1,16 +1,18 @@
-//! The summary of a trace set: the process tree, and per process the
-//! CUDA-family libraries (path, version told by the name, why, who asked),
-//! failed loads and shim notes. Shared by the launcher and `report`.
+//! The text summary of a trace set: the process tree, and per process the
+//! CUDA-family libraries (path, version, why, who asked), failed loads, the
+//! pin's decisions and shim notes. Shared by the launcher and `report`.
 //!
-//! Facts only: no diagnosis rules here.
+//! It writes what the analysis found (`analysis::{tree, libraries,
+//! failures, pin}`); the findings have their own section
+//! (`render::findings`).
 
+use super::text::{argv_text, esc, esc_lines};
 use crate::analysis::failures::{
     blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
 };
 use crate::analysis::libraries::{libraries, other_count, LibraryView};
 use crate::analysis::pin::pin_view;
 use crate::analysis::{Link, ProcessTree};
-use crate::envcmd::sh_quote;
 use crate::model::name_version::NameVersion;
 use crate::model::Ver;
 use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
@@ -18,36 +20,6 @@ use cudnn_trace_format::{reason, via};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
-
-/// Untrusted text from a trace (argv, paths, names, error texts), safe to
-/// print on a terminal: control characters (C0 including newline and tab,
-/// DEL, and C1 U+0080–U+009F) are written as `\x1b`, `\u{9b}`.
-pub fn esc(s: &str) -> Cow<'_, str> {
-    escape_where(s, |_| true)
-}
-
-/// [`esc`] for text of several lines: newlines are kept.
-pub fn esc_lines(s: &str) -> Cow<'_, str> {
-    escape_where(s, |c| c != '\n')
-}
-
-fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() && escape(c);
-    if !s.chars().any(bad) {
-        return Cow::Borrowed(s);
-    }
-    let mut t = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if !bad(c) {
-            t.push(c);
-        } else if (c as u32) < 0x80 {
-            let _ = write!(t, "\\x{:02x}", c as u32);
-        } else {
-            let _ = write!(t, "\\u{{{:x}}}", c as u32);
-        }
-    }
-    Cow::Owned(t)
-}
 
 /// Appends one line of the summary, its control characters escaped.
 fn line(out: &mut String, s: &str) {
@@ -166,24 +138,6 @@ fn why_text(sh: &Shortener, v: &LibraryView) -> String {
         let _ = write!(s, " [namespace {}]", v.lmid);
     }
     s
-}
-
-/// argv for one line: quoted where needed, cut at `max` characters.
-pub fn argv_text(argv: &[String], max: usize) -> String {
-    let s = argv
-        .iter()
-        .map(|a| sh_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let s = s.replace(['\n', '\r', '\t'], " ");
-    let s = esc(&s);
-    if s.chars().count() > max {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    } else {
-        s.into_owned()
-    }
 }
 
 /// Options of the text summary.
@@ -896,55 +850,12 @@ fn padr(s: &str, w: usize) -> String {
     }
 }
 
-/// The launcher records of the set, for the JSON document.
-pub fn launchers(set: &TraceSet) -> Vec<&LauncherRecord> {
-    set.launchers.iter().map(|(_, r)| r).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::trace::parse_trace;
-    use crate::testutil::header;
+    use crate::testutil::{header, image, load};
     use std::path::Path;
-
-    #[allow(clippy::too_many_arguments)]
-    fn load(
-        pid: u32,
-        seq: u64,
-        path: &str,
-        real: &str,
-        reason: &str,
-        owner: &str,
-        req: &str,
-        via: &str,
-        new: bool,
-    ) -> String {
-        let fam = cudnn_trace_format::cuda_family(path.as_bytes())
-            .map(|f| format!("\"{f}\""))
-            .unwrap_or_else(|| "null".into());
-        format!(
-            r#"{{"ev":"load","seq":{seq},"t_ns":1,"pid":{pid},"ppid":1,"tid":{pid},"name":"x","path":"{path}","realpath":"{real}","reason":"{reason}","reason_owner":{owner},"search_dir":null,"requester":"{req}","via":"{via}","mode":null,"lmid":0,"soname":null,"dev":1,"ino":{ino},"size":3,"build_id":null,"family":{fam},"tried":[],"new":{new}}}"#,
-            ino = path.bytes().map(u64::from).sum::<u64>(),
-            owner = if owner.is_empty() {
-                "null".to_string()
-            } else {
-                format!("\"{owner}\"")
-            }
-        )
-    }
-
-    fn image(pid: u32, ppid: u32, origin: &str, lines: &[String], file: &str) -> Image {
-        let mut s = header(pid, ppid, origin);
-        s.push('\n');
-        for l in lines {
-            s.push_str(l);
-            s.push('\n');
-        }
-        let (img, probs) = parse_trace(s.as_bytes(), Path::new(file));
-        assert!(probs.is_empty(), "{probs:?}");
-        img.unwrap()
-    }
 
     #[test]
     fn tree_exec_chain_and_children() {
@@ -1019,17 +930,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("trace: out/x"), "{text}");
-    }
-
-    #[test]
-    fn same_file_through_another_path_is_one_library() {
-        let a = r#"{"ev":"load","seq":1,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libcudart.so.13","path":"/v/torch/lib/../../nvidia/cu13/lib/libcudart.so.13","realpath":"/v/nvidia/cu13/lib/libcudart.so.13","reason":"RPATH","reason_owner":"/v/torch/lib/libtorch_global_deps.so","search_dir":null,"requester":"/v/torch/lib/libtorch_global_deps.so","via":"needed","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":true}"#;
-        let b = r#"{"ev":"load","seq":2,"t_ns":2,"pid":1,"ppid":0,"tid":1,"name":"/w/libcudart.so.13","path":"/w/libcudart.so.13","realpath":"/w/libcudart.so.13","reason":"same-file","reason_owner":null,"search_dir":null,"requester":"/x/_ctypes.so","via":"loader","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":false}"#;
-        let img = image(1, 0, "exec", &[a.to_string(), b.to_string()], "1.jsonl");
-        let libs = libraries(&img, false);
-        assert_eq!(libs.len(), 1);
-        assert_eq!(libs[0].requests.len(), 1);
-        assert_eq!(libs[0].requests[0].reason, "same-file");
     }
 
     #[test]
@@ -1146,53 +1046,6 @@ mod tests {
     }
 
     #[test]
-    fn already_loaded_and_unloads() {
-        let a = load(
-            1,
-            1,
-            "/l/libcudnn.so.9",
-            "/l/libcudnn.so.9",
-            "LD_LIBRARY_PATH",
-            "",
-            "/x/libtorch.so",
-            "dlopen",
-            true,
-        );
-        let b = load(
-            1,
-            2,
-            "/l/libcudnn.so.9",
-            "/l/libcudnn.so.9",
-            "already-loaded",
-            "",
-            "/y/libother.so",
-            "dlopen",
-            false,
-        );
-        let c = load(
-            1,
-            3,
-            "/m/libcudart.so.13",
-            "/m/libcudart.so.13.0.1",
-            "already-loaded",
-            "",
-            "/y/libother.so",
-            "dlopen",
-            false,
-        );
-        let u = r#"{"ev":"unload","seq":4,"t_ns":5,"pid":1,"ppid":0,"tid":1,"path":"/l/libcudnn.so.9","lmid":0,"family":"cudnn"}"#.to_string();
-        let img = image(1, 0, "exec", &[a, b, c, u], "1.jsonl");
-        let libs = libraries(&img, false);
-        assert_eq!(libs.len(), 2);
-        assert_eq!(libs[0].family.as_deref(), Some("cudnn"));
-        assert_eq!(libs[0].requests.len(), 1);
-        assert!(libs[0].unloaded);
-        assert_eq!(libs[1].family.as_deref(), Some("cudart"));
-        assert!(!libs[1].new);
-        assert_eq!(libs[1].version, Some(NameVersion::Full("13.0.1".into())));
-    }
-
-    #[test]
     fn common_prefix_is_chosen_and_written_once() {
         let sp = "/opt/venv/lib/python3.12/site-packages";
         let lines: Vec<String> = [
@@ -1262,65 +1115,6 @@ mod tests {
         let sh = Shortener::new(&img, None);
         assert_eq!(sh.short("/a/libtorch.so"), "/a/libtorch.so");
         assert_eq!(sh.short("/usr/bin/python3.11"), "python3.11");
-    }
-
-    #[test]
-    fn tried_platform_subdirectories_are_folded() {
-        use cudnn_trace_format::read::Tried;
-        let t = |p: &str, r: &str| Tried {
-            path: p.into(),
-            reason: r.into(),
-            result: "missing".into(),
-        };
-        let tried = vec![
-            t("/a/b/glibc-hwcaps/x86-64-v3/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/a/b/tls/x86_64/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/a/b/tls/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/a/b/tls/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/a/b/tls/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/a/b/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/a/x86_64/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/a/libx.so.1", "LD_LIBRARY_PATH"),
-            t("/lib/x86_64-linux-gnu/libx.so.1", "default-dir"),
-            t("/lib/tls/libx.so.1", "default-dir"),
-            t("/lib/libx.so.1", "default-dir"),
-        ];
-        let rows: Vec<(String, usize)> = compact_tried(&tried)
-            .into_iter()
-            .map(|r| (r.path, r.folded))
-            .collect();
-        let want: Vec<(String, usize)> = [
-            ("/a/b/libx.so.1", 4),
-            ("/a/libx.so.1", 1),
-            ("/lib/x86_64-linux-gnu/libx.so.1", 0),
-            ("/lib/libx.so.1", 1),
-        ]
-        .iter()
-        .map(|(p, n)| (p.to_string(), *n))
-        .collect();
-        assert_eq!(rows, want);
-    }
-
-    #[test]
-    fn argv_abbreviation() {
-        let v: Vec<String> = vec!["python".into(), "-c".into(), "print('hi there')".into()];
-        assert_eq!(argv_text(&v, 100), r#"python -c 'print('\''hi there'\'')'"#);
-        let long: Vec<String> = vec!["x".repeat(50), "y".repeat(50)];
-        let t = argv_text(&long, 20);
-        assert_eq!(t.chars().count(), 20);
-        assert!(t.ends_with('…'));
-    }
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(esc("plain …/ü"), "plain …/ü");
-        assert!(matches!(esc("plain"), Cow::Borrowed(_)));
-        assert_eq!(esc("a\u{1b}[31mb\n\t\u{0}"), r"a\x1b[31mb\x0a\x09\x00");
-        assert_eq!(
-            esc("\u{7f}\u{80}\u{9b}\u{9f}\u{a0}"),
-            "\\x7f\\u{80}\\u{9b}\\u{9f}\u{a0}"
-        );
-        assert_eq!(esc_lines("a\u{1b}\nb\r\n"), "a\\x1b\nb\\x0d\n");
     }
 
     #[test]
