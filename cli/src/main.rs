@@ -16,16 +16,13 @@ macro_rules! errln {
 
 mod analysis;
 mod args;
-mod capture;
+mod commands;
 mod envcmd;
 mod launch;
-mod ldenv;
 mod machine;
 mod model;
 mod render;
 mod report;
-mod shim;
-mod target;
 
 #[cfg(test)]
 mod testutil;
@@ -35,18 +32,18 @@ use args::Command;
 fn version_text(long: bool) -> String {
     let mut s = format!("cudnn-trace {}\n", env!("CARGO_PKG_VERSION"));
     if long {
-        match shim::embedded() {
+        match launch::shim::embedded() {
             Some(b) => {
                 s += &format!(
                     "shim: embedded, {} bytes, hash {}\n",
                     b.len(),
-                    shim::content_hash(b)
+                    launch::shim::content_hash(b)
                 );
             }
             None => s += "shim: NOT embedded (the build could not produce it)\n",
         }
-        if let Some(p) = std::env::var_os(shim::SHIM_PATH_ENV) {
-            s += &format!("{}={}\n", shim::SHIM_PATH_ENV, p.to_string_lossy());
+        if let Some(p) = std::env::var_os(launch::shim::SHIM_PATH_ENV) {
+            s += &format!("{}={}\n", launch::shim::SHIM_PATH_ENV, p.to_string_lossy());
         }
         s += &format!(
             "trace schema: {}, report JSON: {}\n",
@@ -71,7 +68,7 @@ fn main() {
         }
         Ok(Command::Report(r)) => report::run(r),
         Ok(Command::Explain(code)) => report::explain(code.as_deref()),
-        Ok(Command::Run(r)) => launch::run(r),
+        Ok(Command::Run(r)) => commands::run::run(r),
         Ok(Command::Env(e)) => envcmd::run(e),
         Ok(Command::Probe(a)) => machine::probe::child_main(&a),
         Err(e) => {

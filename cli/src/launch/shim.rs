@@ -508,6 +508,71 @@ fn noexec(dir: &Path) -> bool {
     rc == 0 && st.f_flag & libc::ST_NOEXEC != 0
 }
 
+/// Installs the embedded shim at `dest` (absolute): a temporary file in the
+/// same directory, written and synced, then renamed over `dest`, so that a
+/// process starting meanwhile loads the old file or the new one, never half
+/// of one. Mode 0644: the loader only reads it.
+pub fn install_shim(dest: &Path) -> Result<(), String> {
+    match fs::symlink_metadata(dest) {
+        Ok(md) if md.file_type().is_symlink() => {
+            return Err(format!(
+                "{} is a symbolic link; not writing through it (remove it, or give the path it leads to)",
+                dest.display()
+            ))
+        }
+        Ok(md) if md.is_dir() => {
+            return Err(format!(
+                "{} is a directory; give the file's path, such as {}",
+                dest.display(),
+                dest.join(SHIM_FILE).display()
+            ))
+        }
+        _ => {}
+    }
+    let bytes: Vec<u8> = match embedded() {
+        Some(b) => b.to_vec(),
+        // A development binary without its shim: the override names one.
+        None => match std::env::var_os(SHIM_PATH_ENV).filter(|p| !p.is_empty()) {
+            Some(p) => fs::read(&p).map_err(|e| io_err(Path::new(&p), &e))?,
+            None => {
+                return Err(format!(
+                    "this binary was built without its shim; set {}=/path/to/{}",
+                    SHIM_PATH_ENV, SHIM_FILE
+                ))
+            }
+        },
+    };
+    let (Some(parent), Some(name)) = (dest.parent(), dest.file_name()) else {
+        return Err(format!("{} is not a file path", dest.display()));
+    };
+    fs::create_dir_all(parent).map_err(|e| io_err(parent, &e))?;
+    let tmp = parent.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let write = || -> std::io::Result<()> {
+        let _ = fs::remove_file(&tmp);
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)?;
+        f.write_all(&bytes)?;
+        f.set_permissions(fs::Permissions::from_mode(0o644))?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, dest)?;
+        // The rename itself survives a crash once the directory is synced.
+        fs::File::open(parent)?.sync_all()
+    };
+    write().map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        io_err(dest, &e)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -780,5 +845,33 @@ mod tests {
         let p = locate_in(&[world], FAKE, euid()).unwrap();
         assert_eq!(mode(p.parent().unwrap()), 0o755);
         assert_eq!(mode(&cache.join("cudnn-trace")), 0o755);
+    }
+
+    #[test]
+    fn installs_atomically_and_never_through_a_symlink() {
+        let d = crate::testutil::tempdir("env-shim");
+        let dest = d.join("new/dirs/libcdtrace.so");
+        // A binary built without its shim cannot install one.
+        match install_shim(&dest) {
+            Ok(()) => {
+                let md = fs::symlink_metadata(&dest).unwrap();
+                assert!(md.is_file());
+                assert_eq!(md.mode() & 0o7777, 0o644);
+                assert_eq!(fs::read(&dest).unwrap(), embedded().unwrap());
+                // No temporary file left.
+                assert_eq!(fs::read_dir(dest.parent().unwrap()).unwrap().count(), 1);
+            }
+            Err(e) => assert!(embedded().is_none(), "{e}"),
+        }
+        let link = d.join("link.so");
+        std::os::unix::fs::symlink(d.join("victim"), &link).unwrap();
+        let e = install_shim(&link).unwrap_err();
+        assert!(
+            e.contains("is a symbolic link; not writing through it"),
+            "{e}"
+        );
+        assert!(!d.join("victim").exists());
+        let e = install_shim(&d).unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
     }
 }

@@ -8,8 +8,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
+use crate::launch::shim::SHIM_FILE;
 use crate::machine::pin::PinMode;
-use crate::shim::SHIM_FILE;
 
 /// Whether an LD_PRELOAD/LD_AUDIT entry is a cudnn-trace shim (this one or one
 /// from an outer, nested run, perhaps another version): it is replaced rather

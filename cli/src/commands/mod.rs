@@ -1,0 +1,3 @@
+//! The commands: thin glue between the arguments and the layers below.
+
+pub mod run;

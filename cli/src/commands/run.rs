@@ -1,0 +1,116 @@
+//! `cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]`: the launcher runs the
+//! program traced; then the run is read back and summarized like `report`
+//! would, and `--fail-on` gates the exit status.
+
+use crate::analysis::findings::Severity;
+use crate::analysis::{Diagnosis, ProcessTree};
+use crate::args::RunArgs;
+use crate::launch::{self, eprint, Outcome, Traced};
+use crate::model::{self, TraceSet};
+use crate::render::summary::{self, TextOptions};
+use crate::render::{findings::findings_text, json, text::display_path};
+use crate::report;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+/// `--fail-on LEVEL`: the program exited 0 but a finding reached LEVEL.
+pub const EXIT_FINDINGS: i32 = 3;
+
+/// Runs the launcher; returns the exit status.
+pub fn run(args: RunArgs) -> i32 {
+    let opts = launch::Options {
+        out: args.out.clone(),
+        all: args.all,
+        no_capture_stderr: args.no_capture_stderr,
+        pin: args.pin.clone(),
+        pin_mode: args.pin_mode,
+        program: args.program.clone(),
+        args: args.args.clone(),
+    };
+    let mut run = match launch::run(&opts) {
+        Outcome::Done(code) => return code,
+        Outcome::Traced(t) => t,
+    };
+    let status = summarize(&args, &mut run);
+    if let Some(sig) = run.record.signal {
+        launch::die_of(sig);
+    }
+    status
+}
+
+/// The end of a traced run: the findings counted into `launcher.json`, the
+/// `--fail-on` gate, the summary on stderr and the JSON summary. Returns the
+/// exit status.
+fn summarize(args: &RunArgs, run: &mut Traced) -> i32 {
+    let mut status = run.status;
+    if args.quiet && args.json_summary.is_none() && args.fail_on.is_none() {
+        return status;
+    }
+    let out_dir = run.out_dir.clone();
+    let rec = &mut run.record;
+    let set = model::read_paths(std::slice::from_ref(&out_dir));
+    let a = ProcessTree::new(&set);
+    let stderr = model::captured_stderr(std::slice::from_ref(&out_dir));
+    let d = report::diagnose(&set, stderr.as_deref());
+    let tripped = d.trips(args.fail_on);
+    let count = |s: Severity| d.all().filter(|f| f.severity == s).count();
+    rec.findings = Some(model::FindingsRecord {
+        error: count(Severity::Error),
+        warning: count(Severity::Warning),
+        info: count(Severity::Info),
+        fail_on: args.fail_on.map(|l| l.as_str().to_string()),
+        tripped,
+    });
+    // The gate never hides the program's own failure: it only turns a
+    // clean exit into EXIT_FINDINGS.
+    if tripped && status == 0 && rec.signal.is_none() {
+        status = EXIT_FINDINGS;
+        rec.status = Some(status);
+    }
+    launch::write_record(&out_dir, rec);
+    if !args.quiet {
+        report::print_problems(&set.problems);
+        let opts = TextOptions {
+            all: false,
+            location: vec![display_path(&out_dir)],
+            prefix: None,
+        };
+        eprint(&format!(
+            "\n{}{}",
+            summary::render(&set, &a, &opts),
+            findings_text(&d)
+        ));
+    }
+    if let Some(dest) = &args.json_summary {
+        write_json_summary(&set, &a, dest, args.all, &d);
+    }
+    status
+}
+
+fn write_json_summary(set: &TraceSet, a: &ProcessTree, dest: &Path, all: bool, d: &Diagnosis) {
+    let doc = json::document(set, a, all, d);
+    let text = match serde_json::to_string_pretty(&doc) {
+        Ok(t) => t + "\n",
+        Err(e) => {
+            eprint(&format!(
+                "cudnn-trace: cannot write the JSON summary: {e}\n"
+            ));
+            return;
+        }
+    };
+    let res = if dest == Path::new("-") {
+        std::io::stdout()
+            .write_all(text.as_bytes())
+            .and_then(|()| std::io::stdout().flush())
+    } else {
+        fs::write(dest, text)
+    };
+    if let Err(e) = res {
+        eprint(&format!(
+            "cudnn-trace: cannot write the JSON summary to {}: {}\n",
+            dest.display(),
+            model::io_msg(&e)
+        ));
+    }
+}
