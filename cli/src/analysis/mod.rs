@@ -25,6 +25,29 @@ use crate::machine::Machine;
 use crate::model::TraceSet;
 use std::collections::BTreeMap;
 
+/// Everything the analysis concludes about a trace set: its process tree
+/// and the findings.
+pub struct Analysis {
+    pub tree: ProcessTree,
+    pub diagnosis: Diagnosis,
+}
+
+/// Analyses a trace set. `stderr`: what the program wrote to its stderr,
+/// when the launcher captured it (framework messages are explained from
+/// it); `knowledge_warnings`: what loading the knowledge tables reported.
+pub fn analyse(
+    set: &TraceSet,
+    stderr: Option<&str>,
+    machine: &Machine,
+    knowledge: &Knowledge,
+    knowledge_warnings: Vec<String>,
+) -> Analysis {
+    Analysis {
+        tree: ProcessTree::new(set),
+        diagnosis: diagnose(set, stderr, machine, knowledge, knowledge_warnings),
+    }
+}
+
 /// The findings of a trace set, and what they were computed with.
 pub struct Diagnosis {
     /// One entry per image, in `TraceSet::images` order.

@@ -2,14 +2,12 @@
 //! program traced; then the run is read back and summarized like `report`
 //! would, and `--fail-on` gates the exit status.
 
-use crate::analysis::findings::Severity;
-use crate::analysis::{Diagnosis, ProcessTree};
 use crate::args::RunArgs;
 use crate::launch::{self, eprint, Outcome, Traced};
-use crate::model::{self, TraceSet};
-use crate::render::summary::{self, TextOptions};
-use crate::render::{findings::findings_text, json, text::display_path};
-use crate::report;
+use crate::model;
+use crate::pipeline::Report;
+use crate::render::summary::TextOptions;
+use crate::render::text::display_path;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -47,50 +45,37 @@ fn summarize(args: &RunArgs, run: &mut Traced) -> i32 {
     if args.quiet && args.json_summary.is_none() && args.fail_on.is_none() {
         return status;
     }
-    let out_dir = run.out_dir.clone();
+    let report = Report::read(std::slice::from_ref(&run.out_dir));
     let rec = &mut run.record;
-    let set = model::read_paths(std::slice::from_ref(&out_dir));
-    let a = ProcessTree::new(&set);
-    let stderr = model::captured_stderr(std::slice::from_ref(&out_dir));
-    let d = report::diagnose(&set, stderr.as_deref());
-    let tripped = d.trips(args.fail_on);
-    let count = |s: Severity| d.all().filter(|f| f.severity == s).count();
-    rec.findings = Some(model::FindingsRecord {
-        error: count(Severity::Error),
-        warning: count(Severity::Warning),
-        info: count(Severity::Info),
-        fail_on: args.fail_on.map(|l| l.as_str().to_string()),
-        tripped,
-    });
+    rec.findings = Some(report.findings_record(args.fail_on));
     // The gate never hides the program's own failure: it only turns a
     // clean exit into EXIT_FINDINGS.
-    if tripped && status == 0 && rec.signal.is_none() {
+    if report.trips(args.fail_on) && status == 0 && rec.signal.is_none() {
         status = EXIT_FINDINGS;
         rec.status = Some(status);
     }
-    launch::write_record(&out_dir, rec);
+    launch::write_record(&run.out_dir, rec);
     if !args.quiet {
-        report::print_problems(&set.problems);
+        eprint(&report.problems_text());
         let opts = TextOptions {
             all: false,
-            location: vec![display_path(&out_dir)],
+            location: vec![display_path(&run.out_dir)],
             prefix: None,
         };
         eprint(&format!(
             "\n{}{}",
-            summary::render(&set, &a, &opts),
-            findings_text(&d)
+            report.summary_text(&opts),
+            report.findings_text()
         ));
     }
     if let Some(dest) = &args.json_summary {
-        write_json_summary(&set, &a, dest, args.all, &d);
+        write_json_summary(&report, dest, args.all);
     }
     status
 }
 
-fn write_json_summary(set: &TraceSet, a: &ProcessTree, dest: &Path, all: bool, d: &Diagnosis) {
-    let doc = json::document(set, a, all, d);
-    let text = match serde_json::to_string_pretty(&doc) {
+fn write_json_summary(report: &Report, dest: &Path, all: bool) {
+    let text = match report.json(all) {
         Ok(t) => t + "\n",
         Err(e) => {
             eprint(&format!(

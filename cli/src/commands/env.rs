@@ -7,6 +7,7 @@
 //! variables to set, in three syntaxes: a shell, a Dockerfile and a systemd
 //! unit, each quoted for its own rules.
 
+use super::print_stdout;
 use crate::args::EnvArgs;
 use crate::launch::shim::{self, install_shim};
 use crate::machine::pin;
@@ -78,7 +79,7 @@ pub fn run(a: EnvArgs) -> i32 {
     };
     match render(&info, &shim_path, per_user, out.as_deref()) {
         Ok(text) => {
-            crate::report::print_stdout(&text);
+            print_stdout(&text);
             VALID
         }
         Err(e) => {

@@ -1,66 +1,13 @@
-//! `cudnn-trace report DIR|FILE... [--json]`, and the JSON document shared
-//! with the launcher's `--json-summary`.
+//! `cudnn-trace report [--json] DIR|FILE...`: the traces read again, through
+//! the same pipeline as the launcher's summary.
 
-use crate::analysis::findings::{self};
-use crate::analysis::{Diagnosis, ProcessTree};
+use super::print_stdout;
 use crate::args::ReportArgs;
-use crate::machine::Machine;
-use crate::model::{self, trace, Problem, TraceSet};
-use crate::render::explain::{codes_text, explain_with};
-use crate::render::findings::{findings_text, problems_text};
-use crate::render::json::document;
-use crate::render::summary::{self, TextOptions};
+use crate::launch::eprint;
+use crate::model::{trace, TraceSet};
+use crate::pipeline::Report;
+use crate::render::summary::TextOptions;
 use crate::render::text::esc;
-
-/// Evaluates the findings rules over a trace set, with the knowledge tables
-/// and this machine. `stderr`: what the program wrote to its stderr, when
-/// the launcher captured it.
-pub fn diagnose(set: &TraceSet, stderr: Option<&str>) -> Diagnosis {
-    let (k, warnings) = findings::Knowledge::load();
-    let machine = Machine::this_host();
-    crate::analysis::diagnose(set, stderr, &machine, &k, warnings)
-}
-
-/// `cudnn-trace explain [CODE]`.
-pub fn explain(code: Option<&str>) -> i32 {
-    let (k, warnings) = findings::Knowledge::load();
-    for w in &warnings {
-        errln!("cudnn-trace: knowledge: {w}");
-    }
-    match code {
-        None => {
-            print_stdout(&codes_text(&k));
-            0
-        }
-        Some(c) => {
-            match explain_with(&k, c) {
-                Some(t) => {
-                    print_stdout(&t);
-                    if !t.ends_with('\n') {
-                        print_stdout("\n");
-                    }
-                    0
-                }
-                None => {
-                    errln!("cudnn-trace: no finding has the code {c:?}; `cudnn-trace explain` lists them");
-                    2
-                }
-            }
-        }
-    }
-}
-
-/// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
-pub fn print_stdout(s: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
-}
-
-/// Prints problems to stderr, a bounded number of them.
-pub fn print_problems(problems: &[Problem]) {
-    crate::launch::eprint(&problems_text(problems));
-}
 
 /// Runs `report`; returns the exit status.
 pub fn run(args: ReportArgs) -> i32 {
@@ -86,14 +33,10 @@ pub fn run(args: ReportArgs) -> i32 {
             }
         }
     }
-    let set = model::read_paths(&paths);
-    print_problems(&set.problems);
-    let a = ProcessTree::new(&set);
-    let stderr = model::captured_stderr(&paths);
-    let d = diagnose(&set, stderr.as_deref());
+    let report = Report::read(&paths);
+    eprint(&report.problems_text());
     if args.json {
-        let doc = document(&set, &a, args.all, &d);
-        match serde_json::to_string_pretty(&doc) {
+        match report.json(args.all) {
             Ok(s) => print_stdout(&(s + "\n")),
             Err(e) => {
                 errln!("cudnn-trace: cannot write JSON: {e}");
@@ -106,13 +49,13 @@ pub fn run(args: ReportArgs) -> i32 {
             location: paths.iter().map(|p| p.display().to_string()).collect(),
             prefix: None,
         };
-        print_stdout(&summary::render(&set, &a, &opts));
-        if !set.images.is_empty() {
-            print_stdout(&findings_text(&d));
+        print_stdout(&report.summary_text(&opts));
+        if !report.set.images.is_empty() {
+            print_stdout(&report.findings_text());
         }
     }
-    match exit_status(&set) {
-        0 if d.trips(args.fail_on) => 3,
+    match exit_status(&report.set) {
+        0 if report.trips(args.fail_on) => 3,
         s => s,
     }
 }
@@ -133,9 +76,15 @@ fn exit_status(set: &TraceSet) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::LauncherRecord;
+    use crate::machine::Machine;
+    use crate::model::{self, LauncherRecord};
     use crate::testutil::{header, tempdir};
     use std::fs;
+
+    /// The set analysed on this machine.
+    fn report(set: TraceSet) -> Report {
+        Report::analyse(set, None, &Machine::this_host())
+    }
 
     #[test]
     fn json_document_with_problems() {
@@ -151,10 +100,8 @@ mod tests {
         )
         .unwrap();
         fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
-        let set = model::read_paths(std::slice::from_ref(&d));
-        let a = ProcessTree::new(&set);
-        let d = diagnose(&set, None);
-        let v = serde_json::to_value(document(&set, &a, false, &d)).unwrap();
+        let r = report(model::read_paths(std::slice::from_ref(&d)));
+        let v = serde_json::to_value(r.document(false)).unwrap();
         assert_eq!(v["report_version"], 1);
         assert_eq!(v["processes"].as_array().unwrap().len(), 1);
         let p = &v["processes"][0];
@@ -168,10 +115,10 @@ mod tests {
         assert_eq!(p["notes"][0]["msg"], "hello");
         let probs = v["problems"].as_array().unwrap();
         assert_eq!(probs.len(), 3, "{probs:?}");
-        assert_eq!(exit_status(&set), 0);
+        assert_eq!(exit_status(&r.set), 0);
 
         // Text rendering of the same set does not panic and names the failure.
-        let text = summary::render(&set, &a, &TextOptions::default());
+        let text = r.summary_text(&TextOptions::default());
         assert!(text.contains("FAILED  libcudnn_adv.so.9"), "{text}");
         assert!(text.contains("error: E1"), "{text}");
         assert!(text.contains("note    warning: hello"), "{text}");
@@ -183,10 +130,9 @@ mod tests {
         fs::write(d.join("1.jsonl"), "").unwrap();
         let set = model::read_paths(&[d]);
         assert_eq!(exit_status(&set), 1);
-        let a = ProcessTree::new(&set);
-        let _ = summary::render(&set, &a, &TextOptions::default());
-        let d = diagnose(&set, None);
-        let _ = serde_json::to_string(&document(&set, &a, true, &d)).unwrap();
+        let r = report(set);
+        let _ = r.summary_text(&TextOptions::default());
+        let _ = serde_json::to_string(&r.document(true)).unwrap();
     }
 
     #[test]
@@ -220,9 +166,9 @@ mod tests {
                 ..Default::default()
             },
         ));
-        let a = ProcessTree::new(&set);
-        let text = summary::render(&set, &a, &TextOptions::default());
-        let problems = problems_text(&set.problems);
+        let r = report(set);
+        let text = r.summary_text(&TextOptions::default());
+        let problems = r.problems_text();
         for out in [&text, &problems] {
             assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
         }
@@ -242,8 +188,7 @@ mod tests {
         assert!(text.contains(r"not started: no\u{85}such"), "{text}");
         assert!(problems.contains(r"bad\x1b[7m.jsonl"), "{problems}");
         // JSON keeps the text as it is (serde escapes it).
-        let d = diagnose(&set, None);
-        let json = serde_json::to_string(&document(&set, &a, false, &d)).unwrap();
+        let json = serde_json::to_string(&r.document(false)).unwrap();
         assert!(json.contains(r"\u001b]0;pwned"), "{json}");
     }
 }
