@@ -1,8 +1,8 @@
 //! Command-line parsing, by hand: the launcher's options end at the first
 //! non-option argument, and everything after it belongs to the program.
 
-use crate::analysis::findings::Severity;
-use crate::machine::pin::PinMode;
+use cudnn_trace_core::analysis::findings::Severity;
+use cudnn_trace_core::machine::pin::PinMode;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
@@ -141,7 +141,9 @@ pub fn parse(args: &[OsString]) -> Result<Command, UsageError> {
         Some(a) if a == "report" => parse_report(&args[1..]),
         Some(a) if a == "explain" => parse_explain(&args[1..]),
         Some(a) if a == "env" => parse_env(&args[1..]),
-        Some(a) if a == crate::machine::probe::SUBCOMMAND => Ok(Command::Probe(args[1..].to_vec())),
+        Some(a) if a == cudnn_trace_core::machine::probe::SUBCOMMAND => {
+            Ok(Command::Probe(args[1..].to_vec()))
+        }
         Some(a) if a == "help" => Ok(Command::Help),
         Some(a) if a == "version" => Ok(Command::Version),
         Some(_) => parse_run(args),

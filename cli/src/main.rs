@@ -6,25 +6,19 @@
 //! LD_PRELOAD; `cudnn-trace report DIR|FILE...` summarizes traces;
 //! `cudnn-trace env --pin DIR` prints the settings that pin cuDNN to DIR
 //! without the launcher.
+//!
+//! This crate is the command line only (`args`, `commands`); everything
+//! below it is the `cudnn_trace_core` library (`core/`).
 
 /// eprintln! that never panics (a closed stderr is ignored).
 macro_rules! errln {
     ($($t:tt)*) => {
-        $crate::launch::eprint(&format!("{}\n", format_args!($($t)*)))
+        cudnn_trace_core::launch::eprint(&format!("{}\n", format_args!($($t)*)))
     };
 }
 
-mod analysis;
 mod args;
 mod commands;
-mod launch;
-mod machine;
-mod model;
-mod pipeline;
-mod render;
-
-#[cfg(test)]
-mod testutil;
 
 fn main() {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();

@@ -9,10 +9,10 @@
 
 use super::print_stdout;
 use crate::args::EnvArgs;
-use crate::launch::shim::{self, install_shim};
-use crate::machine::pin;
-use crate::model::io_msg;
-use crate::render::env::{describe, render};
+use cudnn_trace_core::launch::shim::{self, install_shim};
+use cudnn_trace_core::machine::pin;
+use cudnn_trace_core::model::io_msg;
+use cudnn_trace_core::render::env::{describe, render};
 use std::path::{Path, PathBuf};
 
 /// Exit statuses of `env`.

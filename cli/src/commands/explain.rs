@@ -1,8 +1,8 @@
 //! `cudnn-trace explain [CODE]`: what a finding code means.
 
 use super::print_stdout;
-use crate::analysis::Knowledge;
-use crate::render::explain::{codes_text, explain_with};
+use cudnn_trace_core::analysis::Knowledge;
+use cudnn_trace_core::render::explain::{codes_text, explain_with};
 
 /// `cudnn-trace explain [CODE]`.
 pub fn run(code: Option<&str>) -> i32 {

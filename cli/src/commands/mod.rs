@@ -10,8 +10,8 @@ pub mod report;
 pub mod run;
 
 use crate::args::{self, Command};
-use crate::launch::{self, eprint};
-use crate::render;
+use cudnn_trace_core::launch::{self, eprint};
+use cudnn_trace_core::render;
 use std::ffi::OsString;
 
 /// Runs the command `argv` (the arguments after the program name) asks for;

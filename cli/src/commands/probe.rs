@@ -6,5 +6,5 @@ use std::ffi::OsString;
 
 /// Runs the probe's child side; returns its exit status.
 pub fn run(args: &[OsString]) -> i32 {
-    crate::machine::probe::child_main(args)
+    cudnn_trace_core::machine::probe::child_main(args)
 }

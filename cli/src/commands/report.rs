@@ -3,11 +3,11 @@
 
 use super::print_stdout;
 use crate::args::ReportArgs;
-use crate::launch::eprint;
-use crate::model::trace;
-use crate::pipeline::Report;
-use crate::render::summary::TextOptions;
-use crate::render::text::esc;
+use cudnn_trace_core::launch::eprint;
+use cudnn_trace_core::model::trace;
+use cudnn_trace_core::pipeline::Report;
+use cudnn_trace_core::render::summary::TextOptions;
+use cudnn_trace_core::render::text::esc;
 
 /// Runs `report`; returns the exit status.
 pub fn run(args: ReportArgs) -> i32 {

@@ -3,11 +3,11 @@
 //! would, and `--fail-on` gates the exit status.
 
 use crate::args::RunArgs;
-use crate::launch::{self, eprint, Outcome, Traced};
-use crate::model;
-use crate::pipeline::Report;
-use crate::render::summary::TextOptions;
-use crate::render::text::display_path;
+use cudnn_trace_core::launch::{self, eprint, Outcome, Traced};
+use cudnn_trace_core::model;
+use cudnn_trace_core::pipeline::Report;
+use cudnn_trace_core::render::summary::TextOptions;
+use cudnn_trace_core::render::text::display_path;
 use std::fs;
 use std::io::Write;
 use std::path::Path;

@@ -1,10 +1,11 @@
-//! Builds the shim (`libcdtrace.so`) and embeds it in the CLI binary.
+//! Builds the shim (`libcdtrace.so`) and embeds it in this library, and so in
+//! the CLI binary (and any other front end) that links it.
 //!
 //! `cargo install --path cli` installs only the binary, so the shim has to
 //! travel inside it. This script runs a nested `cargo build --release -p
 //! cudnn-trace-shim` with its own target directory (the outer build holds the
 //! lock on the normal one) and copies the result to `$OUT_DIR/libcdtrace.so`,
-//! which `src/shim.rs` includes with `include_bytes!`.
+//! which `src/launch/shim.rs` includes with `include_bytes!`.
 //!
 //! When the shim cannot be built (the workspace is not there, or the shim does
 //! not compile), an empty file is embedded and a cargo warning says why; the
