@@ -2,8 +2,9 @@
 //! sub-libraries of different versions (compat-facts §3.3, rule 7).
 
 use super::{and_list, finding, loaded};
-use crate::analysis::findings::facts::{basename, dirname, Facts, Lib};
-use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
+use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Severity, Ver};
+use crate::model::stem;
 use std::collections::BTreeMap;
 
 /// How a copy got in, and what to change so that it does not.
@@ -165,113 +166,171 @@ struct Odd<'l, 'a> {
 /// rule 7) or a loader error `undefined symbol: …, version libcudnn_X.so.8`
 /// (§3.3, [R46]); also cuDNN files of one major from several directories.
 pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
-    let k = ctx.knowledge;
+    cudnn_by_major(f)
+        .into_iter()
+        .filter_map(|(major, libs)| Install::new(ctx, major, libs).finding(f, ctx))
+        .collect()
+}
+
+/// The cuDNN files of a process by major; also the majors that only show
+/// up in failures (symbol-version errors), with no file.
+fn cudnn_by_major<'l, 'a>(f: &'l Facts<'a>) -> BTreeMap<u32, Vec<&'l Lib<'a>>> {
     let mut by_major: BTreeMap<u32, Vec<&Lib<'_>>> = BTreeMap::new();
     for l in f.family("cudnn") {
         if let Some(m) = l.major {
             by_major.entry(m).or_default().push(l);
         }
     }
-    // Majors that only show up in failures (symbol-version errors).
     for fl in &f.failed {
-        if let Some(m) = symbol_version_error(fl)
-            .and_then(|(_, tag)| crate::analysis::findings::facts::soname_major(&tag))
-        {
+        if let Some(m) = symbol_version_error(fl).and_then(|(_, tag)| soname_major(&tag)) {
             by_major.entry(m).or_default();
         }
     }
-    let mut out = Vec::new();
-    for (major, libs) in by_major {
-        let layout = k.layout(major);
+    by_major
+}
+
+/// The cuDNN files of one major in a process, and its layout's names.
+struct Install<'l, 'a> {
+    major: u32,
+    libs: Vec<&'l Lib<'a>>,
+    /// The dispatcher's stem (`libcudnn`).
+    disp_stem: String,
+    /// The library that answers the version queries (v9 graph, v8
+    /// ops_infer), when loaded.
+    reference: Option<&'l Lib<'a>>,
+}
+
+impl<'l, 'a> Install<'l, 'a> {
+    fn new(ctx: &Context<'_>, major: u32, libs: Vec<&'l Lib<'a>>) -> Self {
+        let layout = ctx.knowledge.layout(major);
         let ref_stem = layout
             .map(|l| l.reference.as_str())
             .unwrap_or("libcudnn_graph");
         let disp_stem = layout.map(|l| l.dispatcher.as_str()).unwrap_or("libcudnn");
         let reference = libs.iter().copied().find(|l| l.stem == ref_stem);
-        let ref_version = reference.and_then(|r| r.version());
-        let mut odd: Vec<Odd<'_, '_>> = Vec::new();
-        // Versions that differ from the reference's.
-        if let (Some(r), Some((rv, _))) = (reference, &ref_version) {
-            for l in &libs {
-                if l.identity() == r.identity() {
-                    continue;
-                }
-                let Some((v, _)) = l.version() else { continue };
-                let n = v.0.len().min(rv.0.len()).min(3);
-                if v.prefix(n) != rv.prefix(n) {
-                    odd.push(Odd {
-                        lib: Some(l),
-                        evidence: loaded(l),
-                        dispatcher_only: l.stem == disp_stem,
-                    });
-                }
-            }
+        Install {
+            major,
+            libs,
+            disp_stem: disp_stem.to_string(),
+            reference,
         }
-        // VersionCheck results: from the shim's version events…
-        for l in &libs {
-            if let Some(c) = l.query.as_ref().and_then(|q| q.check).filter(|&c| c != 0) {
-                if !odd
-                    .iter()
-                    .any(|o| o.lib.is_some_and(|x| x.identity() == l.identity()))
-                {
-                    odd.push(Odd {
-                        lib: Some(l),
-                        evidence: loaded(l),
-                        dispatcher_only: false,
-                    });
-                }
-                let name = k
-                    .cudnn_status(major, c)
-                    .map(|s| {
-                        crate::analysis::findings::Knowledge::cudnn_status_name(s, major)
-                            .to_string()
-                    })
-                    .unwrap_or_else(|| format!("status {c}"));
+    }
+
+    /// The CDT002 finding of this install, if anything does not fit.
+    fn finding(&self, f: &Facts<'a>, ctx: &Context<'_>) -> Option<Finding> {
+        let mut odd: Vec<Odd<'l, 'a>> = Vec::new();
+        self.odd_versions(&mut odd);
+        self.failed_checks(ctx, &mut odd);
+        self.failed_check_calls(f, ctx, &mut odd);
+        let symbol_titles = self.symbol_errors(f, &mut odd);
+        let mut dirs: Vec<&str> = self.libs.iter().map(|l| l.dir()).collect();
+        dirs.sort();
+        dirs.dedup();
+        if odd.is_empty() && dirs.len() < 2 {
+            return None;
+        }
+        // The install the process meant to use: the dispatcher's directory
+        // (what the framework linked), else the reference's.
+        let anchor = self
+            .libs
+            .iter()
+            .copied()
+            .find(|l| l.stem == self.disp_stem)
+            .or(self.reference)
+            .or(self.libs.first().copied());
+        let anchor_dir = anchor.map(|a| a.dir().to_string());
+        Some(finding(
+            ctx,
+            "CDT002",
+            self.severity(&odd),
+            self.title(&odd, &dirs, &symbol_titles),
+            self.evidence(&odd),
+            self.remedy(anchor_dir.as_deref()),
+            &["R4", "R5", "E5", "E11", "R46", "R16"],
+        ))
+    }
+
+    /// Files whose version differs from the reference's.
+    fn odd_versions(&self, odd: &mut Vec<Odd<'l, 'a>>) {
+        let (Some(r), Some((rv, _))) = (self.reference, self.reference.and_then(|r| r.version()))
+        else {
+            return;
+        };
+        for l in &self.libs {
+            if l.identity() == r.identity() {
+                continue;
+            }
+            let Some((v, _)) = l.version() else { continue };
+            let n = v.0.len().min(rv.0.len()).min(3);
+            if v.prefix(n) != rv.prefix(n) {
                 odd.push(Odd {
-                    lib: None,
-                    evidence: Evidence::new("version check")
-                        .path(l.path())
-                        .detail(format!(
-                            "its *VersionCheck returned {c} ({name}){}",
-                            l.query
-                                .as_ref()
-                                .and_then(|q| q.core.as_deref())
-                                .map(|core| format!(", checked against {core}"))
-                                .unwrap_or_default()
-                        )),
-                    dispatcher_only: false,
+                    lib: Some(l),
+                    evidence: loaded(l),
+                    dispatcher_only: l.stem == self.disp_stem,
                 });
             }
         }
-        // …and from the program's own calls.
+    }
+
+    /// `*VersionCheck` results from the shim's version events.
+    fn failed_checks(&self, ctx: &Context<'_>, odd: &mut Vec<Odd<'l, 'a>>) {
+        for l in &self.libs {
+            let Some(c) = l.query.as_ref().and_then(|q| q.check).filter(|&c| c != 0) else {
+                continue;
+            };
+            if !odd
+                .iter()
+                .any(|o| o.lib.is_some_and(|x| x.identity() == l.identity()))
+            {
+                odd.push(Odd {
+                    lib: Some(l),
+                    evidence: loaded(l),
+                    dispatcher_only: false,
+                });
+            }
+            let name = self.status_name(ctx, c);
+            odd.push(Odd {
+                lib: None,
+                evidence: Evidence::new("version check")
+                    .path(l.path())
+                    .detail(format!(
+                        "its *VersionCheck returned {c} ({name}){}",
+                        l.query
+                            .as_ref()
+                            .and_then(|q| q.core.as_deref())
+                            .map(|core| format!(", checked against {core}"))
+                            .unwrap_or_default()
+                    )),
+                dispatcher_only: false,
+            });
+        }
+    }
+
+    /// `*VersionCheck` results from the program's own calls.
+    fn failed_check_calls(&self, f: &Facts<'a>, ctx: &Context<'_>, odd: &mut Vec<Odd<'l, 'a>>) {
+        let k = ctx.knowledge;
         for c in f.calls.iter().filter(|c| c.func.ends_with("VersionCheck")) {
             let Some(st) = c.status.filter(|&s| s != 0) else {
                 continue;
             };
             let stem = k.version_check_stem(&c.func).map(|(_, s)| s);
-            let lib = libs
+            let lib = self
+                .libs
                 .iter()
                 .copied()
                 .find(|l| Some(l.stem.as_str()) == stem)
                 .or_else(|| {
                     c.lib
                         .as_deref()
-                        .and_then(|p| libs.iter().copied().find(|l| l.is(p)))
+                        .and_then(|p| self.libs.iter().copied().find(|l| l.is(p)))
                 });
             if stem.is_none() && lib.is_none() {
                 continue;
             }
-            if let Some(l) = lib {
-                if l.major != Some(major) {
-                    continue;
-                }
+            if lib.is_some_and(|l| l.major != Some(self.major)) {
+                continue;
             }
-            let name = k
-                .cudnn_status(major, st)
-                .map(|s| {
-                    crate::analysis::findings::Knowledge::cudnn_status_name(s, major).to_string()
-                })
-                .unwrap_or_else(|| format!("status {st}"));
+            let name = self.status_name(ctx, st);
             odd.push(Odd {
                 lib: None,
                 evidence: Evidence::new("call")
@@ -281,17 +340,31 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 dispatcher_only: false,
             });
         }
-        // Loader errors naming another build's cuDNN 8 library.
-        let mut symbol_titles: Vec<String> = Vec::new();
+    }
+
+    /// A cuDNN status's name in this major, else `status N`.
+    fn status_name(&self, ctx: &Context<'_>, status: i64) -> String {
+        ctx.knowledge
+            .cudnn_status(self.major, status)
+            .map(|s| Knowledge::cudnn_status_name(s, self.major).to_string())
+            .unwrap_or_else(|| format!("status {status}"))
+    }
+
+    /// Loader errors naming another build's library of this major
+    /// (`undefined symbol: …, version libcudnn_X.so.8`); returns the titles
+    /// they suggest.
+    fn symbol_errors(&self, f: &Facts<'a>, odd: &mut Vec<Odd<'l, 'a>>) -> Vec<String> {
+        let major = self.major;
+        let mut titles: Vec<String> = Vec::new();
         for fl in &f.failed {
             let Some((file, tag)) = symbol_version_error(fl) else {
                 continue;
             };
-            if crate::analysis::findings::facts::soname_major(&tag) != Some(major) {
+            if soname_major(&tag) != Some(major) {
                 continue;
             }
-            let tag_stem = crate::model::stem(&tag);
-            let tag_lib = libs.iter().copied().find(|l| l.stem == tag_stem);
+            let tag_stem = stem(&tag);
+            let tag_lib = self.libs.iter().copied().find(|l| l.stem == tag_stem);
             let mut ev = Evidence::new("failed")
                 .path(file.clone())
                 .requester_opt(fl.ev.requester.as_deref())
@@ -304,7 +377,7 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                         t.dir()
                     ));
                 }
-                let is_ref = reference.is_some_and(|r| r.identity() == t.identity());
+                let is_ref = self.reference.is_some_and(|r| r.identity() == t.identity());
                 if !is_ref
                     && !odd
                         .iter()
@@ -316,7 +389,7 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                         dispatcher_only: false,
                     });
                 }
-                symbol_titles.push(format!(
+                titles.push(format!(
                     "cuDNN {major} sub-libraries from two installs: {} does not fit the {tag} loaded from {}",
                     basename(&file),
                     t.dir()
@@ -328,28 +401,18 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 dispatcher_only: false,
             });
         }
-        let mut dirs: Vec<&str> = libs.iter().map(|l| l.dir()).collect();
-        dirs.sort();
-        dirs.dedup();
-        if odd.is_empty() && dirs.len() < 2 {
-            continue;
-        }
-        // The install the process meant to use: the dispatcher's directory
-        // (what the framework linked), else the reference's.
-        let anchor = libs
-            .iter()
-            .copied()
-            .find(|l| l.stem == disp_stem)
-            .or(reference)
-            .or(libs.first().copied());
-        let anchor_dir = anchor.map(|a| a.dir().to_string());
-        let severity = if odd.iter().any(|o| !o.dispatcher_only) {
+        titles
+    }
+
+    fn severity(&self, odd: &[Odd<'_, '_>]) -> Severity {
+        if odd.iter().any(|o| !o.dispatcher_only) {
             Severity::Error
         } else if !odd.is_empty() {
             Severity::Warning
         } else {
             // Several directories: a mix unless every version is known and equal.
-            let vs: Vec<Option<Ver>> = libs
+            let vs: Vec<Option<Ver>> = self
+                .libs
                 .iter()
                 .map(|l| l.version().map(|v| v.0.prefix(3)))
                 .collect();
@@ -358,11 +421,16 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             } else {
                 Severity::Warning
             }
-        };
+        }
+    }
+
+    fn title(&self, odd: &[Odd<'_, '_>], dirs: &[&str], symbol_titles: &[String]) -> String {
+        let major = self.major;
         let per_dir: Vec<String> = dirs
             .iter()
             .map(|d| {
-                let stems: Vec<String> = libs
+                let stems: Vec<String> = self
+                    .libs
                     .iter()
                     .filter(|l| l.dir() == *d)
                     .map(|l| match l.version() {
@@ -373,6 +441,13 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 format!("{d} ({})", stems.join(", "))
             })
             .collect();
+        let directories = || {
+            format!(
+                "cuDNN {major} files come from {} directories: {}",
+                dirs.len(),
+                per_dir.join("; ")
+            )
+        };
         // The odd ones by name, for titles that cannot give their versions
         // (a failed check leaves a sub-library's own version unknown).
         let odd_names = {
@@ -388,74 +463,73 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 format!(": {}", stems.join(", "))
             }
         };
-        let title = if let Some(t) = symbol_titles.first() {
+        let reference = self
+            .reference
+            .and_then(|r| r.version().map(|(v, _)| (r, v)));
+        if let Some(t) = symbol_titles.first() {
             t.clone()
-        } else if let (Some(r), Some((rv, _))) = (reference, &ref_version) {
+        } else if let Some((r, rv)) = reference {
             let others: Vec<String> = odd
                 .iter()
                 .filter_map(|o| o.lib)
                 .filter_map(|l| l.version().map(|(v, _)| format!("{} {v}", l.stem)))
                 .collect();
-            if others.is_empty() {
-                if odd.is_empty() {
-                    format!(
-                        "cuDNN {major} files come from {} directories: {}",
-                        dirs.len(),
-                        per_dir.join("; ")
-                    )
-                } else {
-                    format!(
-                        "cuDNN {major} sub-libraries do not match {} {rv}{odd_names}",
-                        r.stem
-                    )
-                }
-            } else {
+            if !others.is_empty() {
                 format!(
                     "cuDNN {major} sub-libraries of different versions: {} {rv}, {}",
                     r.stem,
                     others.join(", ")
                 )
+            } else if odd.is_empty() {
+                directories()
+            } else {
+                format!(
+                    "cuDNN {major} sub-libraries do not match {} {rv}{odd_names}",
+                    r.stem
+                )
             }
         } else if odd.is_empty() {
-            format!(
-                "cuDNN {major} files come from {} directories: {}",
-                dirs.len(),
-                per_dir.join("; ")
-            )
+            directories()
         } else {
             format!("cuDNN {major} sub-libraries from two builds{odd_names}")
-        };
+        }
+    }
+
+    /// The reference, the odd ones, and when nothing is odd every file.
+    fn evidence(&self, odd: &[Odd<'_, '_>]) -> Vec<Evidence> {
         let mut evidence: Vec<Evidence> = Vec::new();
-        if let Some(r) = reference {
+        if let Some(r) = self.reference {
             let mut e = loaded(r);
             e.what = format!("reference ({})", r.stem);
             evidence.push(e);
         }
-        for o in &odd {
+        for o in odd {
             if !evidence.iter().any(|e| e == &o.evidence) {
                 evidence.push(o.evidence.clone());
             }
         }
         if odd.is_empty() {
-            for l in &libs {
+            for l in &self.libs {
                 let e = loaded(l);
                 if !evidence.iter().any(|x| x.seq == e.seq) {
                     evidence.push(e);
                 }
             }
         }
-        // What to change: every file not from the anchor directory.
+        evidence
+    }
+
+    /// What to change: every file not from the anchor directory.
+    fn remedy(&self, anchor_dir: Option<&str>) -> String {
+        let major = self.major;
         let mut fixes: Vec<String> = Vec::new();
-        for l in libs
-            .iter()
-            .filter(|l| Some(l.dir()) != anchor_dir.as_deref())
-        {
-            let fix = how_to_avoid(l, anchor_dir.as_deref());
+        for l in self.libs.iter().filter(|l| Some(l.dir()) != anchor_dir) {
+            let fix = how_to_avoid(l, anchor_dir);
             if !fixes.contains(&fix) {
                 fixes.push(fix);
             }
         }
-        let remedy = match &anchor_dir {
+        match anchor_dir {
             Some(a) if !fixes.is_empty() => format!(
                 "load every cuDNN {major} file from one install, {a}: {}",
                 and_list(&fixes)
@@ -466,18 +540,8 @@ pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             None => format!(
                 "load every cuDNN {major} file from one install: reinstall cuDNN so that its sub-libraries are of one version, and remove other copies from LD_LIBRARY_PATH"
             ),
-        };
-        out.push(finding(
-            ctx,
-            "CDT002",
-            severity,
-            title,
-            evidence,
-            remedy,
-            &["R4", "R5", "E5", "E11", "R46", "R16"],
-        ));
+        }
     }
-    out
 }
 
 /// `…/libcudnn_cnn_infer.so.8: undefined symbol: _ZN…, version libcudnn_ops_infer.so.8`
