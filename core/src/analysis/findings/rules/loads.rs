@@ -11,6 +11,7 @@ use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use crate::machine::Copy;
 use crate::model::stem;
 use crate::model::trace::Failed;
+use cudnn_trace_format::read::Tried;
 use std::collections::BTreeMap;
 
 /// Most `tried` candidates listed per failure.
@@ -82,6 +83,16 @@ fn resolved(f: &Facts<'_>, fl: &Failed) -> bool {
 /// later by another name: every place the loader tried, the error, and the
 /// copies of it on the machine.
 pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+    failure_groups(f)
+        .into_iter()
+        .map(|((_, requester), fails)| Failure::new(requester, fails).finding(f, ctx))
+        .collect()
+}
+
+/// The CUDA-family failures worth a finding, grouped: the name variants of
+/// one library asked by one requester (cuDNN 9's NAME.so.9.MIN.PATCH,
+/// NAME.so.9.MIN, …) are one failure.
+fn failure_groups<'a>(f: &Facts<'a>) -> BTreeMap<(String, Option<String>), Vec<&'a Failed>> {
     let mut groups: BTreeMap<(String, Option<String>), Vec<&Failed>> = BTreeMap::new();
     for (i, fl) in f.failed.iter().enumerate() {
         let fam = fl
@@ -97,175 +108,110 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         if fl.ev.dependency_failed && i > 0 && f.failed[i - 1].ev.tid == fl.ev.tid {
             continue;
         }
-        // The name variants of one library asked by one requester (cuDNN
-        // 9's NAME.so.9.MIN.PATCH, NAME.so.9.MIN, …) are one failure.
         groups
             .entry((stem(&fl.ev.name).to_string(), fl.ev.requester.clone()))
             .or_default()
             .push(fl);
     }
-    if groups.is_empty() {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for ((_, requester), fails) in groups {
-        let fl = fails[0];
-        let name = fl.ev.name.clone();
+    groups
+}
+
+/// One library that could not be loaded, by one requester: every failed
+/// request for it (its name variants, its repeats).
+struct Failure<'a> {
+    requester: Option<String>,
+    fails: Vec<&'a Failed>,
+    /// The first name asked for.
+    name: String,
+    /// The other names asked for, in order.
+    variants: Vec<&'a str>,
+    /// Every candidate the loader tried, without repeats.
+    tried: Vec<&'a Tried>,
+}
+
+impl<'a> Failure<'a> {
+    fn new(requester: Option<String>, fails: Vec<&'a Failed>) -> Self {
+        let name = fails[0].ev.name.clone();
         let mut variants: Vec<&str> = Vec::new();
         for x in &fails {
             if x.ev.name != name && !variants.contains(&x.ev.name.as_str()) {
                 variants.push(&x.ev.name);
             }
         }
-        let repeats = fails.iter().filter(|x| x.ev.name == name).count();
-        let fam = fl
-            .ev
-            .family
-            .clone()
-            .or_else(|| cudnn_trace_format::cuda_family(name.as_bytes()).map(str::to_string));
-        let by_cudnn = requester
-            .as_deref()
-            .is_some_and(|r| cudnn_trace_format::cuda_family(r.as_bytes()) == Some("cudnn"));
-        let severity = if matches!(fam.as_deref(), Some("cudnn" | "cudart" | "cuda")) || by_cudnn {
-            Severity::Error
-        } else {
-            Severity::Warning
-        };
-        let mut ev = Vec::new();
-        let times = if repeats > 1 {
-            format!(" ({repeats} times)")
-        } else {
-            String::new()
-        };
-        let mut e = Evidence::new("failed")
-            .path(name.clone())
-            .requester_opt(requester.as_deref())
-            .seq(fl.ev.seq)
-            .detail(format!("{}{times}", fl.ev.via));
-        // The loader's texts for every name variant tried (cuDNN's
-        // `libnvrtc.so.12` then `libnvrtc.so`): the last is often the one
-        // the user saw.
-        let mut errors: Vec<&str> = Vec::new();
-        for x in &fails {
-            for t in x.errors() {
-                if !errors.contains(&t) {
-                    errors.push(t);
-                }
-            }
-        }
-        if !errors.is_empty() {
-            e = e.detail(format!("{}{times}: {}", fl.ev.via, errors.join(" / ")));
-        }
-        ev.push(e);
-        let mut all_tried: Vec<&cudnn_trace_format::read::Tried> = Vec::new();
+        let mut tried: Vec<&Tried> = Vec::new();
         for x in &fails {
             for t in &x.ev.tried {
-                if !all_tried
+                if !tried
                     .iter()
                     .any(|y| y.path == t.path && y.reason == t.reason)
                 {
-                    all_tried.push(t);
+                    tried.push(t);
                 }
             }
         }
-        for t in all_tried.iter().take(MAX_TRIED) {
-            ev.push(
-                Evidence::new("tried")
-                    .path(t.path.clone())
-                    .reason(t.reason.clone())
-                    .detail(t.result.clone()),
-            );
+        Failure {
+            requester,
+            fails,
+            name,
+            variants,
+            tried,
         }
-        if all_tried.len() > MAX_TRIED {
-            ev.push(
-                Evidence::new("tried").detail(format!("… {} more", all_tried.len() - MAX_TRIED)),
-            );
-        }
-        if all_tried.is_empty() {
-            ev.push(Evidence::new("tried").detail(
-                "no candidate path was recorded (the name was not found in any search directory)",
-            ));
-        }
-        let copies = ctx.machine.copies(f.img, &name);
-        let want_major = soname_major(&name);
-        // Any of the names asked for will do (cuDNN 9 tries four).
-        let asked: Vec<&str> = std::iter::once(name.as_str())
-            .chain(variants.iter().copied())
-            .map(basename)
-            .collect();
-        let exact: Vec<&Copy> = copies
-            .iter()
-            .filter(|c| asked.contains(&basename(&c.path)))
-            .collect();
-        let same_major: Vec<&Copy> = copies
-            .iter()
-            .filter(|c| {
-                want_major.is_none()
-                    || soname_major(&c.path) == want_major
-                    || soname_major(&c.realpath) == want_major
-            })
-            .collect();
-        ev.extend(copies.iter().map(copy_evidence));
-        let tried_dirs: Vec<&str> = all_tried.iter().map(|t| dirname(&t.path)).collect();
-        let rejected: Vec<&str> = all_tried
-            .iter()
-            .filter(|t| t.result == "rejected")
-            .map(|t| t.path.as_str())
-            .collect();
-        let remedy = if !rejected.is_empty() {
-            format!(
-                "the loader found {} but rejected it (wrong ELF class or machine, or not a shared object): replace it with a {}-bit library for this machine",
-                and_list(&rejected.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
-                if cfg!(target_pointer_width = "64") { 64 } else { 32 }
-            )
-        } else if let Some(c) = exact.first().or(same_major.first()) {
-            let dir = dirname(&c.path);
-            let searched = tried_dirs.contains(&dir);
-            let mut r = if searched {
-                format!("{} exists in {dir}, which was searched: it is the wrong file (a dangling link, or another name)", c.path)
-            } else {
-                format!(
-                    "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks",
-                    c.path,
-                    c.version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
-                    requester.as_deref().map(basename).filter(|s| !s.is_empty()).unwrap_or("the program"),
-                    requester.as_deref().map(basename).filter(|s| !s.is_empty()).unwrap_or("it")
-                )
-            };
-            if exact.is_empty() {
-                r.push_str(&format!(
-                    " (no file is named exactly {}: a link of that name may be missing)",
-                    match asked.split_last() {
-                        Some((last, rest)) if !rest.is_empty() =>
-                            format!("{} or {last}", rest.join(", ")),
-                        _ => basename(&name).to_string(),
-                    }
-                ));
-            }
-            r
-        } else if !copies.is_empty() {
-            let others: Vec<String> = copies
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{} ({})",
-                        c.path,
-                        c.version.as_deref().unwrap_or("version unknown")
-                    )
-                })
-                .collect();
-            format!(
-                "only other versions are on this machine ({}): {}",
-                others.join(", "),
-                install_hint(fam.as_deref(), &name)
-            )
+    }
+
+    fn first(&self) -> &'a Failed {
+        self.fails[0]
+    }
+
+    /// ` (N times)` when the first name failed more than once.
+    fn times(&self) -> String {
+        let repeats = self.fails.iter().filter(|x| x.ev.name == self.name).count();
+        if repeats > 1 {
+            format!(" ({repeats} times)")
         } else {
-            format!(
-                "no copy was found on this machine: {}",
-                install_hint(fam.as_deref(), &name)
-            )
-        };
-        let who = requester
+            String::new()
+        }
+    }
+
+    fn family(&self) -> Option<String> {
+        self.first()
+            .ev
+            .family
+            .clone()
+            .or_else(|| cudnn_trace_format::cuda_family(self.name.as_bytes()).map(str::to_string))
+    }
+
+    fn finding(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Finding {
+        let copies = ctx.machine.copies(f.img, &self.name);
+        let mut ev = self.evidence();
+        ev.extend(copies.iter().map(copy_evidence));
+        finding(
+            ctx,
+            "CDT006",
+            self.severity(),
+            self.title(),
+            ev,
+            self.remedy(&copies),
+            &["R34", "E6", "E7", "R17"],
+        )
+    }
+
+    /// An error for the libraries a process cannot do without, and for
+    /// anything cuDNN itself asked for; a warning otherwise.
+    fn severity(&self) -> Severity {
+        let by_cudnn = self
+            .requester
+            .as_deref()
+            .is_some_and(|r| cudnn_trace_format::cuda_family(r.as_bytes()) == Some("cudnn"));
+        if matches!(self.family().as_deref(), Some("cudnn" | "cudart" | "cuda")) || by_cudnn {
+            Severity::Error
+        } else {
+            Severity::Warning
+        }
+    }
+
+    fn title(&self) -> String {
+        let who = self
+            .requester
             .as_deref()
             .map(|r| {
                 if r.is_empty() {
@@ -275,26 +221,149 @@ pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 }
             })
             .unwrap_or_else(|| "the program".into());
-        let also = if variants.is_empty() {
+        let also = if self.variants.is_empty() {
             String::new()
         } else {
-            format!("; also as {}", variants.join(", "))
+            format!("; also as {}", self.variants.join(", "))
         };
-        let title = format!(
-            "{name} could not be loaded ({} by {who}{also}){times}",
-            fl.ev.via
-        );
-        out.push(finding(
-            ctx,
-            "CDT006",
-            severity,
-            title,
-            ev,
-            remedy,
-            &["R34", "E6", "E7", "R17"],
-        ));
+        format!(
+            "{} could not be loaded ({} by {who}{also}){}",
+            self.name,
+            self.first().ev.via,
+            self.times()
+        )
     }
-    out
+
+    /// The failure with the loader's texts, and every place tried.
+    fn evidence(&self) -> Vec<Evidence> {
+        let fl = self.first();
+        let times = self.times();
+        let mut e = Evidence::new("failed")
+            .path(self.name.clone())
+            .requester_opt(self.requester.as_deref())
+            .seq(fl.ev.seq)
+            .detail(format!("{}{times}", fl.ev.via));
+        // The loader's texts for every name variant tried (cuDNN's
+        // `libnvrtc.so.12` then `libnvrtc.so`): the last is often the one
+        // the user saw.
+        let mut errors: Vec<&str> = Vec::new();
+        for x in &self.fails {
+            for t in x.errors() {
+                if !errors.contains(&t) {
+                    errors.push(t);
+                }
+            }
+        }
+        if !errors.is_empty() {
+            e = e.detail(format!("{}{times}: {}", fl.ev.via, errors.join(" / ")));
+        }
+        let mut ev = vec![e];
+        for t in self.tried.iter().take(MAX_TRIED) {
+            ev.push(
+                Evidence::new("tried")
+                    .path(t.path.clone())
+                    .reason(t.reason.clone())
+                    .detail(t.result.clone()),
+            );
+        }
+        if self.tried.len() > MAX_TRIED {
+            ev.push(
+                Evidence::new("tried").detail(format!("… {} more", self.tried.len() - MAX_TRIED)),
+            );
+        }
+        if self.tried.is_empty() {
+            ev.push(Evidence::new("tried").detail(
+                "no candidate path was recorded (the name was not found in any search directory)",
+            ));
+        }
+        ev
+    }
+
+    /// What to do, given the copies of the library on the machine: replace
+    /// a rejected file, make a copy findable, or install one.
+    fn remedy(&self, copies: &[Copy]) -> String {
+        let rejected: Vec<String> = self
+            .tried
+            .iter()
+            .filter(|t| t.result == "rejected")
+            .map(|t| t.path.clone())
+            .collect();
+        if !rejected.is_empty() {
+            return format!(
+                "the loader found {} but rejected it (wrong ELF class or machine, or not a shared object): replace it with a {}-bit library for this machine",
+                and_list(&rejected),
+                if cfg!(target_pointer_width = "64") { 64 } else { 32 }
+            );
+        }
+        // Any of the names asked for will do (cuDNN 9 tries four).
+        let asked: Vec<&str> = std::iter::once(self.name.as_str())
+            .chain(self.variants.iter().copied())
+            .map(basename)
+            .collect();
+        let exact: Vec<&Copy> = copies
+            .iter()
+            .filter(|c| asked.contains(&basename(&c.path)))
+            .collect();
+        let want_major = soname_major(&self.name);
+        let same_major = copies.iter().find(|c| {
+            want_major.is_none()
+                || soname_major(&c.path) == want_major
+                || soname_major(&c.realpath) == want_major
+        });
+        if let Some(c) = exact.first().copied().or(same_major) {
+            let mut r = self.findable(c);
+            if exact.is_empty() {
+                r.push_str(&format!(
+                    " (no file is named exactly {}: a link of that name may be missing)",
+                    match asked.split_last() {
+                        Some((last, rest)) if !rest.is_empty() =>
+                            format!("{} or {last}", rest.join(", ")),
+                        _ => basename(&self.name).to_string(),
+                    }
+                ));
+            }
+            return r;
+        }
+        let hint = install_hint(self.family().as_deref(), &self.name);
+        if copies.is_empty() {
+            return format!("no copy was found on this machine: {hint}");
+        }
+        let others: Vec<String> = copies
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} ({})",
+                    c.path,
+                    c.version.as_deref().unwrap_or("version unknown")
+                )
+            })
+            .collect();
+        format!(
+            "only other versions are on this machine ({}): {hint}",
+            others.join(", ")
+        )
+    }
+
+    /// A copy `c` of the library exists: it is the wrong file in a
+    /// directory that was searched, or it must be made findable.
+    fn findable(&self, c: &Copy) -> String {
+        let dir = dirname(&c.path);
+        if self.tried.iter().any(|t| dirname(&t.path) == dir) {
+            return format!("{} exists in {dir}, which was searched: it is the wrong file (a dangling link, or another name)", c.path);
+        }
+        let who = self
+            .requester
+            .as_deref()
+            .map(basename)
+            .filter(|s| !s.is_empty());
+        format!(
+            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks",
+            c.path,
+            c.version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
+            who.unwrap_or("the program"),
+            who.unwrap_or("it")
+        )
+    }
 }
 
 /// CDT008: a CUDA-family library found through LD_LIBRARY_PATH while the
