@@ -72,16 +72,13 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
     let mut fixes: Vec<String> = Vec::new();
     let title = match spec.kind.as_str() {
         "cudnn-version" => {
-            cudnn_version(
-                f,
-                ctx,
-                spec.check.as_deref(),
-                &spec.rule,
-                build.as_ref(),
-                runtime.as_ref(),
-                &mut ev,
-                &mut fixes,
-            );
+            let message = VersionMessage {
+                check: spec.check.as_deref(),
+                rule_text: &spec.rule,
+                build: build.as_ref(),
+                runtime: runtime.as_ref(),
+            };
+            cudnn_version(f, ctx, &message, &mut ev, &mut fixes);
             match (&build, &runtime) {
                 (Some(b), Some(r)) => format!("{}: the cuDNN loaded at run time ({r}) does not fit the one it was built with ({b})", spec.framework),
                 _ => format!("{}: cuDNN version mismatch", spec.framework),
@@ -211,68 +208,101 @@ fn cudnn_files<'l, 'a>(f: &'l Facts<'a>) -> Vec<&'l Lib<'a>> {
     v
 }
 
-#[allow(clippy::too_many_arguments)]
-fn cudnn_version(
-    f: &Facts<'_>,
-    ctx: &Context<'_>,
-    check: Option<&str>,
-    rule_text: &str,
-    build: Option<&Ver>,
-    runtime: Option<&Ver>,
-    ev: &mut Vec<Evidence>,
-    fixes: &mut Vec<String>,
-) {
-    // The framework's rule, re-checked.
-    if let (Some(b), Some(r)) = (build, runtime) {
-        let ok = match check {
-            Some("compat-version-eq") => b.prefix(2) == r.prefix(2),
-            _ => satisfies(r, b),
-        };
-        ev.push(Evidence::new("fact").detail(format!(
-            "rule: {rule_text}; build {b}, run time {r}: {}",
+/// A framework's cuDNN version message: what it was built with, what it
+/// found at run time, and its rule for the two.
+struct VersionMessage<'m> {
+    /// `compat-version-eq`: major and minor must be equal; otherwise the
+    /// same major and at least the build's minor.
+    check: Option<&'m str>,
+    /// The rule in words (`frameworks.toml`).
+    rule_text: &'m str,
+    build: Option<&'m Ver>,
+    runtime: Option<&'m Ver>,
+}
+
+impl VersionMessage<'_> {
+    /// Whether `v` passes the framework's rule for build `b`.
+    fn fits(&self, v: &Ver, b: &Ver) -> bool {
+        match self.check {
+            Some("compat-version-eq") => v.prefix(2) == b.prefix(2),
+            _ => satisfies(v, b),
+        }
+    }
+
+    /// The framework's rule, re-checked on the versions of the message.
+    fn rule_fact(&self) -> Option<Evidence> {
+        let (b, r) = (self.build?, self.runtime?);
+        let ok = self.fits(r, b);
+        Some(Evidence::new("fact").detail(format!(
+            "rule: {}; build {b}, run time {r}: {}",
+            self.rule_text,
             if ok {
                 "compatible by that rule (the message comes from elsewhere?)"
             } else {
                 "incompatible"
             }
-        )));
+        )))
     }
+
+    /// The loaded cuDNN files of the run-time version (the wrong ones).
+    fn runtime_files<'l, 'a>(&self, files: &[&'l Lib<'a>]) -> Vec<&'l Lib<'a>> {
+        match self.runtime {
+            Some(r) => files
+                .iter()
+                .copied()
+                .filter(|l| l.version().is_some_and(|(v, _)| same(&v, r)))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Copies that fit build `b`: loaded files, then copies on disk, as
+    /// (path, version, how found).
+    fn fitting(
+        &self,
+        b: &Ver,
+        files: &[&Lib<'_>],
+        copies: &[Copy],
+    ) -> Vec<(String, String, String)> {
+        let mut good: Vec<(String, String, String)> = Vec::new();
+        for l in files {
+            if let Some((v, _)) = l.version() {
+                if self.fits(&v, b) && l.major == Some(b.major()) {
+                    good.push((
+                        l.path().to_string(),
+                        v.to_string(),
+                        "loaded in this process".into(),
+                    ));
+                }
+            }
+        }
+        for c in copies {
+            if let Some(v) = copy_version(c) {
+                if self.fits(&v, b) && !good.iter().any(|(p, _, _)| p == &c.path) {
+                    good.push((
+                        c.path.clone(),
+                        v.to_string(),
+                        format!("on disk, found via {}", c.found_via),
+                    ));
+                }
+            }
+        }
+        good
+    }
+}
+
+fn cudnn_version(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    m: &VersionMessage<'_>,
+    ev: &mut Vec<Evidence>,
+    fixes: &mut Vec<String>,
+) {
+    ev.extend(m.rule_fact());
     // Which loaded file has the run-time version, and why it was chosen.
     let files = cudnn_files(f);
-    let matching: Vec<&&Lib<'_>> = match runtime {
-        Some(r) => files
-            .iter()
-            .filter(|l| l.version().is_some_and(|(v, _)| same(&v, r)))
-            .collect(),
-        None => Vec::new(),
-    };
-    if matching.is_empty() {
-        ev.extend(files.iter().take(6).map(|l| loaded(l)));
-    } else {
-        // The version-telling file (graph / ops_infer) first; the others of
-        // the same directory only counted.
-        let first = matching[0];
-        let mut e = loaded(first);
-        e.what = "runtime version from".into();
-        let same_dir = matching[1..]
-            .iter()
-            .filter(|l| l.dir() == first.dir())
-            .count();
-        if same_dir > 0 {
-            let more =
-                format!("and {same_dir} more cuDNN files of that version from the same directory");
-            e.detail = Some(match e.detail.take() {
-                Some(d) => format!("{d}; {more}"),
-                None => more,
-            });
-        }
-        ev.push(e);
-        for l in matching[1..].iter().filter(|l| l.dir() != first.dir()) {
-            let mut e = loaded(l);
-            e.what = "runtime version from".into();
-            ev.push(e);
-        }
-    }
+    let wrong = m.runtime_files(&files);
+    runtime_evidence(&files, &wrong, ev);
     if let Some((v, lib)) = f.cudnn_runtime_seen() {
         ev.push(
             Evidence::new("call")
@@ -283,53 +313,63 @@ fn cudnn_version(
     }
     // Where a copy of the build version is: one that passes the
     // framework's rule.
-    let Some(b) = build else { return };
-    let fits = |v: &Ver| match check {
-        Some("compat-version-eq") => v.prefix(2) == b.prefix(2),
-        _ => satisfies(v, b),
-    };
-    let mut good: Vec<(String, String, String)> = Vec::new(); // (path, version, how)
-    for l in &files {
-        if let Some((v, _)) = l.version() {
-            if fits(&v) && l.major == Some(b.major()) {
-                good.push((
-                    l.path().to_string(),
-                    v.to_string(),
-                    "loaded in this process".into(),
-                ));
-            }
-        }
-    }
+    let Some(b) = m.build else { return };
     let copies = ctx.machine.copies(f.img, &reference_name(b.major()));
-    for c in &copies {
-        if let Some(v) = copy_version(c) {
-            if fits(&v) && !good.iter().any(|(p, _, _)| p == &c.path) {
-                good.push((
-                    c.path.clone(),
-                    v.to_string(),
-                    format!("on disk, found via {}", c.found_via),
-                ));
-            }
-        }
-    }
+    let good = m.fitting(b, &files, &copies);
     for c in copies
         .iter()
-        .filter(|c| copy_version(c).is_some_and(|v| fits(&v)))
+        .filter(|c| copy_version(c).is_some_and(|v| m.fits(&v, b)))
     {
         ev.push(copy_evidence(c));
     }
-    // How the wrong one got in.
-    let wrong: Vec<&Lib<'_>> = match runtime {
-        Some(r) => matching
-            .iter()
-            .map(|l| **l)
-            .filter(|l| l.version().is_some_and(|(v, _)| same(&v, r)))
-            .collect(),
-        None => Vec::new(),
+    how_they_came(&wrong, m.runtime, fixes);
+    match good.first() {
+        Some((p, v, how)) => {
+            fixes.push(format!(
+                "a cuDNN {v} is at {} ({how}): make that one load, e.g. put {} first on LD_LIBRARY_PATH",
+                dirname(p),
+                dirname(p)
+            ));
+            ev.push(Evidence::new("fact").detail(format!(
+                "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
+            )));
+        }
+        None => fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies)),
+    }
+}
+
+/// The loaded files of the run-time version (`wrong`), else the first cuDNN
+/// files: the version-telling file (graph / ops_infer) first; the others of
+/// its directory only counted.
+fn runtime_evidence(files: &[&Lib<'_>], wrong: &[&Lib<'_>], ev: &mut Vec<Evidence>) {
+    let Some((first, rest)) = wrong.split_first() else {
+        ev.extend(files.iter().take(6).map(|l| loaded(l)));
+        return;
     };
-    // One line per (search step, directory), naming its files.
+    let mut e = loaded(first);
+    e.what = "runtime version from".into();
+    let same_dir = rest.iter().filter(|l| l.dir() == first.dir()).count();
+    if same_dir > 0 {
+        let more =
+            format!("and {same_dir} more cuDNN files of that version from the same directory");
+        e.detail = Some(match e.detail.take() {
+            Some(d) => format!("{d}; {more}"),
+            None => more,
+        });
+    }
+    ev.push(e);
+    for l in rest.iter().filter(|l| l.dir() != first.dir()) {
+        let mut e = loaded(l);
+        e.what = "runtime version from".into();
+        ev.push(e);
+    }
+}
+
+/// How the files of the wrong version got in: one fix per (search step,
+/// directory), naming its files.
+fn how_they_came(wrong: &[&Lib<'_>], runtime: Option<&Ver>, fixes: &mut Vec<String>) {
     let mut ways: Vec<(String, String, Vec<String>)> = Vec::new();
-    for l in &wrong {
+    for l in wrong {
         let d = l
             .load
             .search_dir
@@ -347,58 +387,54 @@ fn cudnn_version(
     let rv = runtime.map(|r| format!(" ({r})")).unwrap_or_default();
     for (reason, d, names) in ways {
         let what = and_list(&names);
-        match reason.as_str() {
-            "LD_LIBRARY_PATH" => fixes.push(format!(
+        fixes.push(match reason.as_str() {
+            "LD_LIBRARY_PATH" => format!(
                 "{what}{rv} came through LD_LIBRARY_PATH from {d}: remove {d} from LD_LIBRARY_PATH"
-            )),
-            "ld.so.cache" | "default-dir" => fixes.push(format!(
+            ),
+            "ld.so.cache" | "default-dir" => format!(
                 "{what}{rv} came from the {reason} ({d}) because nothing searched earlier had it"
-            )),
-            r => fixes.push(format!("{what}{rv} came through {r} from {d}")),
-        }
+            ),
+            r => format!("{what}{rv} came through {r} from {d}"),
+        });
     }
-    match good.first() {
-        Some((p, v, how)) => {
-            fixes.push(format!(
-                "a cuDNN {v} is at {} ({how}): make that one load, e.g. put {} first on LD_LIBRARY_PATH",
-                dirname(p),
-                dirname(p)
-            ));
-            ev.push(Evidence::new("fact").detail(format!(
-                "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
-            )));
-        }
-        None if likely_own(f, ctx, b, &wrong).is_some() => {
-            if let Some((dir, disp)) = likely_own(f, ctx, b, &wrong) {
-                fixes.push(format!(
-                    "{dir}, the directory of the dispatcher the program linked ({}, found through {}), holds {} too: most likely the cuDNN it was built with (its version is not in the file names); make that one load",
-                    basename(disp.path()),
-                    disp.load.reason,
-                    reference_name(b.major())
-                ));
-            }
-        }
-        None => {
-            let pip_dirs: Vec<String> = copies
-                .iter()
-                .filter(|c| is_pip(&c.path) && copy_version(c).is_none())
-                .map(|c| dirname(&c.path).to_string())
-                .collect();
-            let hint = if pip_dirs.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (the version of {} could not be told from the file names)",
-                    pip_dirs.join(", ")
-                )
-            };
-            fixes.push(format!(
-                "no cuDNN {}.{}+ was found on this machine{hint}: install one",
-                b.major(),
-                b.minor().unwrap_or(0)
-            ));
-        }
+}
+
+/// The fix when no copy that fits build `b` is known by its version: the
+/// dispatcher's own directory when it holds the reference library, else
+/// install one.
+fn no_fitting_copy(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    b: &Ver,
+    wrong: &[&Lib<'_>],
+    copies: &[Copy],
+) -> String {
+    if let Some((dir, disp)) = likely_own(f, ctx, b, wrong) {
+        return format!(
+            "{dir}, the directory of the dispatcher the program linked ({}, found through {}), holds {} too: most likely the cuDNN it was built with (its version is not in the file names); make that one load",
+            basename(disp.path()),
+            disp.load.reason,
+            reference_name(b.major())
+        );
     }
+    let pip_dirs: Vec<String> = copies
+        .iter()
+        .filter(|c| is_pip(&c.path) && copy_version(c).is_none())
+        .map(|c| dirname(&c.path).to_string())
+        .collect();
+    let hint = if pip_dirs.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (the version of {} could not be told from the file names)",
+            pip_dirs.join(", ")
+        )
+    };
+    format!(
+        "no cuDNN {}.{}+ was found on this machine{hint}: install one",
+        b.major(),
+        b.minor().unwrap_or(0)
+    )
 }
 
 /// The directory of a loaded dispatcher of the build's major, other than
