@@ -517,9 +517,56 @@ fn render_image(
     out: &mut String,
 ) {
     let img = &a.set.images[i];
-    let h = &img.header;
     let pad = "   ".repeat(depth);
     let body = format!("{pad}  ");
+    let libs = libraries(img, opts.all);
+    let mut head = image_head(a, i, &pad, multi_host, chain);
+    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() && img.pins.is_empty() {
+        head.push_str("  — no CUDA library");
+    }
+    out.push('\n');
+    line(out, &head);
+
+    let sh = Shortener::new(img, opts.prefix.as_deref());
+    // Libraries, one aligned row each, grouped by family.
+    let rows: Vec<[String; 6]> = libs.iter().map(|v| library_row(&sh, img, v)).collect();
+    write_rows(&rows, &body, out);
+    if !opts.all && img.header.mode == "all" {
+        let others = other_count(img);
+        if others > 0 {
+            let _ = writeln!(
+                out,
+                "{body}(+{others} other librar{} recorded; `cudnn-trace report --all` lists them)",
+                if others == 1 { "y" } else { "ies" }
+            );
+        }
+    }
+    render_pin(&sh, img, &body, out);
+    for (f, times) in grouped_failures(img) {
+        // Shown on the pin's BLOCKED line, unless the program read the
+        // loader's text, which is worth showing as it was.
+        if blocked_by_pin(f) && f.errors().is_empty() {
+            continue;
+        }
+        render_failed(&sh, f, times, &body, out);
+    }
+    for note in &img.notes {
+        line(out, &format!("{body}note    {}: {}", note.level, note.msg));
+    }
+}
+
+/// The first line of an image's block: pid, how it hangs in the tree, the
+/// exec chain that led to it (`chain`: the plain images before it), its
+/// command line and how it ended.
+fn image_head(
+    a: &View<'_>,
+    i: usize,
+    pad: &str,
+    multi_host: bool,
+    chain: &[(String, Link)],
+) -> String {
+    let img = &a.set.images[i];
+    let h = &img.header;
     let mut head = String::new();
     let pid = if multi_host {
         format!("{}:{}", esc(img.host()), h.pid)
@@ -571,63 +618,59 @@ fn render_image(
     if let Some(e) = &a.tree.ending[i] {
         let _ = write!(head, "  → {}", esc(e));
     }
-    let libs = libraries(img, opts.all);
-    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() && img.pins.is_empty() {
-        head.push_str("  — no CUDA library");
-    }
-    out.push('\n');
-    line(out, &head);
+    head
+}
 
-    let sh = Shortener::new(img, opts.prefix.as_deref());
-    // Libraries, one aligned row each, grouped by family.
-    let rows: Vec<[String; 6]> = libs
-        .iter()
-        .map(|v| {
-            let mut dir = sh.abbr(dirname(&v.path));
-            if let Some(rp) = &v.realpath {
-                if rp != &v.path && dirname(rp) != dirname(&v.path) {
-                    let _ = write!(dir, " (→ {})", sh.abbr(rp));
-                }
-            }
-            let mut extra = Vec::new();
-            let missed = variants_missed(img, v);
-            if !missed.is_empty() {
-                let stem = v.name.as_deref().and_then(so_stem).unwrap_or("");
-                extra.push(format!(
-                    "after {} not found",
-                    short_variants(&missed, stem, 0).join(", ")
-                ));
-            }
-            let again = v.requests.len();
-            if again > 0 {
-                extra.push(format!(
-                    "+{} more request{}",
-                    again,
-                    if again == 1 { "" } else { "s" }
-                ));
-            }
-            if !extra.is_empty() {
-                let _ = write!(dir, "  ({})", extra.join(", "));
-            }
-            [
-                v.family.clone().unwrap_or_else(|| "other".into()),
-                basename(&v.path).to_string(),
-                v.version
-                    .as_ref()
-                    .map(NameVersion::text)
-                    .unwrap_or_else(|| "-".into()),
-                why_text(&sh, v),
-                requester_text(&sh, &v.via, v.requester.as_deref()),
-                dir,
-            ]
-            .map(|cell| esc(&cell).into_owned())
-        })
-        .collect();
+/// One library's cells: family, file, version, why, who asked, where
+/// (with the name variants missed before it and its later requests).
+fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
+    let mut dir = sh.abbr(dirname(&v.path));
+    if let Some(rp) = &v.realpath {
+        if rp != &v.path && dirname(rp) != dirname(&v.path) {
+            let _ = write!(dir, " (→ {})", sh.abbr(rp));
+        }
+    }
+    let mut extra = Vec::new();
+    let missed = variants_missed(img, v);
+    if !missed.is_empty() {
+        let stem = v.name.as_deref().and_then(so_stem).unwrap_or("");
+        extra.push(format!(
+            "after {} not found",
+            short_variants(&missed, stem, 0).join(", ")
+        ));
+    }
+    let again = v.requests.len();
+    if again > 0 {
+        extra.push(format!(
+            "+{} more request{}",
+            again,
+            if again == 1 { "" } else { "s" }
+        ));
+    }
+    if !extra.is_empty() {
+        let _ = write!(dir, "  ({})", extra.join(", "));
+    }
+    [
+        v.family.clone().unwrap_or_else(|| "other".into()),
+        basename(&v.path).to_string(),
+        v.version
+            .as_ref()
+            .map(NameVersion::text)
+            .unwrap_or_else(|| "-".into()),
+        why_text(sh, v),
+        requester_text(sh, &v.via, v.requester.as_deref()),
+        dir,
+    ]
+    .map(|cell| esc(&cell).into_owned())
+}
+
+/// The library rows, columns aligned, the family named once per group.
+fn write_rows(rows: &[[String; 6]], body: &str, out: &mut String) {
     let widths: Vec<usize> = (0..5)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut last_family = String::new();
-    for r in &rows {
+    for r in rows {
         let fam = if r[0] == last_family {
             ""
         } else {
@@ -640,28 +683,6 @@ fn render_image(
         let _ = write!(l, "  {}", r[5]);
         line(out, l.trim_end());
         last_family = r[0].clone();
-    }
-    if !opts.all && h.mode == "all" {
-        let others = other_count(img);
-        if others > 0 {
-            let _ = writeln!(
-                out,
-                "{body}(+{others} other librar{} recorded; `cudnn-trace report --all` lists them)",
-                if others == 1 { "y" } else { "ies" }
-            );
-        }
-    }
-    render_pin(&sh, img, &body, out);
-    for (f, times) in grouped_failures(img) {
-        // Shown on the pin's BLOCKED line, unless the program read the
-        // loader's text, which is worth showing as it was.
-        if blocked_by_pin(f) && f.errors().is_empty() {
-            continue;
-        }
-        render_failed(&sh, f, times, &body, out);
-    }
-    for note in &img.notes {
-        line(out, &format!("{body}note    {}: {}", note.level, note.msg));
     }
 }
 
