@@ -81,7 +81,7 @@ pub enum Command {
     Env(EnvArgs),
     /// `explain [CODE]`.
     Explain(Option<String>),
-    /// The hidden `__probe-cudnn` subcommand (see `probe.rs`): its arguments.
+    /// The hidden `__probe-cudnn` subcommand (see `cudnn_trace_core::machine::probe`): its arguments.
     Probe(Vec<OsString>),
 }
 
@@ -90,7 +90,7 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     pub all: bool,
     pub quiet: bool,
-    /// `--no-capture-stderr`: no stderr.txt (capture.rs).
+    /// `--no-capture-stderr`: no stderr.txt (`launch::capture`).
     pub no_capture_stderr: bool,
     pub json_summary: Option<PathBuf>,
     /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.

@@ -729,7 +729,7 @@ fn sync_winsize(real: RawFd, master: RawFd, last: &mut Option<(u16, u16, u16, u1
 // ---------------------------------------------------------------------------
 // SIGWINCH
 //
-// The launcher's other signals are read by the main thread (launch.rs, a
+// The launcher's other signals are read by the main thread (launch::signals, a
 // self-pipe); this one concerns only the relay, so it has its own pipe, read
 // by the relay thread. The terminal sends SIGWINCH to its foreground process
 // group, the program included: a program that asks fd 2 for its size at
