@@ -295,12 +295,98 @@ fn needers(f: &Facts<'_>) -> Vec<Needer> {
 pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let k = ctx.knowledge;
     let d = driver(f);
-    let mut errors: Vec<Evidence> = Vec::new();
-    let mut error_needs: Vec<Ver> = Vec::new();
-    let mut mvc: Vec<Evidence> = Vec::new();
-    let mut titles: Vec<String> = Vec::new();
-    let mut mvc_titles: Vec<String> = Vec::new();
+    let insufficient: Vec<&Observed> = f.observed.iter().filter(|o| o.value == 35).collect();
+    if let Some(none) = &d.none {
+        let mut ev = vec![none.clone()];
+        ev.extend(insufficient.iter().map(|o| observed(o, k)));
+        return vec![finding(
+            ctx,
+            "CDT004",
+            Severity::Error,
+            "no NVIDIA driver: cudaDriverGetVersion() returned 0".into(),
+            ev,
+            "install the NVIDIA driver (on a container: run it with GPU support, e.g. `--gpus all`), then check that libcuda.so.1 is found".into(),
+            &["R7", "E2"],
+        )];
+    }
+    let mut v = DriverVerdicts::default();
     for n in needers(f) {
+        v.judge(&n, &d, k);
+    }
+    if !v.titles.is_empty() || !insufficient.is_empty() {
+        let mut ev = v.errors.clone();
+        d.evidence(&mut ev);
+        ev.extend(insufficient.iter().map(|o| observed(o, k)));
+        let title = if v.titles.is_empty() {
+            "the CUDA runtime reported cudaErrorInsufficientDriver (35): the driver is older than the runtime needs".to_string()
+        } else {
+            v.titles.join("; ")
+        };
+        return vec![finding(
+            ctx,
+            "CDT004",
+            Severity::Error,
+            title,
+            ev,
+            upgrade_remedy(k, &d, &v.error_needs),
+            &["R9", "R10", "R12", "R8", "E2", "E10"],
+        )];
+    }
+    if v.mvc_titles.is_empty() {
+        return Vec::new();
+    }
+    let mut ev = v.mvc;
+    d.evidence(&mut ev);
+    vec![finding(
+        ctx,
+        "CDT004",
+        Severity::Info,
+        format!("minor-version compatibility: {}", v.mvc_titles.join("; ")),
+        ev,
+        "this works with a limited feature set: APIs that need a newer driver fail with cudaErrorCallRequiresNewerDriver (36) and PTX from the newer toolkit cannot be JIT-compiled (222); upgrade the driver to the toolkit's own driver if you hit either".into(),
+        &["R9", "R10", "R12"],
+    )]
+}
+
+impl Driver {
+    /// The evidence for the driver's versions, as known.
+    fn evidence(&self, v: &mut Vec<Evidence>) {
+        if let Some((_, e)) = &self.cuda {
+            v.push(e.clone());
+        }
+        if let Some((_, e)) = &self.file {
+            v.push(e.clone());
+        }
+    }
+}
+
+/// What the driver means for each library that needs a CUDA version: too
+/// old (an error), or enough only through minor-version compatibility.
+#[derive(Default)]
+struct DriverVerdicts {
+    titles: Vec<String>,
+    errors: Vec<Evidence>,
+    /// The versions the driver is too old for.
+    error_needs: Vec<Ver>,
+    mvc_titles: Vec<String>,
+    mvc: Vec<Evidence>,
+}
+
+impl DriverVerdicts {
+    fn too_old(&mut self, n: &Needer, title: String) {
+        self.titles.push(title);
+        self.errors.push(n.evidence.clone());
+        self.error_needs.push(n.need.clone());
+    }
+
+    fn mvc(&mut self, n: &Needer, title: String) {
+        self.mvc_titles.push(title);
+        self.mvc.push(n.evidence.clone());
+    }
+
+    /// Judges one library's need against the driver: by the CUDA version
+    /// the driver reports when known, else by the driver's own version.
+    fn judge(&mut self, n: &Needer, d: &Driver, k: &Knowledge) {
         let need = &n.need;
         let fam = k.family(need.major());
         let tk = (need.0.len() >= 2).then(|| k.toolkit(need)).flatten();
@@ -313,128 +399,73 @@ pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                     && need.0.len() >= 2
                     && dc.prefix(2) < need.prefix(2))
             {
-                titles.push(format!(
+                let title = format!(
                     "the driver supports CUDA {dc}, {} needs CUDA {}",
                     n.what,
                     fmt_need(need, fam.is_none_or(|x| x.mvc))
-                ));
-                errors.push(n.evidence.clone());
-                error_needs.push(need.clone());
+                );
+                self.too_old(n, title);
             } else if dc.major() == need.major()
                 && need.minor().is_some_and(|m| Some(m) > dc.minor())
             {
-                mvc_titles.push(format!("{} on a driver for CUDA {dc}", n.what));
-                mvc.push(n.evidence.clone());
+                self.mvc(n, format!("{} on a driver for CUDA {dc}", n.what));
             }
-        } else if let Some((df, _)) = &d.file {
-            match fam {
-                Some(x) if x.mvc => {
-                    let min = x.mvc_min_driver.as_deref().and_then(Ver::parse);
-                    if min.as_ref().is_some_and(|m| df < m) {
-                        titles.push(format!(
-                            "driver {} is older than {} for CUDA {}.x, which {} needs",
-                            df.driver_text(),
-                            x.mvc_min_driver.as_deref().unwrap_or("?"),
-                            need.major(),
-                            n.what
-                        ));
-                        errors.push(n.evidence.clone());
-                        error_needs.push(need.clone());
-                    } else if tk_driver.as_ref().is_some_and(|t| df < t) {
-                        mvc_titles.push(format!(
-                            "{} on driver {} (its toolkit driver is {})",
-                            n.what,
-                            df.driver_text(),
-                            tk_driver.as_ref().map(Ver::driver_text).unwrap_or_default()
-                        ));
-                        mvc.push(n.evidence.clone());
-                    }
+            return;
+        }
+        let Some((df, _)) = &d.file else { return };
+        match fam {
+            Some(x) if x.mvc => {
+                let min = x.mvc_min_driver.as_deref().and_then(Ver::parse);
+                if min.as_ref().is_some_and(|m| df < m) {
+                    let title = format!(
+                        "driver {} is older than {} for CUDA {}.x, which {} needs",
+                        df.driver_text(),
+                        x.mvc_min_driver.as_deref().unwrap_or("?"),
+                        need.major(),
+                        n.what
+                    );
+                    self.too_old(n, title);
+                } else if tk_driver.as_ref().is_some_and(|t| df < t) {
+                    let title = format!(
+                        "{} on driver {} (its toolkit driver is {})",
+                        n.what,
+                        df.driver_text(),
+                        tk_driver.as_ref().map(Ver::driver_text).unwrap_or_default()
+                    );
+                    self.mvc(n, title);
                 }
-                Some(_) => {
-                    if let Some(t) = tk_driver.as_ref().filter(|t| df < *t) {
-                        titles.push(format!("driver {} is older than {}, which {} needs (no minor-version compatibility before CUDA 11)", df.driver_text(), t.driver_text(), n.what));
-                        errors.push(n.evidence.clone());
-                        error_needs.push(need.clone());
-                    }
-                }
-                None => {}
             }
+            Some(_) => {
+                if let Some(t) = tk_driver.as_ref().filter(|t| df < *t) {
+                    let title = format!("driver {} is older than {}, which {} needs (no minor-version compatibility before CUDA 11)", df.driver_text(), t.driver_text(), n.what);
+                    self.too_old(n, title);
+                }
+            }
+            None => {}
         }
     }
-    let insufficient: Vec<&Observed> = f.observed.iter().filter(|o| o.value == 35).collect();
-    let mut out = Vec::new();
-    let driver_ev = |v: &mut Vec<Evidence>| {
-        if let Some((_, e)) = &d.cuda {
-            v.push(e.clone());
-        }
-        if let Some((_, e)) = &d.file {
-            v.push(e.clone());
-        }
-    };
-    if let Some(none) = &d.none {
-        let mut ev = vec![none.clone()];
-        ev.extend(insufficient.iter().map(|o| observed(o, k)));
-        out.push(finding(
-            ctx,
-            "CDT004",
-            Severity::Error,
-            "no NVIDIA driver: cudaDriverGetVersion() returned 0".into(),
-            ev,
-            "install the NVIDIA driver (on a container: run it with GPU support, e.g. `--gpus all`), then check that libcuda.so.1 is found".into(),
-            &["R7", "E2"],
-        ));
-        return out;
+}
+
+/// Which driver to install for the highest CUDA major it is too old for.
+fn upgrade_remedy(k: &Knowledge, d: &Driver, error_needs: &[Ver]) -> String {
+    let top = error_needs.iter().map(Ver::major).max();
+    match top.and_then(|m| k.family(m).map(|x| (m, x))) {
+        Some((m, x)) if x.mvc => format!(
+            "upgrade the NVIDIA driver to {} or newer (the minimum for CUDA {m}.x, compat-facts §2.1){}; or use builds for the CUDA major the driver supports{}; on data-center GPUs the forward-compatibility package cuda-compat-{m}-<minor> is another way (§2.2)",
+            x.mvc_min_driver.as_deref().unwrap_or("?"),
+            error_needs
+                .iter()
+                .filter(|n| n.0.len() >= 2)
+                .filter_map(|n| k.toolkit(n).and_then(|t| t.drivers.first()).map(|dv| format!(", {dv} for every feature of CUDA {}", n.prefix(2))))
+                .next()
+                .unwrap_or_default(),
+            d.cuda.as_ref().map(|(v, _)| format!(" (CUDA {}.x)", v.major())).unwrap_or_default()
+        ),
+        Some((m, _)) => format!(
+            "upgrade the NVIDIA driver to the one CUDA {m} needs, or use builds for the CUDA version the driver supports"
+        ),
+        None => "upgrade the NVIDIA driver to one that supports the runtime's CUDA major (13.x: >= 580, 12.x: >= 525.60.13, 11.x: >= 450.80.02; compat-facts §2.1), or use builds for the CUDA major the driver supports (nvidia-smi shows it as \"CUDA Version\")".to_string(),
     }
-    if !titles.is_empty() || !insufficient.is_empty() {
-        let mut ev = errors;
-        driver_ev(&mut ev);
-        ev.extend(insufficient.iter().map(|o| observed(o, k)));
-        let title = if titles.is_empty() {
-            "the CUDA runtime reported cudaErrorInsufficientDriver (35): the driver is older than the runtime needs".to_string()
-        } else {
-            titles.join("; ")
-        };
-        let top = error_needs.iter().map(Ver::major).max();
-        let remedy = match top.and_then(|m| k.family(m).map(|x| (m, x))) {
-            Some((m, x)) if x.mvc => format!(
-                "upgrade the NVIDIA driver to {} or newer (the minimum for CUDA {m}.x, compat-facts §2.1){}; or use builds for the CUDA major the driver supports{}; on data-center GPUs the forward-compatibility package cuda-compat-{m}-<minor> is another way (§2.2)",
-                x.mvc_min_driver.as_deref().unwrap_or("?"),
-                error_needs
-                    .iter()
-                    .filter(|n| n.0.len() >= 2)
-                    .filter_map(|n| k.toolkit(n).and_then(|t| t.drivers.first()).map(|dv| format!(", {dv} for every feature of CUDA {}", n.prefix(2))))
-                    .next()
-                    .unwrap_or_default(),
-                d.cuda.as_ref().map(|(v, _)| format!(" (CUDA {}.x)", v.major())).unwrap_or_default()
-            ),
-            Some((m, _)) => format!(
-                "upgrade the NVIDIA driver to the one CUDA {m} needs, or use builds for the CUDA version the driver supports"
-            ),
-            None => "upgrade the NVIDIA driver to one that supports the runtime's CUDA major (13.x: >= 580, 12.x: >= 525.60.13, 11.x: >= 450.80.02; compat-facts §2.1), or use builds for the CUDA major the driver supports (nvidia-smi shows it as \"CUDA Version\")".to_string(),
-        };
-        out.push(finding(
-            ctx,
-            "CDT004",
-            Severity::Error,
-            title,
-            ev,
-            remedy,
-            &["R9", "R10", "R12", "R8", "E2", "E10"],
-        ));
-    } else if !mvc_titles.is_empty() {
-        let mut ev = mvc;
-        driver_ev(&mut ev);
-        out.push(finding(
-            ctx,
-            "CDT004",
-            Severity::Info,
-            format!("minor-version compatibility: {}", mvc_titles.join("; ")),
-            ev,
-            "this works with a limited feature set: APIs that need a newer driver fail with cudaErrorCallRequiresNewerDriver (36) and PTX from the newer toolkit cannot be JIT-compiled (222); upgrade the driver to the toolkit's own driver if you hit either".into(),
-            &["R9", "R10", "R12"],
-        ));
-    }
-    out
 }
 
 fn fmt_need(v: &Ver, mvc: bool) -> String {
