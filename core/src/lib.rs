@@ -2,8 +2,9 @@
 //! other front ends (a Python package, say) reuse it as the `cudnn-trace`
 //! binary does.
 //!
-//! The layers, each importing only from the ones before it (a unit test,
-//! `layers::tests`, checks this on every build):
+//! The layers, each importing only from the ones in its "imports" column
+//! (`layers.rs` checks this, and that sibling modules name each other in no
+//! circle, in `cargo test`):
 //!
 //! | layer | what | imports |
 //! |---|---|---|
