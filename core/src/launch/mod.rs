@@ -8,11 +8,11 @@
 //!   findings gate) is the `run` command's;
 //! * [`target`]: finding the program as `execvp` does, and whether the
 //!   loader will take the shim into it (static, setuid, another machine);
-//! * [`env`]: the `LD_PRELOAD`/`LD_AUDIT` and `CUDNN_TRACE_*` the program
+//! * [`mod@env`]: the `LD_PRELOAD`/`LD_AUDIT` and `CUDNN_TRACE_*` the program
 //!   gets, composed with the user's own;
 //! * [`shim`]: the embedded shim, extracted to a safe place or installed;
 //! * [`capture`]: the copy of the program's stderr (`stderr.txt`);
-//! * [`spawn`], [`signals`]: starting the program, passing signals on, and
+//! * [`mod@spawn`], [`signals`]: starting the program, passing signals on, and
 //!   ending the way it ended; [`record`]: the trace directory and
 //!   `launcher.json`.
 
@@ -60,7 +60,7 @@ pub struct Options {
     /// The cuDNN directory to pin to (`--pin`), as typed.
     pub pin: Option<PathBuf>,
     pub pin_mode: PinMode,
-    /// The program as typed (argv[0] of the child) and its arguments.
+    /// The program as typed (`argv[0]` of the child) and its arguments.
     pub program: OsString,
     pub args: Vec<OsString>,
 }

@@ -235,7 +235,7 @@ fn wait_child(child: i32, signals: &Signals) -> Ended {
     }
 }
 
-/// The signal handlers of [`Signals::install`]; None (after a warning)
+/// The signal handlers of `Signals::install`; None (after a warning)
 /// when they cannot be set up: the program then runs without forwarding.
 pub fn install_signals() -> Option<Signals> {
     match Signals::install() {

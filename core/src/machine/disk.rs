@@ -1,6 +1,6 @@
 //! The file system behind [`Machine`](super::Machine): the few questions the
 //! analysis asks of a disk, behind a trait so that the rules' tests answer
-//! them from a fake disk ([`FakeDisk`]) and the real one is read in one
+//! them from a fake disk (`FakeDisk`) and the real one is read in one
 //! place ([`RealDisk`]). Nothing here is cached: the `Machine` keeps the
 //! answers.
 

@@ -54,7 +54,7 @@ impl Machine {
         Machine::with_disk(RealDisk)
     }
 
-    /// A machine over another disk (tests: [`FakeDisk`]).
+    /// A machine over another disk (tests: `FakeDisk`).
     pub fn with_disk(disk: impl Disk + 'static) -> Machine {
         let host = disk.hostname();
         Machine {

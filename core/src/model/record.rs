@@ -28,7 +28,7 @@ pub struct LauncherRecord {
     pub program: String,
     /// The file that was executed (after the PATH search).
     pub command: Option<String>,
-    /// argv of the program, argv[0] as typed.
+    /// argv of the program, `argv[0]` as typed.
     pub argv: Vec<String>,
     pub cwd: Option<String>,
     pub out_dir: String,
@@ -149,7 +149,7 @@ pub struct StderrRecord {
     /// stdout went to the same place (`2>&1`), so the copy holds it too.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub with_stdout: bool,
-    /// A process still held stderr open [`GRACE`] after the program had
+    /// A process still held stderr open `launch::capture::GRACE` after the program had
     /// ended: what it wrote later was relayed, not captured.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub left_open: bool,

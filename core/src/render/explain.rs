@@ -4,9 +4,7 @@
 use crate::analysis::findings::{Knowledge, CODES};
 use std::fmt::Write as _;
 
-/// The long explanation of a code (`cudnn-trace explain CDT002`), from the
-/// embedded `data/findings.toml` (or its override). Case-insensitive; also
-/// accepts the short name (`duplicate-library`).
+/// [`explain_with`] with the tables in use (embedded, or their override).
 #[cfg(test)]
 pub fn explain(code: &str) -> Option<String> {
     let (k, _) = Knowledge::load();
@@ -29,7 +27,9 @@ pub fn codes_text(k: &Knowledge) -> String {
     s
 }
 
-/// [`explain`] with a given knowledge base.
+/// The long explanation of a code (`cudnn-trace explain CDT002`), from the
+/// knowledge base `k`: case-insensitive, the short name (`duplicate-library`)
+/// works too.
 pub fn explain_with(k: &Knowledge, code: &str) -> Option<String> {
     let want = code.trim();
     let doc = k

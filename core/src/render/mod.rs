@@ -5,7 +5,7 @@
 //! * [`findings`]: the findings blocks and the summary's findings section;
 //! * [`json`]: the `report --json` document;
 //! * [`explain`]: `cudnn-trace explain`;
-//! * [`env`]: the settings `cudnn-trace env --pin` prints (shell,
+//! * [`mod@env`]: the settings `cudnn-trace env --pin` prints (shell,
 //!   Dockerfile, systemd);
 //! * [`text`]: escaping untrusted text for a terminal, shell quoting.
 //!

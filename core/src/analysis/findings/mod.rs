@@ -147,7 +147,7 @@ pub struct SourceRef {
 /// One finding about one process image.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    /// Stable code (`CDT001` …): see [`CODES`] and [`explain`].
+    /// Stable code (`CDT001` …): see [`CODES`] and `cudnn-trace explain`.
     pub code: &'static str,
     pub severity: Severity,
     /// One line that says what is wrong, with the versions involved.
@@ -160,7 +160,7 @@ pub struct Finding {
 }
 
 /// Every code a rule can emit, with its short name. The long texts are in
-/// `data/findings.toml` ([`explain`]).
+/// `data/findings.toml` (`cudnn-trace explain`).
 pub const CODES: &[(&str, &str)] = &[
     ("CDT001", "duplicate-library"),
     ("CDT002", "cudnn-sublibrary-mismatch"),
