@@ -1,11 +1,14 @@
-//! Builds the shim (`libcdtrace.so`) and embeds it in this library, and so in
-//! the CLI binary (and any other front end) that links it.
+//! Builds the shim (`libcdtrace.so`, the audit library, and
+//! `libcdtrace_preload.so`, its preload helper) and embeds both in this
+//! library, and so in the CLI binary (and any other front end) that links it.
 //!
 //! `cargo install --path cli` installs only the binary, so the shim has to
 //! travel inside it. This script runs a nested `cargo build --release -p
 //! cudnn-trace-shim` with its own target directory (the outer build holds the
-//! lock on the normal one) and copies the result to `$OUT_DIR/libcdtrace.so`,
-//! which `src/launch/shim.rs` includes with `include_bytes!`.
+//! lock on the normal one), and `cargo build --release --manifest-path
+//! shim/preload/Cargo.toml` (the helper is a workspace of its own: it is
+//! built with panic = "abort" and without std), and copies the results to
+//! `$OUT_DIR`, which `src/launch/shim.rs` includes with `include_bytes!`.
 //!
 //! When the shim cannot be built (the workspace is not there, or the shim does
 //! not compile), an empty file is embedded and a cargo warning says why; the
@@ -57,6 +60,7 @@ fn main() {
         PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let dest = out_dir.join("libcdtrace.so");
+    let dest_preload = out_dir.join("libcdtrace_preload.so");
     let ws = manifest_dir
         .parent()
         .map(Path::to_path_buf)
@@ -67,6 +71,11 @@ fn main() {
     for p in [
         "shim/src",
         "shim/Cargo.toml",
+        "shim/abi/src",
+        "shim/abi/Cargo.toml",
+        "shim/preload/src",
+        "shim/preload/Cargo.toml",
+        "shim/preload/Cargo.lock",
         "format/src",
         "format/Cargo.toml",
         "Cargo.toml",
@@ -81,15 +90,21 @@ fn main() {
     let result = if env::var_os("CUDNN_TRACE_SKIP_SHIM_BUILD").is_some() {
         Err("CUDNN_TRACE_SKIP_SHIM_BUILD is set".to_string())
     } else {
-        build_shim(&ws, &out_dir)
+        build_shim(&ws, &out_dir).and_then(|audit| {
+            let preload = build_preload(&ws, &out_dir)?;
+            Ok((audit, preload))
+        })
     };
-    match result {
-        Ok(built) => {
-            if let Err(e) = fs::copy(&built, &dest) {
-                warn_empty(&dest, &format!("cannot copy {}: {e}", built.display()));
-            }
+    // Both or neither: the launcher needs the pair.
+    let copied = result.and_then(|(audit, preload)| {
+        for (from, to) in [(&audit, &dest), (&preload, &dest_preload)] {
+            fs::copy(from, to).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
         }
-        Err(why) => warn_empty(&dest, &why),
+        Ok(())
+    });
+    if let Err(why) = copied {
+        warn_empty(&dest, &why);
+        fs::write(&dest_preload, b"").expect("write empty preload placeholder");
     }
 }
 
@@ -112,18 +127,48 @@ fn build_shim(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
             ws.display()
         ));
     }
+    nested_build(
+        &manifest,
+        Some("cudnn-trace-shim"),
+        &out_dir.join("shim-target"),
+        "libcdtrace.so",
+    )
+}
+
+/// The preload helper, a workspace of its own (`shim/preload`).
+fn build_preload(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
+    let manifest = ws.join("shim/preload/Cargo.toml");
+    if !manifest.is_file() {
+        return Err(format!("{} not found", manifest.display()));
+    }
+    nested_build(
+        &manifest,
+        None,
+        &out_dir.join("preload-target"),
+        "libcdtrace_preload.so",
+    )
+}
+
+/// `cargo build --release [-p PACKAGE] --manifest-path MANIFEST` into
+/// `target_dir`; returns the path of the built `file`.
+fn nested_build(
+    manifest: &Path,
+    package: Option<&str>,
+    target_dir: &Path,
+    file: &str,
+) -> Result<PathBuf, String> {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target_dir = out_dir.join("shim-target");
+    let target_dir = target_dir.to_path_buf();
     let target = env::var("TARGET").unwrap_or_default();
     let host = env::var("HOST").unwrap_or_default();
 
     let mut cmd = Command::new(&cargo);
-    cmd.arg("build")
-        .arg("--release")
-        .arg("-p")
-        .arg("cudnn-trace-shim")
-        .arg("--manifest-path")
-        .arg(&manifest)
+    cmd.arg("build").arg("--release");
+    if let Some(p) = package {
+        cmd.arg("-p").arg(p);
+    }
+    cmd.arg("--manifest-path")
+        .arg(manifest)
         .arg("--target-dir")
         .arg(&target_dir)
         .arg("--color")
@@ -157,7 +202,8 @@ fn build_shim(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
             lines.drain(..lines.len() - 30);
         }
         return Err(format!(
-            "nested `cargo build -p cudnn-trace-shim` failed ({}):\n{}",
+            "nested `cargo build` of {} failed ({}):\n{}",
+            manifest.display(),
             output.status,
             lines.join("\n")
         ));
@@ -167,7 +213,7 @@ fn build_shim(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
         built.push(&target);
     }
     built.push("release");
-    built.push("libcdtrace.so");
+    built.push(file);
     if !built.is_file() {
         return Err(format!(
             "build succeeded but {} is missing",

@@ -226,25 +226,33 @@ impl Normalizer {
     }
 }
 
-/// Paths of the shim (`…/<version>-<hash>/libcdtrace.so`, a hash that
-/// changes with every change to the shim) written `{SHIM}`.
+/// Paths of the shim and of its preload helper (`…/<version>-<hash>/
+/// libcdtrace.so`, a hash that changes with every change to the shim)
+/// written `{SHIM}` and `{PRELOAD}`.
 fn shim_paths(s: &str) -> String {
-    const FILE: &str = "libcdtrace.so";
+    shim_file_paths(
+        &shim_file_paths(s, "libcdtrace.so", "{SHIM}"),
+        "libcdtrace_preload.so",
+        "{PRELOAD}",
+    )
+}
+
+fn shim_file_paths(s: &str, file: &'static str, token: &str) -> String {
     let mut out = String::new();
     let mut rest = s;
-    while let Some(i) = rest.find(FILE) {
+    while let Some(i) = rest.find(file) {
         let before = &rest[..i];
         let start = before
             .rfind(|c: char| c.is_whitespace() || "\"'(=:,".contains(c))
             .map_or(0, |k| k + 1);
         if before[start..].starts_with('/') || before[start..].starts_with('{') {
             out.push_str(&before[..start]);
-            out.push_str("{SHIM}");
+            out.push_str(token);
         } else {
             out.push_str(before);
-            out.push_str(FILE);
+            out.push_str(file);
         }
-        rest = &rest[i + FILE.len()..];
+        rest = &rest[i + file.len()..];
     }
     out.push_str(rest);
     out

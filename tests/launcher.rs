@@ -394,7 +394,7 @@ fn setuid_program_is_warned_about_exactly_when_secure_mode_applies() {
         t.show()
     );
     assert!(
-        field(&t.out(), "LD_PRELOAD=").contains("libcdtrace.so"),
+        field(&t.out(), "LD_PRELOAD=").contains("libcdtrace_preload.so"),
         "{}",
         t.show()
     );
@@ -580,11 +580,21 @@ fn user_preload_and_library_path_stay_in_force() {
         preload[0], pre_s,
         "the user's preload must stay, and stay first (sanitizer runtimes need it)"
     );
-    assert!(preload[1].ends_with("/libcdtrace.so"), "{preload:?}");
-    assert_eq!(field(&out, "LD_AUDIT="), preload[1]);
+    // LD_PRELOAD names the preload helper, LD_AUDIT the shim next to it.
+    assert!(
+        preload[1].ends_with("/libcdtrace_preload.so"),
+        "{preload:?}"
+    );
+    let audit = field(&out, "LD_AUDIT=");
+    assert_eq!(
+        audit,
+        preload[1].replace("/libcdtrace_preload.so", "/libcdtrace.so")
+    );
     assert_eq!(field(&out, "LD_LIBRARY_PATH="), llp);
     assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
-    assert_eq!(field(&out, "shim file: "), preload[1]);
+    assert_eq!(field(&out, "shim file: "), audit);
+    assert_eq!(field(&out, "preload helper files mapped: "), "1", "{out}");
+    assert_eq!(field(&out, "preload helper file: "), preload[1]);
     // The user's preload ran in the program, once. (The shell-level
     // LD_PRELOAD also reaches the launcher process itself, which the README
     // documents: that line says "in cudnn-trace" and is not counted here.)
@@ -623,11 +633,15 @@ fn nested_launchers_put_one_shim_in_the_program() {
     let out = t.out();
     let preload = field(&out, "LD_PRELOAD=");
     assert!(
-        !preload.contains(':') && preload.ends_with("/libcdtrace.so"),
-        "one shim entry expected: {preload}"
+        !preload.contains(':') && preload.ends_with("/libcdtrace_preload.so"),
+        "one preload helper entry expected: {preload}"
     );
-    assert_eq!(field(&out, "LD_AUDIT="), preload);
+    assert_eq!(
+        field(&out, "LD_AUDIT="),
+        preload.replace("/libcdtrace_preload.so", "/libcdtrace.so")
+    );
     assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
+    assert_eq!(field(&out, "preload helper files mapped: "), "1", "{out}");
     let runs: Vec<PathBuf> = fs::read_dir(d.join("cudnn-trace-out"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -639,7 +653,9 @@ fn nested_launchers_put_one_shim_in_the_program() {
     let alt = d.join("alt");
     fs::create_dir_all(&alt).unwrap();
     let alt_shim = alt.join("libcdtrace.so");
+    let alt_helper = alt.join("libcdtrace_preload.so");
     fs::copy(&tools::tools().unwrap().shim, &alt_shim).unwrap();
+    fs::copy(&tools::tools().unwrap().preload, &alt_helper).unwrap();
     let mut cmd = launcher(&d);
     cmd.env("LD_PRELOAD", &pre)
         .args(["-q", "--out", "outer", "--", "env"])
@@ -651,11 +667,16 @@ fn nested_launchers_put_one_shim_in_the_program() {
     let out = t.out();
     assert_eq!(
         field(&out, "LD_PRELOAD="),
-        format!("{}:{}", pre.display(), alt_shim.display())
+        format!("{}:{}", pre.display(), alt_helper.display())
     );
     assert_eq!(field(&out, "LD_AUDIT="), alt_shim.to_str().unwrap());
     assert_eq!(field(&out, "shim files mapped: "), "1", "{out}");
     assert_eq!(field(&out, "shim file: "), alt_shim.to_str().unwrap());
+    assert_eq!(field(&out, "preload helper files mapped: "), "1", "{out}");
+    assert_eq!(
+        field(&out, "preload helper file: "),
+        alt_helper.to_str().unwrap()
+    );
     assert_eq!(
         count(&t.err(), "[userpre ctor in envprog]"),
         1,

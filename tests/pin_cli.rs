@@ -594,6 +594,9 @@ fn env_blocks_quoting_and_shim_install() {
     );
     assert_eq!(e.code(), Some(0), "{}", e.show());
     let s = shim.to_str().unwrap();
+    // LD_PRELOAD names the preload helper installed next to the shim.
+    let helper = shim.with_file_name("libcdtrace_preload.so");
+    let h = helper.to_str().unwrap();
     let out = format!("{}/trace dir", canon(&d));
     let sh_dir = dir.replace('\'', r"'\''");
     let dk_dir = dir
@@ -616,14 +619,14 @@ export LD_AUDIT={s}
 export CUDNN_TRACE_PIN='{sh_dir}'
 export CUDNN_TRACE_PIN_MODE=strict
 export CUDNN_TRACE_DIR='{out}'
-export LD_PRELOAD={s}
+export LD_PRELOAD={h}
 
 # Dockerfile
 ENV LD_AUDIT="{s}" \
     CUDNN_TRACE_PIN="{dk_dir}" \
     CUDNN_TRACE_PIN_MODE="strict" \
     CUDNN_TRACE_DIR="{out}" \
-    LD_PRELOAD="{s}"
+    LD_PRELOAD="{h}"
 
 # systemd unit (or a drop-in: systemctl edit UNIT)
 [Service]
@@ -631,7 +634,7 @@ Environment="LD_AUDIT={s}"
 Environment="CUDNN_TRACE_PIN={sd_dir}"
 Environment="CUDNN_TRACE_PIN_MODE=strict"
 Environment="CUDNN_TRACE_DIR={out}"
-Environment="LD_PRELOAD={s}"
+Environment="LD_PRELOAD={h}"
 "#,
             v = env!("CARGO_PKG_VERSION")
         )
@@ -651,17 +654,21 @@ Environment="LD_PRELOAD={s}"
         String::from_utf8_lossy(&check.stdout),
         format!("{dir}\n{out}\n{s}\n")
     );
-    // The installed shim: a 64-bit shared library, mode 0644, nothing else
-    // left in its directory.
-    let md = fs::symlink_metadata(&shim).unwrap();
-    assert!(md.is_file());
-    assert_eq!(md.mode() & 0o7777, 0o644);
+    // The installed shim and its preload helper: 64-bit shared libraries,
+    // mode 0644, nothing else left in their directory.
+    for lib in [&shim, &helper] {
+        let md = fs::symlink_metadata(lib).unwrap();
+        assert!(md.is_file());
+        assert_eq!(md.mode() & 0o7777, 0o644);
+        let head = fs::read(lib).unwrap();
+        assert!(
+            head.starts_with(b"\x7fELF\x02") && head[16] == 3,
+            "{} is not an ELF shared library",
+            lib.display()
+        );
+    }
     let head = fs::read(&shim).unwrap();
-    assert!(
-        head.starts_with(b"\x7fELF\x02") && head[16] == 3,
-        "not an ELF shared library"
-    );
-    assert_eq!(fs::read_dir(shim.parent().unwrap()).unwrap().count(), 1);
+    assert_eq!(fs::read_dir(shim.parent().unwrap()).unwrap().count(), 2);
     // Installing again replaces it (same content, same path).
     let again = env_cmd(
         &d,

@@ -68,7 +68,8 @@ records whether the gate tripped, to tell it from a program's own 3).
 `env` exits 0 when DIR is valid (warnings allowed), 1 when it is refused, 2 for usage errors.
 
 Environment:
-  CUDNN_TRACE_SHIM_PATH   use this libcdtrace.so instead of the embedded one
+  CUDNN_TRACE_SHIM_PATH   use this libcdtrace.so (and the libcdtrace_preload.so next to it)
+                          instead of the embedded ones
 ";
 
 /// What the command line asks for.

@@ -20,6 +20,26 @@ impl<'a> Line<'a> {
         Line { buf, first: true }
     }
 
+    /// Starts a list of fields without the object's braces (clears `buf`):
+    /// fields rendered once and inserted into several lines with [`Line::raw`].
+    pub fn fields(buf: &'a mut Vec<u8>) -> Self {
+        buf.clear();
+        Line { buf, first: true }
+    }
+
+    /// Appends fields rendered by [`Line::fields`] (nothing when empty).
+    pub fn raw(&mut self, fields: &[u8]) -> &mut Self {
+        if fields.is_empty() {
+            return self;
+        }
+        if !self.first {
+            self.buf.push(b',');
+        }
+        self.first = false;
+        self.buf.extend_from_slice(fields);
+        self
+    }
+
     fn key(&mut self, k: &str) {
         if !self.first {
             self.buf.push(b',');
@@ -246,6 +266,18 @@ mod tests {
             "{\"ev\":\"load\",\"path\":\"/a \\\"b\\\"\\\\c\\n\\u0001\",\"n\":0,\"neg\":-42,\
              \"ok\":true,\"none\":null,\"argv\":[\"x\",\"y\"],\"tried\":[{\"i\":1},{\"i\":2}]}\n"
         );
+    }
+
+    #[test]
+    fn fields_rendered_once_and_inserted() {
+        let mut body = Vec::new();
+        Line::fields(&mut body).str("name", "x").u64("n", 2);
+        assert_eq!(body, br#""name":"x","n":2"#);
+        let mut buf = Vec::new();
+        let mut l = Line::new(&mut buf);
+        l.str("ev", "e").raw(&body).raw(b"");
+        l.finish();
+        assert_eq!(buf, b"{\"ev\":\"e\",\"name\":\"x\",\"n\":2}\n");
     }
 
     #[test]

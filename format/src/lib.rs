@@ -89,6 +89,10 @@ pub mod ev {
     /// How many times each tracked function of each library was called, for
     /// those called more often than the recorded first few times.
     pub const CALL_COUNTS: &str = "call_counts";
+    /// An object obtained the CUDA driver's entry-point resolver
+    /// (`cuGetProcAddress[_v2]`): a CUDA runtime, shared (`libcudart`) or
+    /// linked statically into that object.
+    pub const DRIVER_CLIENT: &str = "driver_client";
 }
 
 /// Where a `version` event's version comes from (its `source` field).

@@ -21,6 +21,7 @@ pub enum Event {
     Version(Version),
     Call(Call),
     CallCounts(CallCounts),
+    DriverClient(DriverClient),
 }
 
 /// Why a line could not be used.
@@ -79,6 +80,7 @@ pub fn parse_line(line: &str) -> Result<Event, LineError> {
         crate::ev::VERSION => Event::Version(typed(&kind, value)?),
         crate::ev::CALL => Event::Call(typed(&kind, value)?),
         crate::ev::CALL_COUNTS => Event::CallCounts(typed(&kind, value)?),
+        crate::ev::DRIVER_CLIENT => Event::DriverClient(typed(&kind, value)?),
         _ => return Err(LineError::UnknownKind(kind)),
     })
 }
@@ -157,8 +159,17 @@ pub struct Load {
     pub reason: String,
     /// For RPATH/RUNPATH: the object whose entry matched.
     pub reason_owner: Option<String>,
-    /// The search directory in which the file was found.
+    /// The directory the loader found the file in, exactly as it searched
+    /// it (a hardware-capability subdirectory such as `x86_64` or
+    /// `glibc-hwcaps/x86-64-v2` included).
     pub search_dir: Option<String>,
+    /// The entry of the search list (LD_LIBRARY_PATH, an RPATH/RUNPATH
+    /// after `$ORIGIN` expansion, a default or ld.so.cache directory) that
+    /// `search_dir` came from: `search_dir` itself, or its parent when the
+    /// loader tried a hardware-capability subdirectory of it. Absent in
+    /// traces of older shims.
+    #[serde(default)]
+    pub search_entry: Option<String>,
     /// The object that asked (dlopen caller, or owner of the DT_NEEDED entry).
     pub requester: Option<String>,
     /// [`crate::via`].
@@ -175,6 +186,15 @@ pub struct Load {
     pub build_id: Option<String>,
     /// CUDA family (`cudnn`, `cudart`, `cuda`, …) or null.
     pub family: Option<String>,
+    /// How the family was known: `name` (the requested name or the file
+    /// name), `soname`, `symbol` (the object defines `cudnnGetVersion`,
+    /// `cudaRuntimeGetVersion` or `cuInit`). Absent in older traces.
+    #[serde(default)]
+    pub family_by: Option<String>,
+    /// A stub of its family (a `stubs` directory in its path, or `_stub` in
+    /// its file name): never a copy of the library it stands in for.
+    #[serde(default)]
+    pub stub: bool,
     /// Candidates tried before (and including) the one used.
     #[serde(default)]
     pub tried: Vec<Tried>,
@@ -211,6 +231,12 @@ pub struct LoadFailed {
     /// dependency has its own `load_failed` event).
     #[serde(default)]
     pub dependency_failed: bool,
+    /// A start-up search during which the process ended: ld.so found none
+    /// of the candidates and exited with status 127 (`error while loading
+    /// shared libraries`), with no callback after the last one. Written
+    /// before the outcome was known (see docs/trace-format.md).
+    #[serde(default)]
+    pub fatal: bool,
 }
 
 /// A library that left the process.
@@ -293,6 +319,12 @@ pub struct Version {
     pub status: Option<i64>,
     /// libcuda: the driver version in its file name (`580.159.04`).
     pub driver_file: Option<String>,
+    /// Source `query`: who called the library's version function: `shim`
+    /// (one of the queries proven free of side effects) or `program` (the
+    /// program or one of its libraries did; the shim saw the answer). Absent
+    /// in traces of older shims, which asked everything themselves.
+    #[serde(default)]
+    pub asked_by: Option<String>,
 }
 
 /// One of the first calls to a tracked function of one library.
@@ -351,6 +383,47 @@ pub struct CallCounts {
     pub at: String,
     #[serde(default)]
     pub counts: Vec<CallCount>,
+}
+
+/// An object that obtained the CUDA driver's entry-point resolver
+/// (`cuGetProcAddress` / `cuGetProcAddress_v2`), through the PLT or `dlsym`:
+/// every CUDA runtime does, the shared one (`libcudart.so.N`) and one linked
+/// statically into another object (nvcc's default; CuPy's runtime module).
+#[derive(Debug, Clone, Deserialize)]
+pub struct DriverClient {
+    pub seq: u64,
+    pub t_ns: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub tid: u32,
+    /// The object (its `l_name`; the executable's path for the program).
+    pub path: String,
+    pub lmid: i64,
+    /// Its CUDA family (`cudart` for a shared runtime), or null.
+    pub family: Option<String>,
+    /// True when the object is no CUDA runtime library (nor the driver): it
+    /// carries a CUDA runtime linked into it.
+    pub static_runtime: bool,
+    /// `cuGetProcAddress` or `cuGetProcAddress_v2`.
+    #[serde(rename = "fn")]
+    pub function: String,
+    /// `plt` or `dlsym`.
+    pub via: String,
+    /// The driver object that defines it.
+    pub driver: String,
+    /// The runtime's version when it could be found without a side effect
+    /// inside the process; null: unknown (the CLI may look elsewhere, such
+    /// as the object's package metadata).
+    pub runtime_version: Option<String>,
+    /// Where `runtime_version` comes from, or null.
+    pub runtime_version_source: Option<String>,
+    /// The object's file identity (as in `load`), for the CLI to look at
+    /// the file later.
+    pub realpath: Option<String>,
+    pub dev: Option<u64>,
+    pub ino: Option<u64>,
+    pub size: Option<u64>,
+    pub build_id: Option<String>,
 }
 
 /// A message from the shim itself.

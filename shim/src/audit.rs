@@ -15,6 +15,16 @@
 //! of each `dlopen`/`dlmopen` through [`crate::bridge`]; without it, an
 //! unfinished search is judged at the thread's next loader activity.
 //!
+//! At start-up a failed search ends the process with no callback at all
+//! (ld.so prints `error while loading shared libraries` and `_exit(127)`s),
+//! so a recorded start-up search is also drawn, candidate by candidate, as
+//! the `load_failed` event it becomes if the process ends during it
+//! (`fatal: true`, [`crate::startup`]).
+//!
+//! `search_dir` is the directory of the candidate the loader took, exactly;
+//! the owner of an RPATH/RUNPATH directory follows glibc's list order over
+//! the candidates as they come ([`Lists`]).
+//!
 //! Everything here runs in the audit namespace (its own libc, malloc, errno),
 //! and only with the loader's own lock held or from the bridge; nothing here
 //! calls back into the loader.
@@ -38,13 +48,20 @@ struct Cand {
     /// `dlopen` frees it before the outcome is known). Only for searches that
     /// will be recorded.
     why: Option<Step>,
+    /// Whether a file is there, when already looked at (start-up searches
+    /// look as each candidate comes: see [`draw_startup_search`]).
+    exists: Option<bool>,
 }
 
 /// Why a search step offered a candidate.
 struct Step {
     reason: &'static str,
     owner: Option<Vec<u8>>,
+    /// The directory the candidate is in, exactly as the loader searched it.
     dir: Vec<u8>,
+    /// The search-list entry that directory came from (itself, or its
+    /// parent for a hardware-capability subdirectory).
+    entry: Vec<u8>,
 }
 
 /// The search for one requested name, from `LA_SER_ORIG` to its outcome.
@@ -60,7 +77,12 @@ struct Search {
     needed: bool,
     /// The search will be recorded (CUDA-family name, or `--all`).
     recorded: bool,
+    /// It is drawn in the start-up window (`startup.rs`).
+    drawn: bool,
     tried: Vec<Cand>,
+    /// The RPATH/RUNPATH directories this search goes through, in glibc's
+    /// order, made at its first RPATH/RUNPATH candidate ([`Lists`]).
+    lists: Option<Lists>,
 }
 
 impl Search {
@@ -79,9 +101,11 @@ impl Search {
             requester_lmid: if recorded { obj_lmid(requester) } else { 0 },
             needed,
             recorded,
+            drawn: false,
             name,
             requester,
             tried: Vec::new(),
+            lists: None,
         }
     }
 }
@@ -199,6 +223,8 @@ struct Obj {
     family: Option<&'static str>,
     path: Vec<u8>,
     lmid: i64,
+    /// Device and inode of its file (recorded objects: read for their event).
+    ident: Option<(u64, u64)>,
 }
 
 static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap::new());
@@ -266,7 +292,7 @@ fn exe_path() -> &'static [u8] {
 }
 
 /// The path to show for a link map (the main program's `l_name` is empty).
-unsafe fn map_path(map: usize) -> Vec<u8> {
+pub(crate) unsafe fn map_path(map: usize) -> Vec<u8> {
     if map == 0 {
         return Vec::new();
     }
@@ -398,76 +424,124 @@ unsafe fn expand_entry(entry: &[u8], owner: usize) -> Vec<u8> {
     out
 }
 
-/// Length of the prefix of `s` that `pat` matches, ending at a path
-/// separator of `s`. `pat` may contain `*` (any run of characters).
-fn glob_prefix(pat: &[u8], s: &[u8]) -> Option<usize> {
+/// Whether `pat` matches all of `s`; `pat` may contain `*` (any run of
+/// characters: what `$LIB` and `$PLATFORM` expand to is private to ld.so).
+fn glob(pat: &[u8], s: &[u8]) -> bool {
     match pat.iter().position(|&c| c == b'*') {
-        None => (s.starts_with(pat) && s.get(pat.len()) == Some(&b'/')).then_some(pat.len()),
+        None => pat == s,
         Some(i) => {
             let (head, tail) = (&pat[..i], &pat[i + 1..]);
-            if !s.starts_with(head) {
-                return None;
-            }
-            (head.len()..s.len()).find_map(|j| glob_prefix(tail, &s[j..]).map(|n| j + n))
+            s.starts_with(head) && (head.len()..=s.len()).any(|j| glob(tail, &s[j..]))
         }
     }
 }
 
-/// The entry of an RPATH/RUNPATH `list` of `owner` that produced candidate
-/// `cand`, as the directory it expands to within `cand`.
-unsafe fn list_match(list: &[u8], owner: usize, cand: &[u8]) -> Option<Vec<u8>> {
-    list.split(|&c| c == b':')
-        .filter(|e| !e.is_empty())
-        .find_map(|e| {
-            let pat = expand_entry(e, owner);
-            glob_prefix(crate::pin::trim_trailing_slashes(&pat), cand).map(|n| cand[..n].to_vec())
-        })
-}
-
-/// Hardware-capability subdirectories glibc probes inside each search
-/// directory (`glibc-hwcaps/<level>` since 2.33; the legacy `tls`/platform
-/// ones until 2.36).
-fn search_dir(cand: &[u8]) -> &[u8] {
-    let mut d = dirname(cand);
-    loop {
-        let b = basename(d);
-        let parent = dirname(d);
-        if basename(parent) == b"glibc-hwcaps" {
-            d = dirname(parent);
-        } else if matches!(
-            b,
+/// Whether `rest` (components below a search directory) is one of the
+/// hardware-capability subdirectories glibc tries in each search directory:
+/// `glibc-hwcaps/<level>` (2.33+), or up to three of the legacy `tls` and
+/// platform/hwcap names (until 2.36: `tls/x86_64/x86_64`, `x86_64`, …).
+fn is_cap_subdir(rest: &[u8]) -> bool {
+    if let Some(level) = rest.strip_prefix(b"glibc-hwcaps/") {
+        return !level.is_empty() && !level.contains(&b'/');
+    }
+    let legacy = |c: &[u8]| {
+        matches!(
+            c,
             b"tls"
                 | b"x86_64"
                 | b"haswell"
                 | b"xeon_phi"
                 | b"avx512_1"
+                | b"i386"
+                | b"i486"
+                | b"i586"
                 | b"i686"
                 | b"sse2"
                 | b"aarch64"
                 | b"atomics"
-        ) {
-            d = parent;
-        } else {
-            return d;
-        }
-    }
+        ) || platform().is_some_and(|p| p == c)
+    };
+    let parts: Vec<&[u8]> = rest.split(|&c| c == b'/').collect();
+    !rest.is_empty() && parts.len() <= 3 && parts.iter().all(|c| legacy(c))
 }
 
-/// Which object's RPATH or RUNPATH produced candidate `cand`, following
-/// glibc's order (`elf/dl-load.c` `_dl_map_object`): when the requester has
-/// no DT_RUNPATH, the DT_RPATH of the requester, of its loader, and on up,
-/// then of the executable; else the requester's DT_RUNPATH alone.
-/// Returns the reason, the owner and the matching directory.
-unsafe fn attribute_runpath(
-    requester: usize,
-    cand: &[u8],
-) -> (&'static str, Option<usize>, Vec<u8>) {
-    let fallback = (reason::RPATH_OR_RUNPATH, None, search_dir(cand).to_vec());
-    if requester == 0 {
-        return fallback;
+/// `AT_PLATFORM` (the legacy platform subdirectory's name), read once.
+fn platform() -> Option<&'static [u8]> {
+    static P: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    P.get_or_init(|| {
+        // SAFETY: getauxval has no preconditions; AT_PLATFORM is a string.
+        let p = unsafe { libc::getauxval(libc::AT_PLATFORM) } as *const libc::c_char;
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes().to_vec())
+    })
+    .as_deref()
+}
+
+/// Whether the search-list entry `entry` (expanded; may hold `*`) yields
+/// directory `dir`: the entry itself, or one of its hardware-capability
+/// subdirectories.
+fn yields(entry: &[u8], dir: &[u8]) -> bool {
+    if glob(entry, dir) {
+        return true;
     }
-    let runpath = elf::dyn_string(requester as *const LinkMap, DT_RUNPATH);
-    if runpath.is_none() {
+    (1..dir.len())
+        .filter(|&i| dir[i] == b'/')
+        .any(|i| is_cap_subdir(&dir[i + 1..]) && glob(entry, &dir[..i]))
+}
+
+/// The search-list entry directory `dir` comes from when nothing better is
+/// known: `dir` without a hardware-capability subdirectory.
+fn entry_of(dir: &[u8]) -> &[u8] {
+    (1..dir.len())
+        .filter(|&i| dir[i] == b'/')
+        .find(|&i| is_cap_subdir(&dir[i + 1..]))
+        .map_or(dir, |i| &dir[..i])
+}
+
+/// One RPATH/RUNPATH directory of a search, expanded.
+struct ListDir {
+    reason: &'static str,
+    owner: usize,
+    dir: Vec<u8>,
+}
+
+/// The RPATH/RUNPATH directories a search goes through, in glibc's order
+/// (`elf/dl-load.c` `_dl_map_object`): when the requester has no DT_RUNPATH,
+/// the DT_RPATH of the requester, of its loader, and on up, then of the
+/// executable (once); else the requester's DT_RUNPATH alone. An object that
+/// has both ignores its DT_RPATH (`elf_get_dynamic_info`). glibc reports
+/// them all as `LA_SER_RUNPATH`; `pos` is where the last candidate was
+/// found, since the lists are gone through in order (the same directory in
+/// two lists is tried twice).
+struct Lists {
+    dirs: Vec<ListDir>,
+    pos: usize,
+}
+
+impl Lists {
+    /// # Safety
+    /// `requester` (a link map or 0) is alive: its search is running.
+    unsafe fn of(requester: usize) -> Lists {
+        let mut dirs = Vec::new();
+        if requester == 0 {
+            return Lists { dirs, pos: 0 };
+        }
+        let mut add = |owner: usize, tag: i64, reason: &'static str| {
+            if let Some(list) = elf::dyn_string(owner as *const LinkMap, tag) {
+                for e in list.split(|&c| c == b':').filter(|e| !e.is_empty()) {
+                    let dir = expand_entry(e, owner);
+                    dirs.push(ListDir {
+                        reason,
+                        owner,
+                        dir: crate::pin::trim_trailing_slashes(&dir).to_vec(),
+                    });
+                }
+            }
+        };
+        let has_runpath = |m: usize| cdtrace_abi::elf::has_dyn(m as *const LinkMap, DT_RUNPATH);
+        if has_runpath(requester) {
+            add(requester, DT_RUNPATH, reason::RUNPATH);
+            return Lists { dirs, pos: 0 };
+        }
         let main = MAIN_MAP.load(Ordering::Relaxed);
         let mut seen_main = false;
         let mut cur = requester;
@@ -477,51 +551,56 @@ unsafe fn attribute_runpath(
             if cur == 0 || (hop > 0 && !OBJECTS.with(|o| o.contains_key(&cur))) {
                 break;
             }
-            if let Some(rp) = elf::dyn_string(cur as *const LinkMap, DT_RPATH) {
-                if let Some(dir) = list_match(rp, cur, cand) {
-                    return (reason::RPATH, Some(cur), dir);
-                }
+            if !has_runpath(cur) {
+                add(cur, DT_RPATH, reason::RPATH);
             }
             seen_main |= cur == main;
             cur = OBJECTS.with(|o| o.get(&cur).map_or(0, |x| x.requester));
         }
-        if !seen_main && main != 0 {
-            if let Some(rp) = elf::dyn_string(main as *const LinkMap, DT_RPATH) {
-                if let Some(dir) = list_match(rp, main, cand) {
-                    return (reason::RPATH, Some(main), dir);
-                }
-            }
+        if !seen_main && main != 0 && !has_runpath(main) {
+            add(main, DT_RPATH, reason::RPATH);
         }
-    } else if let Some(rp) = runpath {
-        if let Some(dir) = list_match(rp, requester, cand) {
-            return (reason::RUNPATH, Some(requester), dir);
-        }
+        Lists { dirs, pos: 0 }
     }
-    fallback
+
+    /// The directory of the lists that produced a candidate in `dir`.
+    fn find(&mut self, dir: &[u8]) -> Option<&ListDir> {
+        let i = (self.pos..self.dirs.len()).find(|&i| yields(&self.dirs[i].dir, dir))?;
+        self.pos = i;
+        self.dirs.get(i)
+    }
 }
 
-/// Why the search step `flag` offered `path` on behalf of `requester`
-/// (which must be alive: this reads its dynamic section and its loaders').
-unsafe fn step_reason(path: &[u8], flag: u32, requester: usize) -> Step {
-    let plain = |reason| Step {
+/// Why the search step `flag` offered candidate `path` of search `s` (whose
+/// requester must be alive: this reads its dynamic section and its
+/// loaders'). Candidates are given in the order the loader tried them.
+unsafe fn step_reason(s: &mut Search, path: &[u8], flag: u32) -> Step {
+    let dir = dirname(path).to_vec();
+    let plain = |reason, dir: Vec<u8>| Step {
         reason,
         owner: None,
-        dir: search_dir(path).to_vec(),
+        entry: entry_of(&dir).to_vec(),
+        dir,
     };
     match flag {
-        LA_SER_LIBPATH => plain(reason::LD_LIBRARY_PATH),
+        LA_SER_LIBPATH => plain(reason::LD_LIBRARY_PATH, dir),
         LA_SER_RUNPATH => {
-            let (reason, owner, dir) = attribute_runpath(requester, path);
-            Step {
-                reason,
-                owner: owner.map(|o| map_path(o)),
-                dir,
+            let requester = s.requester;
+            let lists = s.lists.get_or_insert_with(|| Lists::of(requester));
+            match lists.find(&dir) {
+                Some(d) => Step {
+                    reason: d.reason,
+                    owner: Some(map_path(d.owner)),
+                    entry: d.dir.clone(),
+                    dir,
+                },
+                None => plain(reason::RPATH_OR_RUNPATH, dir),
             }
         }
-        LA_SER_CONFIG => plain(reason::LD_SO_CACHE),
-        LA_SER_DEFAULT => plain(reason::DEFAULT_DIR),
-        LA_SER_SECURE => plain(reason::SECURE_DIR),
-        _ => plain(reason::UNKNOWN),
+        LA_SER_CONFIG => plain(reason::LD_SO_CACHE, dir),
+        LA_SER_DEFAULT => plain(reason::DEFAULT_DIR, dir),
+        LA_SER_SECURE => plain(reason::SECURE_DIR, dir),
+        _ => plain(reason::UNKNOWN, dir),
     }
 }
 
@@ -534,13 +613,14 @@ unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
         .enumerate()
         .map(|(i, c)| {
             let r = c.why.as_ref().map_or(reason::UNKNOWN, |w| w.reason);
+            // A file the loader passed over was rejected (wrong class or
+            // machine, unreadable, …): whether one is there is all it takes.
             let result = if used_last && i + 1 == n {
                 tried::USED
+            } else if c.exists.unwrap_or_else(|| elf::stat(&c.path).is_some()) {
+                tried::REJECTED
             } else {
-                match elf::classify(&c.path) {
-                    Candidate::Missing => tried::MISSING,
-                    _ => tried::REJECTED,
-                }
+                tried::MISSING
             };
             (c.path.clone(), r, result)
         })
@@ -554,7 +634,7 @@ unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
 
 /// Identity fields shared by `load` events: real path, device, inode, size,
 /// build-id, all from one open of the file ([`elf::file_info`]).
-fn write_identity(l: &mut Line<'_>, info: Option<&elf::FileInfo>) {
+pub(crate) fn write_identity(l: &mut Line<'_>, info: Option<&elf::FileInfo>) {
     match info {
         Some(fi) => {
             l.opt_bytes("realpath", fi.realpath.as_deref());
@@ -623,17 +703,21 @@ unsafe fn finish_unmapped(
     s: Search,
     failed_hint: Option<bool>,
     errno: Option<i32>,
+    served_by: Option<usize>,
 ) -> Option<u64> {
     let (v, mode, ns) = how_requested(ts, &s);
     let lmid = ns.unwrap_or(s.requester_lmid);
-    let path = s
+    let candidate = s
         .tried
         .last()
         .map(|c| c.path.clone())
         .unwrap_or_else(|| s.name.clone());
-    let fam = wants(&s.name, &path)?;
+    let fam = wants(&s.name, &candidate)?;
     // Looked at the file only when the outcome is unknown and will be
     // recorded: this runs for every search that maps nothing.
+    if s.drawn {
+        trace::startup_settled();
+    }
     let failed = failed_hint.unwrap_or_else(|| {
         let last_loadable = match s.tried.last() {
             Some(c) => elf::classify(&c.path) == Candidate::Loadable,
@@ -658,14 +742,22 @@ unsafe fn finish_unmapped(
         if !first_reuse(s.requester, &s.name) {
             return None;
         }
+        // The object that served it: the handle the hook saw, else the
+        // recorded object of the same file. Its path is the loaded object's
+        // (docs/trace-format.md), not the request's spelling or the symlink
+        // the search found.
+        let served = served_by.or_else(|| same_file_object(&candidate));
+        let path = served.map_or(candidate, |m| map_path(m));
+        let soname = served.and_then(|m| elf::dyn_string(m as *const LinkMap, DT_SONAME));
         trace::emit(ev::LOAD, |l| {
             l.bytes("name", &s.name).bytes("path", &path);
             l.str("reason", reason::SAME_FILE)
                 .null("reason_owner")
-                .null("search_dir");
+                .null("search_dir")
+                .null("search_entry");
             l.bytes("requester", &s.requester_path).str("via", v);
             write_mode(l, mode);
-            l.i64("lmid", lmid).null("soname");
+            l.i64("lmid", lmid).opt_bytes("soname", soname);
             write_identity(l, elf::file_info(&path).as_ref());
             l.opt_str("family", fam);
             write_tried(l, &s, true);
@@ -675,14 +767,34 @@ unsafe fn finish_unmapped(
     }
 }
 
-fn obj_lmid(map: usize) -> i64 {
+/// The CUDA family of mapped object `map`: as recorded for it, else from
+/// its file name.
+///
+/// # Safety
+/// `map` is a live link map.
+pub(crate) unsafe fn family_of(map: usize) -> Option<&'static str> {
+    OBJECTS
+        .with(|o| o.get(&map).map(|x| x.family))
+        .flatten()
+        .or_else(|| cuda_family(elf::l_name(map as *const LinkMap)))
+}
+
+/// The recorded object mapped from the same file as `path` (device and
+/// inode), if any.
+fn same_file_object(path: &[u8]) -> Option<usize> {
+    let st = elf::stat(path)?;
+    let id = (st.st_dev, st.st_ino);
+    OBJECTS.with(|o| o.iter().find(|(_, x)| x.ident == Some(id)).map(|(&k, _)| k))
+}
+
+pub(crate) fn obj_lmid(map: usize) -> i64 {
     OBJECTS.with(|o| o.get(&map).map_or(0, |x| x.lmid))
 }
 
 /// Resolves a search left open on this thread (see [`finish_unmapped`]).
 unsafe fn flush_pending(ts: &mut ThreadState) {
     if let Some(s) = ts.search.take() {
-        if finish_unmapped(ts, s, None, None).is_some() {
+        if finish_unmapped(ts, s, None, None, None).is_some() {
             // A newer failure: a dlerror() text read from now on is not
             // about the one that was waiting for it.
             set_awaiting(None);
@@ -708,17 +820,62 @@ pub unsafe fn objsearch(
             if let Some(d) = pinned {
                 record_pin(&mut search, d);
             }
+            search.drawn = search.recorded && trace::startup_window();
+            if search.drawn {
+                draw_startup_search(&search);
+            }
             ts.search = Some(search);
         } else if let Some(s) = ts.search.as_mut() {
             // The requester is alive during its search; attribute now.
-            let why = s.recorded.then(|| step_reason(name, flag, s.requester));
+            let why = if s.recorded {
+                Some(step_reason(s, name, flag))
+            } else {
+                None
+            };
+            // A start-up search can end the process at any candidate: each
+            // is looked at as it comes, so that the line on disk is complete.
+            let exists = s.drawn.then(|| elf::stat(name).is_some());
             s.tried.push(Cand {
                 path: name.to_vec(),
                 flag,
                 why,
+                exists,
             });
+            if s.drawn {
+                draw_startup_search(s);
+            }
         }
     });
+}
+
+/// Draws start-up search `s` into the trace's start-up window
+/// (`startup.rs`) as the `load_failed` event it is if the process ends
+/// during it: ld.so exits with status 127 after a start-up search that
+/// found nothing, without a callback. Every candidate so far counts as
+/// failed (the loader moved past it, or the process ended at it).
+unsafe fn draw_startup_search(s: &Search) {
+    let fam = wants(&s.name, &s.name).flatten();
+    trace::startup_pending(ev::LOAD_FAILED, |l| {
+        l.bytes("name", &s.name)
+            .bytes("requester", &s.requester_path)
+            .str("via", startup_via(s));
+        write_mode(l, None);
+        l.i64("lmid", s.requester_lmid);
+        l.opt_str("family", fam);
+        write_tried(l, s, false);
+        l.null("error").null("errno").bool("fatal", true);
+    });
+}
+
+/// How a start-up search reached the loader (no hook has run yet).
+fn startup_via(s: &Search) -> &'static str {
+    if s.needed {
+        via::NEEDED
+    } else if trace::config().is_some_and(|c| c.preloads.contains(&s.name)) {
+        via::PRELOAD
+    } else {
+        via::LOADER
+    }
 }
 
 /// Writes the `pin` event for a decision on `s`'s name and, when the loader
@@ -751,7 +908,9 @@ unsafe fn record_pin(s: &mut Search, d: &crate::pin::Decision) {
                 reason: reason::PIN,
                 owner: None,
                 dir: settings.dir.clone(),
+                entry: settings.dir.clone(),
             }),
+            exists: None,
         });
     }
 }
@@ -762,9 +921,15 @@ const PIN_STEP: u32 = 0x8000_0000;
 
 /// `la_objopen`: remembers the object and writes its `load` event when it
 /// is recorded. Returns the resolved path read for that event, so that
-/// [`crate::calls`] does not resolve it again.
-pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Option<Vec<u8>> {
+/// [`crate::calls`] does not resolve it again, and the object's CUDA family.
+pub unsafe fn objopen(
+    map: *mut LinkMap,
+    lmid: i64,
+    cookie: *mut usize,
+) -> (Option<Vec<u8>>, Option<&'static str>) {
     let _ = cookie;
+    // A start-up search in progress ends here, with this object.
+    trace::startup_settled();
     let l_name = elf::l_name(map);
     crate::bridge::maybe_install(map, l_name, lmid);
     let key = map as usize;
@@ -798,7 +963,18 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
     } else {
         l_name.to_vec()
     };
-    let fam = wants(search.as_ref().map_or(&b""[..], |s| &s.name), &path);
+    // The family: the name asked for, else the object's identity (file
+    // name, SONAME, what it defines: `family.rs`).
+    let ident = crate::family::identify(map, &path, startup_kind.is_none());
+    let by_request = search.as_ref().and_then(|s| cuda_family(&s.name));
+    let family_by = if by_request.is_some() {
+        Some(crate::family::BY_NAME)
+    } else {
+        ident.by
+    };
+    let all = trace::config().is_some_and(|c| c.all);
+    let found = by_request.or(ident.family);
+    let fam = (found.is_some() || all).then_some(found);
     // The requester is alive here; a recorded search already knows.
     let needed = search.as_ref().is_some_and(|s| {
         if s.recorded {
@@ -819,6 +995,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
                 family: fam.flatten(),
                 path: path.clone(),
                 lmid,
+                ident: None,
             },
         )
     });
@@ -827,7 +1004,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
         if let Some(s) = &search {
             with_thread(|ts| how_requested(ts, s));
         }
-        return None;
+        return (None, None);
     };
     // A search recorded because of the path mapped rather than the name
     // asked for has no requester facts yet; its requester is alive here.
@@ -838,21 +1015,28 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
             s.needed = needed;
         }
     }
-    let fresh;
-    let last_why = match search.as_ref().and_then(|s| s.tried.last()) {
-        Some(c) if c.why.is_some() => c.why.as_ref(),
-        Some(c) => {
-            // Recorded only because of the path (`--all` or a name that is
-            // not CUDA-looking): attribute the winner now.
-            let s = search.as_ref().map_or(0, |s| s.requester);
-            fresh = step_reason(&c.path, c.flag, s);
-            Some(&fresh)
+    // Recorded only because of the path (`--all`, a name that is not
+    // CUDA-looking, a family known by identity): attribute the candidates
+    // now, in order (the requester is alive).
+    if let Some(s) = search.as_mut() {
+        if s.tried.last().is_some_and(|c| c.why.is_none()) {
+            for i in 0..s.tried.len() {
+                if s.tried[i].why.is_none() {
+                    let (path, flag) = (s.tried[i].path.clone(), s.tried[i].flag);
+                    let w = step_reason(s, &path, flag);
+                    s.tried[i].why = Some(w);
+                }
+            }
         }
-        None => None,
-    };
-    let (why, owner, dir, via_, mode) = match &search {
+    }
+    let last_why = search
+        .as_ref()
+        .and_then(|s| s.tried.last())
+        .and_then(|c| c.why.as_ref());
+    let (why, owner, dir, entry, via_, mode) = match &search {
         None => (
             startup_kind.unwrap_or(reason::UNKNOWN),
+            None,
             None,
             None,
             via::STARTUP,
@@ -864,21 +1048,34 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
             match last_why {
                 // A name with a slash is opened as given, unless the pin
                 // replaced it.
-                Some(w) if w.reason == reason::PIN || !s.name.contains(&b'/') => {
-                    (w.reason, w.owner.clone(), Some(w.dir.clone()), v, mode)
-                }
-                _ => (reason::PATH, None, None, v, mode),
+                Some(w) if w.reason == reason::PIN || !s.name.contains(&b'/') => (
+                    w.reason,
+                    w.owner.clone(),
+                    Some(w.dir.clone()),
+                    Some(w.entry.clone()),
+                    v,
+                    mode,
+                ),
+                _ => (reason::PATH, None, None, None, v, mode),
             }
         }
     };
     let soname = elf::dyn_string(map, DT_SONAME);
     let identity = elf::file_info(&path);
+    if let Some(fi) = &identity {
+        OBJECTS.with(|o| {
+            if let Some(x) = o.get_mut(&key) {
+                x.ident = Some((fi.dev, fi.ino));
+            }
+        });
+    }
     trace::emit(ev::LOAD, |l| {
         l.opt_bytes("name", search.as_ref().map(|s| &s.name[..]))
             .bytes("path", &path);
         l.str("reason", why);
         l.opt_bytes("reason_owner", owner.as_deref());
         l.opt_bytes("search_dir", dir.as_deref());
+        l.opt_bytes("search_entry", entry.as_deref());
         l.opt_bytes("requester", search.as_ref().map(|s| &s.requester_path[..]));
         l.str("via", via_);
         write_mode(l, mode);
@@ -886,6 +1083,8 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
         l.opt_bytes("soname", soname);
         write_identity(l, identity.as_ref());
         l.opt_str("family", fam);
+        l.opt_str("family_by", fam.and(family_by));
+        l.bool("stub", fam.is_some() && ident.stub);
         match &search {
             Some(s) => write_tried(l, s, true),
             None => {
@@ -894,7 +1093,7 @@ pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, cookie: *mut usize) -> Optio
         }
         l.bool("new", true);
     });
-    identity.and_then(|i| i.realpath)
+    (identity.and_then(|i| i.realpath), fam)
 }
 
 pub unsafe fn objclose(cookie: *mut usize) {
@@ -947,10 +1146,15 @@ pub unsafe fn activity(flag: u32) {
             flush_pending(ts);
         }
     });
+    // The first consistent state is the start-up's objects all mapped
+    // (glibc 2.36 `elf/rtld.c`): a failed search can no longer end the
+    // process, so events are written one by one again.
+    trace::startup_over();
 }
 
 pub fn preinit() {
     STARTED.store(true, Ordering::Relaxed);
+    trace::startup_over();
 }
 
 // ---------------------------------------------------------------------------
@@ -1015,17 +1219,17 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
             // mapped from the same file (or is a dependency that was).
             if let Some(s) = pending {
                 if s.name == req.name {
-                    ts.requests.push(Request {
-                        opened: true,
-                        ..req_clone(&req)
-                    });
-                    finish_unmapped(ts, s, Some(false), None);
+                    // Back on the stack so that `how_requested` names it
+                    // (dlopen, its mode), served by the returned object (in
+                    // glibc a handle is the object's link map).
+                    ts.requests.push(req_clone(&req));
+                    finish_unmapped(ts, s, Some(false), None, Some(result));
                     ts.requests.pop();
                     return;
                 }
                 // Another name: not this request's search (a dependency
                 // served by a same-file object, or an unhooked call's).
-                finish_unmapped(ts, s, None, None);
+                finish_unmapped(ts, s, None, None, None);
             }
             if !req.opened {
                 record_reuse(&req, result);
@@ -1039,14 +1243,14 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
             names.push(s.name.clone());
             if s.name == req.name {
                 ts.requests.push(req_clone(&req));
-                let seq = finish_unmapped(ts, s, Some(true), Some(errno));
+                let seq = finish_unmapped(ts, s, Some(true), Some(errno), None);
                 ts.requests.pop();
                 if let Some(seq) = seq {
                     set_awaiting(Some(AwaitingText { seq, names }));
                 }
                 return;
             }
-            finish_unmapped(ts, s, None, None);
+            finish_unmapped(ts, s, None, None, None);
         }
         // The request itself was found (or never searched: mapped then
         // rejected, e.g. an undefined symbol) but failed.
@@ -1100,7 +1304,11 @@ fn req_clone(r: &Request) -> Request {
 unsafe fn record_reuse(req: &Request, handle: usize) {
     // In glibc a dlopen handle is the object's link map.
     let path = map_path(handle);
-    let Some(fam) = wants(&req.name, &path) else {
+    let served = OBJECTS.with(|o| o.get(&handle).and_then(|x| x.family));
+    let Some(fam) = wants(&req.name, &path)
+        .map(|f| f.or(served))
+        .or_else(|| served.map(Some))
+    else {
         return;
     };
     if !first_reuse(req.caller, &req.name) {
@@ -1111,7 +1319,8 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
         l.bytes("name", &req.name).bytes("path", &path);
         l.str("reason", reason::ALREADY_LOADED)
             .null("reason_owner")
-            .null("search_dir");
+            .null("search_dir")
+            .null("search_entry");
         l.bytes("requester", &map_path(req.caller));
         l.str(
             "via",
@@ -1161,4 +1370,47 @@ pub unsafe fn error_text(text: *const libc::c_char) {
 
 pub fn mark_preload_active() {
     PRELOAD_ACTIVE.store(true, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_and_their_entries() {
+        // The entry itself, or a capability subdirectory of it; a plain
+        // subdirectory is another entry's (RPATH A:A/sub).
+        assert!(yields(b"/a", b"/a"));
+        assert!(yields(b"/a", b"/a/x86_64"));
+        assert!(yields(b"/a", b"/a/tls/x86_64/x86_64"));
+        assert!(yields(b"/a", b"/a/glibc-hwcaps/x86-64-v3"));
+        assert!(!yields(b"/a", b"/a/sub"));
+        assert!(!yields(b"/a", b"/a/glibc-hwcaps/x/y"));
+        assert!(!yields(b"/a/sub", b"/a"));
+        // $LIB / $PLATFORM become a wildcard.
+        assert!(yields(b"/opt/*/cuda", b"/opt/lib64/cuda"));
+        assert!(yields(b"/opt/*", b"/opt/lib/x86_64-linux-gnu"));
+        assert_eq!(entry_of(b"/a/x86_64"), b"/a");
+        assert_eq!(entry_of(b"/a/glibc-hwcaps/x86-64-v2"), b"/a");
+        assert_eq!(entry_of(b"/a/sub"), b"/a/sub");
+        assert_eq!(entry_of(b"."), b".");
+    }
+
+    #[test]
+    fn lists_are_gone_through_in_order() {
+        let d = |dir: &[u8]| ListDir {
+            reason: reason::RPATH,
+            owner: dir.len(),
+            dir: dir.to_vec(),
+        };
+        let mut l = Lists {
+            dirs: vec![d(b"/x"), d(b"/x/sub"), d(b"/x")],
+            pos: 0,
+        };
+        assert_eq!(l.find(b"/x/sub").map(|d| d.owner), Some(6));
+        // Past /x/sub, /x is the third list's.
+        assert_eq!(l.find(b"/x").map(|d| d.dir.len()), Some(2));
+        assert_eq!(l.pos, 2);
+        assert!(l.find(b"/x/sub").is_none());
+    }
 }

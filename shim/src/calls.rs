@@ -53,7 +53,12 @@
 //! forwarding to `libcudnn_graph` through `dlsym`) are not the program's:
 //! they are not wrapped, except the core library's version getters, whose
 //! thunks record nothing but tell [`crate::versions`] that the library has
-//! answered once (the moment it becomes safe to ask it ourselves).
+//! answered once (the moment it becomes safe to ask it ourselves), and the
+//! sub-libraries' `*VersionCheck`, whose answer to the dispatcher becomes
+//! the sub-library's version check (the shim never calls those itself:
+//! real cuDNN 9's load and initialise the driver). `cuDriverGetVersion` and
+//! `cudaRuntimeGetVersion` answers are recorded the same way
+//! ([`versions::observed`]).
 
 use crate::lock::ForkSafeLock;
 use crate::sys::*;
@@ -74,7 +79,12 @@ pub enum Family {
 
 impl Family {
     pub fn of(name: &[u8]) -> Option<Family> {
-        match cuda_family(name)? {
+        Family::from_name(cuda_family(name)?)
+    }
+
+    /// The family of a `cuda_family` name (`cudnn`, `cudart`, `cuda`).
+    pub fn from_name(family: &str) -> Option<Family> {
+        match family {
             "cudnn" => Some(Family::Cudnn),
             "cudart" => Some(Family::Cudart),
             "cuda" => Some(Family::Cuda),
@@ -209,6 +219,13 @@ fn marks_used(f: usize) -> bool {
     )
 }
 
+/// The cuDNN sub-libraries' `*VersionCheck` functions: their answers are
+/// recorded as the sub-library's version check ([`versions::observed`]),
+/// also when the dispatcher calls them for the program.
+fn is_check(f: usize) -> bool {
+    FNS[f].shape == Shape::Status && FNS[f].family == Family::Cudnn
+}
+
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` / `_MINOR`, the same
 /// numbers as `cudaDevAttrComputeCapabilityMajor` / `Minor` (CUDA headers):
 /// the device attributes recorded (what a finding on the GPU's age needs);
@@ -257,15 +274,30 @@ static COUNTS: [[AtomicU64; NFN]; MAX_COPIES] =
     [const { [const { AtomicU64::new(0) }; NFN] }; MAX_COPIES];
 /// Mirror of [`Copy::used`] for the thunks' fast path.
 pub static USED: [AtomicBool; MAX_COPIES] = [const { AtomicBool::new(false) }; MAX_COPIES];
+/// Per copy, the kinds of version answers already recorded
+/// ([`versions::observed`]).
+pub static SEEN: [AtomicU8; MAX_COPIES] = [const { AtomicU8::new(0) }; MAX_COPIES];
 /// Lock-free mirror of the live copies for `la_symbind64`, which runs for
 /// every `dlsym` involving them (a program may `dlsym` in a loop; the lock
 /// costs a system call): the link map (0: none) and [`info`] of copy `i`.
 static LIVE_MAP: [AtomicUsize; MAX_COPIES] = [const { AtomicUsize::new(0) }; MAX_COPIES];
 static LIVE_INFO: [AtomicU8; MAX_COPIES] = [const { AtomicU8::new(0) }; MAX_COPIES];
 
-/// Family (low bits) and whether the copy is a cuDNN core library (0x10).
+/// [`info`] bit: a cuDNN core library (its getters are wrapped even for
+/// calls from its own family: see [`marks_used`]).
+const INFO_CORE: u8 = 0x10;
+/// [`info`] bit: a cuDNN sub-library with a `*VersionCheck` (its check is
+/// wrapped even for its dispatcher's calls, to see the answer).
+const INFO_SUB: u8 = 0x20;
+
+/// Family (low bits) and the role bits of a copy.
 fn info(family: Family, role: Role) -> u8 {
-    family as u8 | if role == Role::CudnnCore { 0x10 } else { 0 }
+    family as u8
+        | match role {
+            Role::CudnnCore => INFO_CORE,
+            Role::CudnnSub(_) => INFO_SUB,
+            _ => 0,
+        }
 }
 
 /// The live copy at `map`.
@@ -312,13 +344,23 @@ pub fn enabled() -> bool {
 ///
 /// # Safety
 /// `map` is the object the loader just mapped.
-pub unsafe fn objopen(map: *mut LinkMap, lmid: i64, realpath: Option<Vec<u8>>) -> u32 {
+pub unsafe fn objopen(
+    map: *mut LinkMap,
+    lmid: i64,
+    realpath: Option<Vec<u8>>,
+    family: Option<&'static str>,
+) -> u32 {
     if !enabled() {
         return 0;
     }
     let mut flags = 0;
     let l_name = crate::elf::l_name(map);
-    if let Some(fam) = Family::of(l_name) {
+    // The family the audit role found (by identity: a renamed copy too),
+    // else the file name's.
+    let fam = family
+        .and_then(Family::from_name)
+        .or_else(|| Family::of(l_name));
+    if let Some(fam) = fam {
         if register(map, l_name, realpath, lmid, fam) {
             flags |= LA_FLG_BINDTO;
         }
@@ -373,6 +415,7 @@ unsafe fn register(
             n.store(0, Ordering::Relaxed);
         }
         USED[i].store(false, Ordering::Release);
+        SEEN[i].store(0, Ordering::Release);
         LIVE_INFO[i].store(info(family, role), Ordering::Release);
         LIVE_MAP[i].store(map as usize, Ordering::Release);
         Some(i)
@@ -531,14 +574,70 @@ pub unsafe fn symbind(
     if FNS[f].family as u8 != family {
         return value;
     }
+    if matches!(f, F_GPA4 | F_GPA5) && refm != 0 && refm != def {
+        driver_client(refm, d, f, via);
+    }
     let inside = find_live(refm).is_some_and(|(_, r)| r & 0x0f == family);
-    if inside && !(marks_used(f) && d_info & 0x10 != 0) {
+    let watched =
+        (marks_used(f) && d_info & INFO_CORE != 0) || (is_check(f) && d_info & INFO_SUB != 0);
+    if inside && !watched {
         return value;
     }
     if let Some(s) = existing_slot(f, value, d, via, !inside) {
         return thunk(f, s);
     }
     bind(f, value, d, via, !inside, |x| x.map == def).unwrap_or(value)
+}
+
+/// (referencing object, driver copy) pairs already recorded as
+/// `driver_client` events.
+static CLIENTS: ForkSafeLock<Vec<(usize, usize)>> = ForkSafeLock::new(Vec::new());
+
+/// Object `client` (a link map) obtained driver copy `driver`'s
+/// `cuGetProcAddress[_v2]` (`f`) through `via`: a CUDA runtime asking for
+/// the driver's entry points. Its first such binding is a `driver_client`
+/// event (issue 14: the object that carries a static runtime shows itself
+/// here, and nowhere else). Found from the binding itself: no call, no stack
+/// walk, nothing per call.
+fn driver_client(client: usize, driver: usize, f: usize, via: u8) {
+    let first = CLIENTS.with(|c| {
+        if c.contains(&(client, driver)) {
+            return false;
+        }
+        if c.len() >= 256 {
+            c.clear();
+        }
+        c.push((client, driver));
+        true
+    });
+    if !first {
+        return;
+    }
+    let Some(driver_path) = COPIES.with(|c| c.get(driver).map(|x| x.path.clone())) else {
+        return;
+    };
+    // SAFETY: the referencing object of a binding being made is alive.
+    let (path, family) = unsafe {
+        (
+            crate::audit::map_path(client),
+            crate::audit::family_of(client),
+        )
+    };
+    let lmid = crate::audit::obj_lmid(client);
+    let identity = crate::elf::file_info(&path);
+    let runtime = !matches!(family, Some("cudart") | Some("cuda"));
+    trace::emit(ev::DRIVER_CLIENT, |l| {
+        l.bytes("path", &path).i64("lmid", lmid);
+        l.opt_str("family", family).bool("static_runtime", runtime);
+        l.str("fn", FNS[f].name).str("via", via_name(via));
+        l.bytes("driver", &driver_path);
+        // No version of a runtime linked into another object can be read
+        // without running its code (its `cudaRuntimeGetVersion` is not
+        // exported; the `cudaVersion` it passes to the resolver is each
+        // symbol's ABI version, not its own).
+        l.null("runtime_version").null("runtime_version_source");
+        crate::audit::write_identity(l, identity.as_ref());
+    });
 }
 
 /// The thunk of function `f` for (`real`, `copy`, `via`, `record`), taking
@@ -608,7 +707,24 @@ fn done(f: usize, s: usize, res: Res) {
         if marks_used(f) && !USED[copy].load(Ordering::Acquire) {
             versions::used(copy);
         }
+        if let Some(a) = answer(f, &res) {
+            versions::observed(copy, a);
+        }
     })
+}
+
+/// The version answer a call of `f` carries, if it is one the version
+/// events record.
+fn answer(f: usize, res: &Res) -> Option<versions::Answer> {
+    let status = res.status?;
+    if is_check(f) {
+        return Some(versions::Answer::Check(status));
+    }
+    match f {
+        F_CU_DRIVER_GET_VERSION => Some(versions::Answer::Driver(status, res.value)),
+        F_RUNTIME_GET_VERSION => Some(versions::Answer::Runtime(status, res.value)),
+        _ => None,
+    }
 }
 
 fn emit_call(f: usize, copy: usize, n: u64, via: u8, res: &Res) {

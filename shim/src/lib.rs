@@ -1,20 +1,26 @@
-//! `libcdtrace.so`, the library cudnn-trace injects into traced processes.
+//! `libcdtrace.so`, the rtld-audit library cudnn-trace injects into traced
+//! processes (`LD_AUDIT`).
 //!
-//! It is loaded twice by the launcher, and each copy plays one role:
+//! In its own namespace, with its own libc, it sees every search step and
+//! every object the loader maps ([`audit`]), including DT_NEEDED
+//! dependencies, loads from `RTLD_DEEPBIND` libraries and other namespaces,
+//! without wrapping any function, so the program's loads stay exactly as
+//! they were. It writes the trace ([`trace`]), records the program's calls
+//! to a few cuDNN / CUDA functions through `la_symbind64` ([`calls`]), asks
+//! those libraries for their versions where that is proven free of side
+//! effects ([`versions`]), and can pin cuDNN to a directory ([`pin`]). It
+//! tells CUDA libraries by identity, renamed copies and stubs included
+//! ([`family`]), and keeps the start-up's events and its search in progress
+//! in a shared mapping of the trace file, so that a library missing at
+//! start-up (ld.so's `_exit(127)`) is still on disk ([`startup`]).
 //!
-//! * as an **rtld-audit module** (`LD_AUDIT`, [`audit`]) it sees every
-//!   search step and every object the loader maps, including DT_NEEDED
-//!   dependencies, loads from `RTLD_DEEPBIND` libraries and other
-//!   namespaces, without wrapping any function, so the program's loads stay
-//!   exactly as they were. This copy writes the trace ([`trace`]).
-//! * as an **LD_PRELOAD library** ([`preload`]) it hooks `dlopen`,
-//!   `dlmopen` and `dlerror` only to learn results the audit interface does
-//!   not report (a failed load, a request served by a library already there),
-//!   and hands them to the audit copy through [`bridge`].
-//!
-//! The audit copy also records the program's calls to a few cuDNN / CUDA
-//! functions through `la_symbind64` ([`calls`]) and asks those libraries for
-//! their versions at points where that is safe ([`versions`]).
+//! Its partner in the program's own namespace is the preload helper,
+//! `libcdtrace_preload.so` (`shim/preload`, loaded by `LD_PRELOAD`): it hooks
+//! `dlopen`, `dlmopen` and `dlerror` only to learn results the audit
+//! interface does not report (a failed load, a request served by a library
+//! already there), and hands them over through [`bridge`]. The helper links
+//! no library at all, so that nothing but itself enters the program's link
+//! map (issue 14; its module docs say why it is a library of its own).
 //!
 //! Rules everything here follows: never panic across FFI (every entry point
 //! runs in [`guard`]); never hold a lock across a call into the loader; no
@@ -26,9 +32,10 @@ mod audit;
 mod bridge;
 mod calls;
 mod elf;
+mod family;
 mod lock;
 mod pin;
-mod preload;
+mod startup;
 mod sys;
 mod trace;
 mod versions;
@@ -73,7 +80,6 @@ pub extern "C" fn la_version(version: u32) -> u32 {
         }
         quiet_panics();
         if tracing {
-            bridge::init_own_name();
             trace::ensure_open();
             calls::init();
         }
@@ -123,11 +129,11 @@ pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mu
     if map.is_null() || !tracing() {
         return 0;
     }
-    let realpath = guard(None, || audit::objopen(map, lmid, cookie));
+    let (realpath, family) = guard((None, None), || audit::objopen(map, lmid, cookie));
     // LA_FLG_BINDTO for cuDNN/cudart/libcuda objects, LA_FLG_BINDFROM for
     // the objects that link against them; 0 for everything else, whose
     // bindings then never reach `la_symbind64` (see `calls.rs`).
-    guard(0, || calls::objopen(map, lmid, realpath))
+    guard(0, || calls::objopen(map, lmid, realpath, family))
 }
 
 /// Called by glibc for a PLT binding between an object with
@@ -183,23 +189,3 @@ pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
         guard((), versions::startup);
     }
 }
-
-/// Constructor of both copies. It resolves the real `dlopen`/`dlmopen`/
-/// `dlerror` now, while no loader error can be pending (any successful dl*
-/// call clears the program's `dlerror()` state), whether or not tracing is
-/// on: the hooks are exported either way. Hooks still cope with being called
-/// earlier (libraries' constructors run before this one).
-extern "C" fn init() {
-    guard((), preload::warm_up);
-    if !bridge::BRIDGE
-        .load(core::sync::atomic::Ordering::Acquire)
-        .is_null()
-    {
-        guard((), quiet_panics);
-        guard((), preload::watch_fork);
-    }
-}
-
-#[used]
-#[unsafe(link_section = ".init_array")]
-static INIT: extern "C" fn() = init;

@@ -1,38 +1,10 @@
-//! Declarations glibc provides but the `libc` crate does not: the public part
-//! of `struct link_map` and the rtld-audit constants (`<link.h>`, rtld-audit(7)).
+//! Declarations glibc provides but the `libc` crate does not: the rtld-audit
+//! constants (`<link.h>`, rtld-audit(7)); `struct link_map` and the dynamic
+//! section come from `cdtrace_abi::elf`, shared with the preload helper.
 
 use core::ffi::c_char;
 
-/// The public prefix of glibc's `struct link_map` (`<link.h>`). A `dlopen`
-/// handle in glibc is a pointer to this structure, and rtld-audit callbacks
-/// receive it; only these five fields are ABI.
-#[repr(C)]
-pub struct LinkMap {
-    /// Difference between the addresses in the ELF file and in memory.
-    pub l_addr: usize,
-    /// Absolute (or as-given) file name; empty for the main program.
-    pub l_name: *const c_char,
-    /// The dynamic section, in memory.
-    pub l_ld: *const Dyn,
-    pub l_next: *mut LinkMap,
-    pub l_prev: *mut LinkMap,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Dyn {
-    pub d_tag: i64,
-    pub d_val: u64,
-}
-
-pub const DT_NULL: i64 = 0;
-pub const DT_NEEDED: i64 = 1;
-pub const DT_STRTAB: i64 = 5;
-pub const DT_INIT: i64 = 12;
-pub const DT_FINI: i64 = 13;
-pub const DT_SONAME: i64 = 14;
-pub const DT_RPATH: i64 = 15;
-pub const DT_RUNPATH: i64 = 29;
+pub use cdtrace_abi::elf::{LinkMap, DT_RPATH, DT_RUNPATH, DT_SONAME};
 
 /// The highest rtld-audit interface version this module implements.
 /// Version 2 (glibc 2.35) changed nothing for the callbacks used here.
@@ -69,20 +41,6 @@ pub struct Elf64Sym {
 // `la_activity` flags.
 pub const LA_ACT_CONSISTENT: u32 = 0;
 pub const LA_ACT_DELETE: u32 = 2;
-
-/// `dladdr1` flag asking for the `struct link_map *`.
-pub const RTLD_DL_LINKMAP: i32 = 2;
-
-/// glibc's `struct dl_find_object` (2.35+, `<dlfcn.h>`).
-#[repr(C)]
-pub struct DlFindObject {
-    pub dlfo_flags: u64,
-    pub dlfo_map_start: *mut core::ffi::c_void,
-    pub dlfo_map_end: *mut core::ffi::c_void,
-    pub dlfo_link_map: *mut LinkMap,
-    pub dlfo_eh_frame: *mut core::ffi::c_void,
-    pub reserved: [u64; 7],
-}
 
 extern "C" {
     /// glibc's version string ("2.36").

@@ -5,7 +5,11 @@
 //! formatted completely in memory and handed to the kernel with a single
 //! `write` on an `O_APPEND` descriptor. Once that returns, the line survives
 //! `abort()`, `_exit()`, a segfault or SIGKILL of the process. There is no
-//! buffer, no thread and no signal handler.
+//! buffer, no thread and no signal handler. The one exception is the
+//! start-up, while ld.so maps the program's libraries: events then go into
+//! a shared mapping of the file's end, with the search in progress drawn
+//! after them, so that a start-up failure (ld.so's `_exit(127)`) is on disk
+//! too (`startup.rs`).
 //!
 //! This module runs in the audit namespace, which has its own libc, malloc
 //! and errno: allocating here never touches the traced program's heap.
@@ -24,7 +28,7 @@ pub struct Config {
     pub all: bool,
     /// LD_PRELOAD entries, to tell preloads from other loads.
     pub preloads: Vec<Vec<u8>>,
-    /// LD_PRELOAD also names this library, so the `dlopen` result hook runs.
+    /// LD_PRELOAD names the preload helper, so the `dlopen` result hook runs.
     pub preload_role: bool,
 }
 
@@ -53,13 +57,11 @@ fn read_config() -> Option<Config> {
                 .collect()
         })
         .unwrap_or_default();
-    // Both roles are the same file: the audit copy is loaded from an
-    // LD_AUDIT entry, so an LD_PRELOAD entry with the same file name is us.
-    let audits = env_bytes("LD_AUDIT").unwrap_or_default();
-    let preload_role = audits
-        .split(|&c| c == b':')
-        .filter(|s| !s.is_empty())
-        .any(|a| preloads.iter().any(|p| basename(p) == basename(a)));
+    // The preload helper is a file of its own (`libcdtrace_preload.so`),
+    // installed next to this library.
+    let preload_role = preloads
+        .iter()
+        .any(|p| basename(p) == cdtrace_abi::bridge::PRELOAD_FILE.as_bytes());
     Some(Config {
         dir,
         all,
@@ -246,12 +248,7 @@ fn checked_fd(me: u32) -> Option<i32> {
     let path = FD_PATH.with(|p| p.clone());
     let c = CString::new(path).ok()?;
     // SAFETY: valid C string.
-    let new = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC,
-        )
-    };
+    let new = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_APPEND | libc::O_CLOEXEC) };
     if new < 0 {
         return None;
     }
@@ -275,7 +272,8 @@ fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<(i32, Vec<u8>)> {
         let fd = unsafe {
             libc::open(
                 c.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_APPEND | libc::O_CLOEXEC,
+                // Read-write: the start-up window maps it shared (startup.rs).
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_APPEND | libc::O_CLOEXEC,
                 0o644,
             )
         };
@@ -378,21 +376,95 @@ pub fn ensure_open() {
 /// Writes one event. `build` adds the event-specific fields after the common
 /// ones. Returns the event's `seq` (0 when nothing was written).
 pub fn emit(kind: &str, build: impl FnOnce(&mut Line<'_>)) -> u64 {
+    // SAFETY: a window exists only during the start-up, on its one thread.
+    if let Some(w) = unsafe { crate::startup::current() } {
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
+        let line = render(kind, seq, w.pid, w.pid, build);
+        if w.append(&line) {
+            draw_pending(w);
+            return seq;
+        }
+        // No room could be made: on with write(2).
+        crate::startup::close();
+        if let Some(fd) = checked_fd(pid()) {
+            write_all(fd, &line);
+        }
+        return seq;
+    }
     let me = pid();
     let Some(fd) = checked_fd(me) else { return 0 };
     let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
+    let buf = render(kind, seq, me, tid(), build);
+    write_all(fd, &buf);
+    seq
+}
+
+/// One event line: the common fields, then `build`'s.
+fn render(kind: &str, seq: u64, pid: u32, tid: u32, build: impl FnOnce(&mut Line<'_>)) -> Vec<u8> {
     let mut buf = Vec::with_capacity(512);
     let mut l = Line::new(&mut buf);
     l.str("ev", kind)
         .u64("seq", seq)
         .u64("t_ns", monotonic_ns())
-        .u64("pid", me as u64)
+        .u64("pid", pid as u64)
         .u64("ppid", PPID.load(Ordering::Relaxed) as u64)
-        .u64("tid", tid() as u64);
+        .u64("tid", tid as u64);
     build(&mut l);
     l.finish();
-    write_all(fd, &buf);
-    seq
+    buf
+}
+
+/// Start-up: makes sure later events go into the start-up window
+/// (`startup.rs`), opening it if needed. False when there is none.
+pub fn startup_window() -> bool {
+    if !crate::startup::under_way() {
+        return false;
+    }
+    let me = pid();
+    match checked_fd(me) {
+        Some(fd) => crate::startup::open(fd, me, 0),
+        None => false,
+    }
+}
+
+/// Start-up: the search in progress, as the event (`kind`, fields from
+/// `build`) it becomes if the process ends during it. It takes the next
+/// `seq` and is redrawn after every event, until [`startup_settled`].
+pub fn startup_pending(kind: &'static str, build: impl FnOnce(&mut Line<'_>)) {
+    // SAFETY: start-up only, one thread.
+    let Some(w) = (unsafe { crate::startup::current() }) else {
+        return;
+    };
+    let mut body = Vec::with_capacity(512);
+    build(&mut Line::fields(&mut body));
+    w.pending_body = Some((kind, body));
+    draw_pending(w);
+}
+
+/// Start-up: the search in progress ended; its outcome is an event of its own.
+pub fn startup_settled() {
+    // SAFETY: start-up only, one thread.
+    if let Some(w) = unsafe { crate::startup::current() } {
+        w.pending_body = None;
+        w.clear_pending();
+    }
+}
+
+/// The start-up objects are all mapped: events are written one by one again.
+pub fn startup_over() {
+    crate::startup::close();
+}
+
+fn draw_pending(w: &mut crate::startup::Window) {
+    let Some((kind, body)) = w.pending_body.take() else {
+        return;
+    };
+    let seq = SEQ.load(Ordering::Relaxed) + 1;
+    let line = render(kind, seq, w.pid, w.pid, |l| {
+        l.raw(&body);
+    });
+    w.set_pending(&line);
+    w.pending_body = Some((kind, body));
 }
 
 /// A `note` event (the shim's own message).

@@ -1,25 +1,48 @@
 //! Versions from the libraries themselves (`docs/versions-and-calls.md`).
 //!
-//! What may be called, and when, follows `compat-facts.md` §0 rule 3 and
-//! §1.2-1.3 (and issue 3):
-//! - never the cuDNN dispatcher `libcudnn.so.N`: it `dlopen`s its
-//!   sub-libraries and aborts the process when one is missing (§3.3, E6);
-//! - the cuDNN *core* library (`libcudnn_graph.so.9`, `libcudnn_ops_infer.so.8`)
-//!   answers `cudnnGetVersion`, `cudnnGetCudartVersion` and
-//!   `cudnnGetMaxDeviceVersion`, without a GPU. But the first API call into
-//!   graph is where it loads its engine libraries (on the GPU machine a
-//!   PyTorch that only asked for the version had `libcudnn_engines_*` and
-//!   `libcudnn_heuristic` mapped, `gpu-probe-rtld-audit.log`, "torch pinned
-//!   to system 9.14"; the fixture models this). Asking first would change
-//!   what the program loads and when. So the core is asked only after one of
-//!   its version getters has returned to its caller (the program, or the
-//!   dispatcher on its behalf): [`used`], from the call thunks;
-//! - a cuDNN sub-library's `*VersionCheck` (its own version against the
-//!   core's: 0, or 1002 / 14 on a mismatch, §0 rule 7) once it is
-//!   initialised and the one core library of its namespace has been asked;
-//! - `cudaRuntimeGetVersion` only for runtime 12 and later, where it is a
-//!   build constant (11.x initialises and can fail, §1.3);
-//! - `cuDriverGetVersion` needs no `cuInit` (E10); `cuInit` is never called.
+//! The shim calls a library function inside the program only when public
+//! documentation says the function has no side effect, and only at a point
+//! where calling it changes nothing the program could notice (issue 14).
+//! Two kinds of query pass that bar:
+//! - `cudaRuntimeGetVersion` of a runtime 12 or later: "As of CUDA 12.0,
+//!   this function no longer initializes CUDA. The purpose of this API is
+//!   solely to return a compile-time constant stating the CUDA Toolkit
+//!   version" (CUDA Runtime API, Version Management,
+//!   <https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART____VERSION.html>).
+//!   11.x initialises and can fail (compat-facts §1.3): never asked.
+//! - the cuDNN *core* library's (`libcudnn_graph.so.9`,
+//!   `libcudnn_ops_infer.so.8`) `cudnnGetVersion` ("returns the
+//!   CUDNN_VERSION defined present in the cudnn.h header file"),
+//!   `cudnnGetCudartVersion` ("returns the CUDA toolkit version that the
+//!   currently used cuDNN library has been compiled against") and
+//!   `cudnnGetMaxDeviceVersion` ("returns the maximum SM version that the
+//!   cuDNN library is aware of and supports natively"): constants (cuDNN API
+//!   reference, <https://docs.nvidia.com/deeplearning/cudnn/api/latest/api/cudnn-graph-library.html>).
+//!   But the first API call into graph is where it loads its engine
+//!   libraries (on the GPU machine a PyTorch that only asked for the version
+//!   had `libcudnn_engines_*` and `libcudnn_heuristic` mapped,
+//!   `gpu-probe-rtld-audit.log`; the fixture models this). So the core is
+//!   asked only after one of its version getters has returned to its caller
+//!   (the program, or the dispatcher on its behalf): [`used`], from the call
+//!   thunks. Whatever that first call does has then been done.
+//!
+//! Never called, because they are not proven free of side effects:
+//! - a cuDNN sub-library's `*VersionCheck`: real cuDNN 9's `dlopen`
+//!   `libcuda.so.1` and call `cuDriverGetVersion` and `cuInit(0)` (issue 14;
+//!   the fixtures do it too). Its answer is recorded when the program, or
+//!   its dispatcher on its behalf, calls it ([`observed`]);
+//! - `cuDriverGetVersion`: the driver API documents that it "may also
+//!   return error codes from previous, asynchronous launches" (it reads the
+//!   driver's state) and that `cuInit` "must be called before any other
+//!   function from the driver API". Its answer is recorded when the program
+//!   or its runtime calls it ([`observed`]); the driver's own version comes
+//!   from its file name (`libcuda.so.580.159.04`);
+//! - the dispatcher `libcudnn.so.N`: it `dlopen`s its sub-libraries and
+//!   aborts the process when one is missing (compat-facts §3.3, E6).
+//!
+//! Every other version (a sub-library's own, an 11.x runtime's) is for the
+//! CLI to ask in a separate process, from the file identity (device, inode,
+//! size, build-id) the `load` event records.
 //!
 //! Code of a library may only run once it is relocated *and* initialised,
 //! which `la_objopen` is far too early for. The safe points: when the hooked
@@ -35,8 +58,9 @@
 //! object's dynamic symbol table itself ([`crate::elf::lookup`]).
 //! The program's `errno` is saved and restored around every query.
 //!
-//! Besides, each cuDNN object gets an event from its file name or SONAME the
-//! moment it is mapped (nothing is called for that).
+//! Besides, each cuDNN object gets an event from its file name or SONAME,
+//! and each libcuda one from its file name, the moment it is mapped
+//! (nothing is called for that).
 
 use crate::calls::{self, Family, COPIES, USED};
 use crate::sys::{LinkMap, DT_SONAME};
@@ -147,23 +171,11 @@ enum Job {
         map: usize,
         path: Vec<u8>,
     },
-    Check {
-        map: usize,
-        path: Vec<u8>,
-        func: &'static [u8],
-        core: usize,
-        core_path: Vec<u8>,
-    },
     Cudart {
         map: usize,
         path: Vec<u8>,
         realpath: Option<Vec<u8>>,
         major: u32,
-    },
-    Cuda {
-        map: usize,
-        path: Vec<u8>,
-        realpath: Option<Vec<u8>>,
     },
 }
 
@@ -172,17 +184,32 @@ enum Job {
 /// now (nothing is called).
 pub fn registered(family: Family, path: &[u8], realpath: Option<&[u8]>, soname: Option<&[u8]>) {
     PENDING.fetch_add(1, Ordering::Relaxed);
-    if family != Family::Cudnn {
-        return;
-    }
-    if let Some((source, version)) = from_names(path, realpath, soname, 3) {
-        emit(&V {
-            path,
-            family: Family::Cudnn,
-            source,
-            version: Some(version),
-            ..V::default()
-        });
+    match family {
+        Family::Cudnn => {
+            if let Some((source, version)) = from_names(path, realpath, soname, 3) {
+                emit(&V {
+                    path,
+                    family: Family::Cudnn,
+                    source,
+                    version: Some(version),
+                    ..V::default()
+                });
+            }
+        }
+        // The user-mode driver's file is named after the driver version
+        // (`libcuda.so.580.159.04`); its SONAME is `.so.1`.
+        Family::Cuda => {
+            if let Some(driver_file) = driver_file_text(path, realpath) {
+                emit(&V {
+                    path,
+                    family: Family::Cuda,
+                    source: version_source::FILE_NAME,
+                    driver_file: Some(driver_file),
+                    ..V::default()
+                });
+            }
+        }
+        Family::Cudart => {}
     }
 }
 
@@ -209,39 +236,6 @@ fn join(v: &[u32]) -> String {
     v.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
 }
 
-/// Queries for sub-library checks in namespace `lmid` that have become
-/// possible: its one core library has answered, and they are initialised.
-fn check_jobs(c: &mut [calls::Copy], lmid: i64) -> Vec<Job> {
-    let cores: Vec<usize> = (0..c.len())
-        .filter(|&i| c[i].alive && c[i].lmid == lmid && c[i].role == Role::CudnnCore)
-        .collect();
-    // Two core libraries in one namespace: which one a sub-library checks
-    // against is not known here, so none is asked.
-    let [core] = cores[..] else {
-        return Vec::new();
-    };
-    if !c[core].used {
-        return Vec::new();
-    }
-    let core_path = c[core].path.clone();
-    let mut jobs = Vec::new();
-    for x in c.iter_mut() {
-        if let Role::CudnnSub(func) = x.role {
-            if x.alive && x.lmid == lmid && x.initialized && !x.queried {
-                x.queried = true;
-                jobs.push(Job::Check {
-                    map: x.map,
-                    path: x.path.clone(),
-                    func,
-                    core,
-                    core_path: core_path.clone(),
-                });
-            }
-        }
-    }
-    jobs
-}
-
 /// Marks the objects `ready` selects as initialised and collects what can
 /// be asked now.
 fn ready_jobs(ready: impl Fn(&Pending) -> bool) -> Vec<Job> {
@@ -250,7 +244,6 @@ fn ready_jobs(ready: impl Fn(&Pending) -> bool) -> Vec<Job> {
     }
     COPIES.with(|c| {
         let mut jobs = Vec::new();
-        let mut lmids = Vec::new();
         for x in c.iter_mut() {
             let Some(p) = x.pending else { continue };
             if !x.alive || !ready(&p) {
@@ -260,14 +253,6 @@ fn ready_jobs(ready: impl Fn(&Pending) -> bool) -> Vec<Job> {
             not_pending();
             x.initialized = true;
             match x.role {
-                Role::Cuda if !x.queried => {
-                    x.queried = true;
-                    jobs.push(Job::Cuda {
-                        map: x.map,
-                        path: x.path.clone(),
-                        realpath: x.realpath.clone(),
-                    });
-                }
                 Role::Cudart(major) if !x.queried => {
                     x.queried = true;
                     jobs.push(Job::Cudart {
@@ -277,12 +262,8 @@ fn ready_jobs(ready: impl Fn(&Pending) -> bool) -> Vec<Job> {
                         major,
                     });
                 }
-                Role::CudnnSub(_) if !lmids.contains(&x.lmid) => lmids.push(x.lmid),
                 _ => {}
             }
-        }
-        for l in lmids {
-            jobs.extend(check_jobs(c, l));
         }
         jobs
     })
@@ -329,13 +310,97 @@ pub fn used(id: usize) {
                 path: x.path.clone(),
             });
         }
-        let lmid = x.lmid;
-        if x.family == Family::Cudnn {
-            jobs.extend(check_jobs(c, lmid));
-        }
         jobs
     });
     run(jobs);
+}
+
+// ---------------------------------------------------------------------------
+// Answers the program got
+
+/// A version function's answer that the program (or one of its libraries)
+/// got from copy `id`, seen by a call thunk after the real call returned.
+#[derive(Clone, Copy, Debug)]
+pub enum Answer {
+    /// A cuDNN sub-library's `*VersionCheck` returned this status.
+    Check(i64),
+    /// `cuDriverGetVersion` (status, value written).
+    Driver(i64, Option<i64>),
+    /// `cudaRuntimeGetVersion` (status, value written).
+    Runtime(i64, Option<i64>),
+}
+
+/// Records `answer` of copy `id` as a `version` event (source `query`,
+/// `asked_by: program`), the first time one is seen for that copy: nothing is
+/// called, the program's own call has just returned.
+pub fn observed(id: usize, answer: Answer) {
+    let bit = match answer {
+        Answer::Check(_) => 1,
+        Answer::Driver(..) => 2,
+        Answer::Runtime(..) => 4,
+    };
+    if calls::SEEN[id].fetch_or(bit, Ordering::AcqRel) & bit != 0 {
+        return;
+    }
+    // What the event needs, under the lock; written after it.
+    let facts = COPIES.with(|c| {
+        let x = c.get(id).filter(|x| x.alive)?;
+        let core = match answer {
+            Answer::Check(_) => single_core(c, x.lmid),
+            _ => None,
+        };
+        Some((x.path.clone(), x.realpath.clone(), x.family, x.role, core))
+    });
+    let Some((path, realpath, family, role, core)) = facts else {
+        return;
+    };
+    let mut v = V {
+        path: &path,
+        family,
+        source: version_source::QUERY,
+        asked_by: Some(ASKED_BY_PROGRAM),
+        ..V::default()
+    };
+    match answer {
+        Answer::Check(status) => {
+            if !matches!(role, Role::CudnnSub(_)) {
+                return;
+            }
+            v.check = Some(status);
+            v.core = core.as_ref().map(|(p, _)| &p[..]);
+            // 0 says: the same version as the core library.
+            v.version = core
+                .as_ref()
+                .and_then(|(_, version)| version.clone())
+                .filter(|_| status == 0);
+        }
+        Answer::Driver(status, value) => {
+            v.status = Some(status);
+            v.raw = value.filter(|_| status == 0);
+            v.version = v.raw.map(cuda_version);
+            v.driver_file = driver_file_text(&path, realpath.as_deref());
+        }
+        Answer::Runtime(status, value) => {
+            v.status = Some(status);
+            v.raw = value.filter(|_| status == 0);
+            v.version = v.raw.map(cuda_version);
+        }
+    }
+    emit(&v);
+}
+
+/// The one cuDNN core library alive in namespace `lmid` (path, the version
+/// its query decoded), if there is exactly one: a sub-library's check is
+/// against it. With two, which one a sub-library checks against is not known.
+fn single_core(c: &[calls::Copy], lmid: i64) -> Option<(Vec<u8>, Option<String>)> {
+    let mut cores = c
+        .iter()
+        .filter(|x| x.alive && x.lmid == lmid && x.role == Role::CudnnCore);
+    let core = cores.next()?;
+    cores
+        .next()
+        .is_none()
+        .then(|| (core.path.clone(), core.version.clone()))
 }
 
 // ---------------------------------------------------------------------------
@@ -396,7 +461,6 @@ impl Job {
     /// The object is alive, relocated and initialised.
     unsafe fn run(self) {
         type Size = unsafe extern "C" fn() -> usize;
-        type Status = unsafe extern "C" fn() -> c_int;
         type IntOut = unsafe extern "C" fn(*mut c_int) -> c_int;
         let find = |map: usize, name: &[u8]| crate::elf::lookup(map as *const LinkMap, name);
         match self {
@@ -422,31 +486,7 @@ impl Job {
                     raw: Some(raw),
                     cuda_build,
                     max_device,
-                    ..V::default()
-                });
-            }
-            Job::Check {
-                map,
-                path,
-                func,
-                core,
-                core_path,
-            } => {
-                let Some(f) = find(map, func) else { return };
-                let status = core::mem::transmute::<usize, Status>(f)() as i64;
-                // 0 says: the same version as the core library.
-                let version = if status == 0 {
-                    COPIES.with(|c| c.get(core).and_then(|x| x.version.clone()))
-                } else {
-                    None
-                };
-                emit(&V {
-                    path: &path,
-                    family: Family::Cudnn,
-                    source: version_source::QUERY,
-                    version,
-                    check: Some(status),
-                    core: Some(&core_path),
+                    asked_by: Some(ASKED_BY_SHIM),
                     ..V::default()
                 });
             }
@@ -467,6 +507,7 @@ impl Job {
                             version: (status == 0).then(|| cuda_version(v as i64)),
                             raw: (status == 0).then_some(v as i64),
                             status: Some(status),
+                            asked_by: Some(ASKED_BY_SHIM),
                             ..V::default()
                         });
                         return;
@@ -482,30 +523,6 @@ impl Job {
                         ..V::default()
                     });
                 }
-            }
-            Job::Cuda {
-                map,
-                path,
-                realpath,
-            } => {
-                let Some(f) = find(map, b"cuDriverGetVersion") else {
-                    return;
-                };
-                let mut v: c_int = 0;
-                let status = core::mem::transmute::<usize, IntOut>(f)(&mut v) as i64;
-                // The user-mode driver's file is named after the driver
-                // version (`libcuda.so.580.159.04`); its SONAME is `.so.1`.
-                let driver_file = driver_file_text(&path, realpath.as_deref());
-                emit(&V {
-                    path: &path,
-                    family: Family::Cuda,
-                    source: version_source::QUERY,
-                    version: (status == 0).then(|| cuda_version(v as i64)),
-                    raw: (status == 0).then_some(v as i64),
-                    status: Some(status),
-                    driver_file,
-                    ..V::default()
-                });
             }
         }
     }
@@ -539,7 +556,15 @@ struct V<'a> {
     core: Option<&'a [u8]>,
     status: Option<i64>,
     driver_file: Option<String>,
+    /// Who called the library's function (source `query` only):
+    /// [`ASKED_BY_SHIM`] or [`ASKED_BY_PROGRAM`].
+    asked_by: Option<&'static str>,
 }
+
+/// `asked_by`: the shim called the function (a query proven free of side effects).
+const ASKED_BY_SHIM: &str = "shim";
+/// `asked_by`: the program, or one of its libraries, called it; the shim saw the answer.
+const ASKED_BY_PROGRAM: &str = "program";
 
 impl Default for V<'_> {
     fn default() -> Self {
@@ -555,6 +580,7 @@ impl Default for V<'_> {
             core: None,
             status: None,
             driver_file: None,
+            asked_by: None,
         }
     }
 }
@@ -571,7 +597,8 @@ fn emit(v: &V<'_>) {
             .opt_i64("check", v.check)
             .opt_bytes("core", v.core)
             .opt_i64("status", v.status)
-            .opt_str("driver_file", v.driver_file.as_deref());
+            .opt_str("driver_file", v.driver_file.as_deref())
+            .opt_str("asked_by", v.asked_by);
     });
 }
 

@@ -4,7 +4,10 @@ usage: check_trace.py TRACE_DIR NAME [--expect-cudnn] [--static-cudart]
 Reads the shim's JSONL files directly (not the CLI's report) and checks:
 the pip cuDNN files come from site-packages/nvidia/cudnn/lib, with reasons;
 libcudart.so.13 and libcuda.so.1 are there; no file of the system cuDNN
-(/usr/lib/x86_64-linux-gnu or /lib/x86_64-linux-gnu) entered any process.
+(/usr/lib/x86_64-linux-gnu or /lib/x86_64-linux-gnu) entered any process;
+the object that asks the driver for its entry points (driver_client, issue
+14) is libcudart.so.13, or with --static-cudart a CuPy module that carries a
+static runtime.
 """
 import glob, json, os, sys
 
@@ -15,7 +18,7 @@ expect_cudnn = "--expect-cudnn" in sys.argv
 # file enters its process. Then only the driver is expected as a file.
 static_cudart = "--static-cudart" in sys.argv
 expect_calls = "--expect-calls" in sys.argv
-loads, failed, procs, versions, calls = [], [], 0, [], []
+loads, failed, procs, versions, calls, clients = [], [], 0, [], [], []
 for f in sorted(glob.glob(os.path.join(trace_dir, "*.jsonl"))):
     for line in open(f):
         try:
@@ -32,6 +35,8 @@ for f in sorted(glob.glob(os.path.join(trace_dir, "*.jsonl"))):
             versions.append(e)
         elif e["ev"] == "call":
             calls.append(e)
+        elif e["ev"] == "driver_client":
+            clients.append(e)
 
 problems = []
 def short(p):
@@ -44,7 +49,13 @@ for e in loads:
     owner = f" of {short(e['reason_owner'])}" if e.get("reason_owner") else ""
     print(f"  {short(e['path'])}\n      {e['reason']}{owner}  via {e['via']}  requested as {e['name']}  by {short(e.get('requester'))}")
 for e in failed:
-    print(f"  FAILED {e['name']} (by {short(e.get('requester'))}, {len(e['tried'])} candidates)")
+    fatal = " FATAL (start-up)" if e.get("fatal") else ""
+    print(f"  FAILED {e['name']} (by {short(e.get('requester'))}, {len(e['tried'])} candidates){fatal}")
+for e in clients:
+    print(f"  driver client {short(e['path'])} ({e.get('fn')} via {e.get('via')}) static_runtime={e.get('static_runtime')} family={e.get('family')} build_id={e.get('build_id')}")
+for e in loads:
+    if e.get("stub"):
+        print(f"  stub {short(e['path'])} ({e.get('family')})")
 
 def seen(pred):
     return [e for e in loads if pred(e)]
@@ -69,6 +80,11 @@ if not static_cudart and not cudart:
     problems.append("libcudart.so.13 not seen")
 if not seen(lambda e: os.path.basename(e["path"]) == "libcuda.so.1"):
     problems.append("libcuda.so.1 not seen")
+if static_cudart:
+    if not any(e.get("static_runtime") and "cupy" in e["path"] for e in clients):
+        problems.append(f"no CuPy module recorded as carrying a static CUDA runtime: {clients}")
+elif not any(os.path.basename(e["path"]) == "libcudart.so.13" and not e.get("static_runtime") for e in clients):
+    problems.append(f"libcudart.so.13 not recorded as the driver's client: {clients}")
 if expect_calls:
     # Issue 3's real-stack check: PyTorch's cudnnCreate succeeded, cuDNN 9.19
     # says it was built for CUDA 13, and the driver says 13.0.

@@ -1,6 +1,7 @@
 /* envprog: prints the loader variables it got and every distinct
- * libcdtrace.so file mapped into it (from /proc/self/maps); exits with
- * argv[1] (default 0) (tests/launcher.rs). */
+ * libcdtrace.so (the shim) and libcdtrace_preload.so (its preload helper)
+ * file mapped into it (from /proc/self/maps); exits with argv[1] (default 0)
+ * (tests/launcher.rs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,9 @@ int main(int argc, char **argv)
         perror("/proc/self/maps");
         return 1;
     }
-    static char seen[32][4096];
-    int n = 0;
+    static char seen[2][32][4096];
+    int n[2] = {0, 0};
+    static const char *const names[2] = {"libcdtrace.so", "libcdtrace_preload.so"};
     char line[8192];
     while (fgets(line, sizeof line, maps)) {
         char *path = strchr(line, '/');
@@ -31,17 +33,22 @@ int main(int argc, char **argv)
             continue;
         path[strcspn(path, "\n")] = '\0';
         const char *base = strrchr(path, '/') + 1;
-        if (strcmp(base, "libcdtrace.so") != 0)
-            continue;
-        int dup = 0;
-        for (int i = 0; i < n; i++)
-            dup |= strcmp(seen[i], path) == 0;
-        if (!dup && n < 32)
-            snprintf(seen[n++], sizeof seen[0], "%s", path);
+        for (int k = 0; k < 2; k++) {
+            if (strcmp(base, names[k]) != 0)
+                continue;
+            int dup = 0;
+            for (int i = 0; i < n[k]; i++)
+                dup |= strcmp(seen[k][i], path) == 0;
+            if (!dup && n[k] < 32)
+                snprintf(seen[k][n[k]++], sizeof seen[0][0], "%s", path);
+        }
     }
     fclose(maps);
-    printf("shim files mapped: %d\n", n);
-    for (int i = 0; i < n; i++)
-        printf("shim file: %s\n", seen[i]);
+    printf("shim files mapped: %d\n", n[0]);
+    for (int i = 0; i < n[0]; i++)
+        printf("shim file: %s\n", seen[0][i]);
+    printf("preload helper files mapped: %d\n", n[1]);
+    for (int i = 0; i < n[1]; i++)
+        printf("preload helper file: %s\n", seen[1][i]);
     return argc > 1 ? atoi(argv[1]) : 0;
 }

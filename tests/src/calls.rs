@@ -5,7 +5,9 @@
 //! |---|---|
 //! | `call FN key=value…` | a `call` event for function FN matches every key: `lib` (path), `via`, `n`, `status`, `value`, `prop`, `attr`, `device`, `origin` (`exec` or `fork`: the `origin` of the process header, to tell a forked child's events) |
 //! | `call-count FN n=N [lib=PATH]` | FN (in that library) was called N times: N `call` events when N ≤ 4, else 4 events and a `call_counts` entry of N (0: neither) |
-//! | `version PATH key=value…` | a `version` event for PATH matches every key: `source`, `version`, `raw`, `cuda_build`, `max_device`, `check`, `core` (path), `status`, `driver_file` |
+//! | `version PATH key=value…` | a `version` event for PATH matches every key: `source`, `version`, `raw`, `cuda_build`, `max_device`, `check`, `core` (path), `status`, `driver_file`, `asked_by` |
+//! | `event KIND key=value…` | some event of kind KIND (`load`, `load_failed`, `driver_client`, …) has every key: any top-level field; the fields that hold paths (see [`PATH_KEYS`]) are compared as paths |
+//! | `no-event KIND key=value…` | no event of kind KIND has every key |
 //!
 //! A value `null` matches a JSON null. Paths are relative to the build dir
 //! unless absolute, compared as written (as for `expect`).
@@ -42,6 +44,7 @@ pub fn parse(dir: &str, rest: &str, line: &str) -> Result<Expect, String> {
             "core",
             "status",
             "driver_file",
+            "asked_by",
         ],
     };
     let mut e = Expect {
@@ -60,6 +63,42 @@ pub fn parse(dir: &str, rest: &str, line: &str) -> Result<Expect, String> {
     }
     if dir == "call-count" && e.get("n").is_none_or(|n| n.parse::<u64>().is_err()) {
         return Err("call-count needs n=NUMBER".into());
+    }
+    Ok(e)
+}
+
+/// Fields of any event that hold a path (compared with [`abs`]).
+pub const PATH_KEYS: &[&str] = &[
+    "path",
+    "lib",
+    "core",
+    "requester",
+    "reason_owner",
+    "search_dir",
+    "search_entry",
+    "realpath",
+    "driver",
+    "to",
+];
+
+/// Parses the rest of an `event` / `no-event` line: `KIND key=value…`
+/// (the kind goes into `path`).
+pub fn parse_event(rest: &str, line: &str) -> Result<Expect, String> {
+    let mut words = rest.split_whitespace();
+    let kind = words.next().ok_or("event needs an event kind")?;
+    let mut e = Expect {
+        path: Some(kind.to_string()),
+        keys: vec![],
+        line: line.to_string(),
+    };
+    for w in words {
+        let (k, v) = w
+            .split_once('=')
+            .ok_or_else(|| "expected key=value".to_string())?;
+        e.keys.push((k.to_string(), v.to_string()));
+    }
+    if e.keys.is_empty() {
+        return Err("event needs at least one key=value".into());
     }
     Ok(e)
 }
@@ -119,6 +158,7 @@ fn brief(v: &Value, b: &Path) -> String {
 /// against the trace of one run.
 pub fn check(built: &Built, traces: &[ProcessTrace], o: &mut Outcome) {
     let spec = &built.spec;
+    check_events(built, traces, o);
     if spec.calls.is_empty() && spec.call_counts.is_empty() && spec.versions.is_empty() {
         return;
     }
@@ -222,6 +262,37 @@ pub fn check(built: &Built, traces: &[ProcessTrace], o: &mut Outcome) {
     }
 }
 
+/// The `event` and `no-event` directives.
+fn check_events(built: &Built, traces: &[ProcessTrace], o: &mut Outcome) {
+    let b = &built.build;
+    for (want, e) in &built.spec.events {
+        let kind = e.path.as_deref().unwrap_or_default();
+        let all = of_kind(traces, kind);
+        let hits: Vec<&Value> = all
+            .iter()
+            .copied()
+            .filter(|v| matches(v, &e.keys, PATH_KEYS, b))
+            .collect();
+        let list = |vs: &[&Value]| {
+            vs.iter()
+                .map(|v| format!("  {}", brief(v, b)))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        if *want && hits.is_empty() {
+            o.failures.push(format!(
+                "`{}`: no matching {kind} event; {kind} events:\n{}",
+                e.line,
+                list(&all)
+            ));
+        }
+        if !*want && !hits.is_empty() {
+            o.failures
+                .push(format!("`{}`: but the trace has:\n{}", e.line, list(&hits)));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +316,11 @@ mod tests {
         assert!(parse("call", "cuInit color=red", "").is_err());
         assert!(parse("call-count", "cuInit", "").is_err());
         assert!(parse("version", "lib/x.so check=0 core=lib/y.so", "").is_ok());
+        let e = parse_event("load path=x/libcudnn.so.9 stub=true", "").unwrap();
+        let v: Value =
+            serde_json::from_str(r#"{"ev":"load","path":"/b/x/libcudnn.so.9","stub":true}"#)
+                .unwrap();
+        assert!(matches(&v, &e.keys, PATH_KEYS, b));
+        assert!(parse_event("load", "").is_err());
     }
 }

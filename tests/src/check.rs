@@ -130,6 +130,10 @@ pub struct Filtered {
     pub objects: Vec<(u64, String)>,
     /// Objects removed as the shim or its dependencies (absolute paths).
     pub shim_objects: Vec<String>,
+    /// Of those, what the shim pulled into the program's namespace besides
+    /// its own files (its DT_NEEDED, transitively): there must be none
+    /// (issue 14: the shim adds nothing to the program's link map but itself).
+    pub pulled_in: Vec<String>,
 }
 
 /// Filters one oracle process (see [`Filtered`]). `cuda_only` keeps only
@@ -144,6 +148,7 @@ pub fn filter_oracle(p: &LdProcess, cwd: &Path, cuda_only: bool) -> Filtered {
         .collect();
     let mut dropped: BTreeSet<String> = BTreeSet::new();
     let mut shim_objects = vec![];
+    let mut pulled_in = vec![];
     let mut kept: Vec<&LdObject> = vec![];
     for o in &p.loaded {
         if audit_ns.contains(&o.ns) {
@@ -156,6 +161,9 @@ pub fn filter_oracle(p: &LdProcess, cwd: &Path, cuda_only: bool) -> Filtered {
         if is_shim(&o.path) || (o.ns == 0 && by_shim) {
             dropped.insert(o.path.clone());
             shim_objects.push(abs(&o.path, cwd));
+            if !is_shim(&o.path) {
+                pulled_in.push(abs(&o.path, cwd));
+            }
             continue;
         }
         kept.push(o);
@@ -174,6 +182,7 @@ pub fn filter_oracle(p: &LdProcess, cwd: &Path, cuda_only: bool) -> Filtered {
         pid: p.pid,
         objects,
         shim_objects,
+        pulled_in,
     }
 }
 
@@ -210,6 +219,12 @@ pub(crate) fn sorted(v: &[(u64, String)]) -> Vec<(u64, String)> {
     let mut v = v.to_vec();
     v.sort();
     v
+}
+
+/// Whether object `path` (absolute) counts as CUDA-family in `cuda` mode:
+/// its file name says so, or the trace recorded it with a family.
+fn is_cuda(path: &str, by_identity: &BTreeSet<String>) -> bool {
+    cuda_family(path.as_bytes()).is_some() || by_identity.contains(path)
 }
 
 /// Builds, runs bare and traced, and checks scenario `name`.
@@ -305,6 +320,7 @@ pub fn check_scenario(name: &str) -> Outcome {
             return o;
         }
     };
+    check_nothing_pulled_in(&oracle, b, &mut o);
     if !oracle.shim_objects.is_empty() {
         o.info.push(format!(
             "objects only the shim pulled in (filtered out):\n{}",
@@ -344,6 +360,22 @@ pub(crate) struct ShimRunOracle {
     pub shim_objects: BTreeSet<String>,
 }
 
+/// The shim may add its own files to a process and nothing else: an object
+/// that entered the program's namespace only because the shim needs it (its
+/// DT_NEEDED, `libgcc_s.so.1` before issue 14) is a failure. The audit
+/// namespace's objects are the shim's own business.
+pub(crate) fn check_nothing_pulled_in(oracle: &ShimRunOracle, b: &Path, o: &mut Outcome) {
+    for f in &oracle.filtered {
+        for p in &f.pulled_in {
+            o.failures.push(format!(
+                "process {}: the shim pulled {} into the program's namespace (only the shim's own files may enter it)",
+                f.pid,
+                show(p, b)
+            ));
+        }
+    }
+}
+
 /// Reads the oracle of `run` (traced or pinned).
 pub(crate) fn shim_run_oracle(run: &Run, b: &Path) -> Result<ShimRunOracle, String> {
     let all = lddebug::parse_dir(&run.ld_dir)?;
@@ -379,7 +411,178 @@ pub(crate) fn check_trace(
 ) {
     check_trace_files(built, traces, pin, o);
     compare_trace_with_oracle(built, traces, oracle, o);
+    compare_tried_with_oracle(built, run, traces, oracle, o);
     check_expectations(built, run, traces, o);
+}
+
+/// The `search_dir` of new object `l` must be the directory its file was
+/// found in, exactly (issue 14: a hardware-capability subdirectory such as
+/// `x86_64` or `glibc-hwcaps/x86-64-v2` included), and, in scenarios with
+/// `strict-attribution`, its reason and `reason_owner` what the loader
+/// printed for the search step that offered its path (`search`, its search
+/// in the oracle): `(RPATH from file X)` is reason `RPATH` with owner X,
+/// `(RUNPATH from file X)` `RUNPATH`, `(LD_LIBRARY_PATH)`, `(system search
+/// path)` `default-dir`, ` search cache=` `ld.so.cache`.
+fn check_attribution(
+    built: &Built,
+    run: &Run,
+    t: &ProcessTrace,
+    l: &Load,
+    search: &crate::lddebug::LdSearch,
+    o: &mut Outcome,
+) {
+    use crate::lddebug::LdStep;
+    let b = &built.build;
+    let (Some(step), Some(found)) = (search.from.last(), search.tried.last()) else {
+        return;
+    };
+    let real = |p: &str| {
+        let a = abs(p, &run.cwd);
+        std::fs::canonicalize(&a)
+            .map(|r| r.display().to_string())
+            .unwrap_or(a)
+    };
+    let (reason, owner): (&str, Option<&str>) = match step {
+        LdStep::List { kind, owner } => (kind, Some(owner.as_str())),
+        LdStep::LibraryPath => (reason::LD_LIBRARY_PATH, None),
+        LdStep::System => (reason::DEFAULT_DIR, None),
+        LdStep::Cache => (reason::LD_SO_CACHE, None),
+        LdStep::Unknown => return,
+    };
+    let mut bad = vec![];
+    // LD_DEBUG names the list a directory was first seen in, even when
+    // another list that holds it too is being searched (glibc shares one
+    // `r_search_path_elem` per directory string and prints its `what`):
+    // reason and owner are compared only where a scenario says its
+    // directories are not shared (`strict-attribution`).
+    if built.spec.strict_attribution {
+        if l.reason != reason {
+            bad.push(format!("reason {} (LD_DEBUG: {reason})", l.reason));
+        }
+        let got_owner = l.reason_owner.as_deref().map(real);
+        if got_owner != owner.map(real) {
+            bad.push(format!(
+                "reason_owner {:?} (LD_DEBUG: {:?})",
+                l.reason_owner.as_deref().map(|p| show(p, b)),
+                owner
+            ));
+        }
+    }
+    // As the loader printed it (a relative LD_LIBRARY_PATH entry gives a
+    // relative candidate), then absolute.
+    let dir = found.rsplit_once('/').map_or(".", |(d, _)| d);
+    let dir = abs(if dir.is_empty() { "/" } else { dir }, &run.cwd);
+    let dir = dir.as_str();
+    let got_dir = l.search_dir.as_deref().map(|d| abs(d, &run.cwd));
+    if got_dir.as_deref() != Some(dir) {
+        bad.push(format!(
+            "search_dir {:?} (the file was found in {})",
+            got_dir.as_deref().map(|d| show(d, b)),
+            show(dir, b)
+        ));
+    }
+    if !bad.is_empty() {
+        o.failures.push(format!(
+            "{}: load of {} (seq {}): {}",
+            t.file.display(),
+            show(&l.path, b),
+            l.seq,
+            bad.join("; ")
+        ));
+    }
+}
+
+/// Every `tried` list of the trace (of a `load` or a `load_failed`) must be
+/// the candidates of one search of the same name in the oracle of the same
+/// process, path for path, in order: the loader's own `trying file=` lines
+/// (issue 14: every failed search on disk with every candidate, start-up
+/// failures included). The pin's own candidate (reason `pin`, a path handed
+/// to the loader, which searches nothing for it) is left out. A new object
+/// found by a search must then have the reason, owner and directory of the
+/// search step that offered it ([`check_attribution`]).
+fn compare_tried_with_oracle(
+    built: &Built,
+    run: &Run,
+    traces: &[ProcessTrace],
+    oracle: &ShimRunOracle,
+    o: &mut Outcome,
+) {
+    let b = &built.build;
+    let mut by_pid: BTreeMap<u32, Vec<&ProcessTrace>> = BTreeMap::new();
+    for t in traces {
+        if let Some(pid) = t.pid() {
+            by_pid.entry(pid).or_default().push(t);
+        }
+    }
+    for (pid, mut ts) in by_pid {
+        ts.sort_by_key(|t| t.image());
+        let Some(p) = oracle.all.get(&pid) else {
+            continue;
+        };
+        let mut used = vec![false; p.searches.len()];
+        for t in ts {
+            for e in &t.events {
+                let (kind, name, tried) = match e {
+                    Event::Load(l) => ("load", l.name.as_deref(), &l.tried),
+                    Event::LoadFailed(f) => ("load_failed", Some(f.name.as_str()), &f.tried),
+                    _ => continue,
+                };
+                let want: Vec<String> = tried
+                    .iter()
+                    .filter(|c| c.reason != reason::PIN)
+                    .map(|c| abs(&c.path, b))
+                    .collect();
+                let Some(name) = name.filter(|_| !want.is_empty()) else {
+                    continue;
+                };
+                let same_name: Vec<usize> = (0..p.searches.len())
+                    .filter(|&i| p.searches[i].name == name)
+                    .collect();
+                // The oracle's candidates, and the same without the cache's
+                // (printed, then dropped for a DF_1_NODEFLIB requester).
+                let lists = |i: usize| {
+                    let all: Vec<String> = p.searches[i].tried.iter().map(|c| abs(c, b)).collect();
+                    let mut no_cache = all.clone();
+                    if let Some(c) = p.searches[i].cache_at.filter(|&c| c < no_cache.len()) {
+                        no_cache.remove(c);
+                    }
+                    [all, no_cache]
+                };
+                let hit = same_name
+                    .iter()
+                    .copied()
+                    .find(|&i| !used[i] && lists(i).contains(&want));
+                match hit {
+                    Some(i) => {
+                        used[i] = true;
+                        if let Event::Load(l) = e {
+                            if l.new {
+                                check_attribution(built, run, t, l, &p.searches[i], o);
+                            }
+                        }
+                    }
+                    None => o.failures.push(format!(
+                        "{}: the {kind} event for {name:?} lists candidates no search of the LD_DEBUG oracle tried (pid {pid}):\n  trace:  {}\n{}",
+                        t.file.display(),
+                        want.iter().map(|c| show(c, b)).collect::<Vec<_>>().join(", "),
+                        same_name
+                            .iter()
+                            .map(|&i| format!(
+                                "  oracle: {}",
+                                p.searches[i]
+                                    .tried
+                                    .iter()
+                                    .map(|c| show(&abs(c, b), b))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    )),
+                }
+            }
+        }
+    }
 }
 
 /// The pids of the launcher in a CLI-driven run: its own, a process that
@@ -572,6 +775,16 @@ fn compare_trace_with_oracle(
     o: &mut Outcome,
 ) {
     let cuda_only = built.spec.mode == "cuda";
+    // `cuda` mode records CUDA-family objects: by file name, which the
+    // oracle side can tell, and by identity (SONAME, defined symbols,
+    // issue 14), which the trace says; scenarios pin those down with
+    // `event load … family_by=…` directives.
+    let by_identity: BTreeSet<String> = traces
+        .iter()
+        .flat_map(|t| t.loads())
+        .filter(|l| l.family.is_some())
+        .map(|l| abs(&l.path, &built.build))
+        .collect();
     let launcher = &oracle.launcher;
     let shim_objects = &oracle.shim_objects;
     let b = &built.build;
@@ -604,7 +817,13 @@ fn compare_trace_with_oracle(
             .collect::<Vec<_>>()
             .join(" + ");
         let want: Vec<(u64, String)> = match oracle.all.get(&pid) {
-            Some(p) => filter_oracle(p, b, cuda_only).objects,
+            Some(p) => {
+                let mut f = filter_oracle(p, b, false);
+                if cuda_only {
+                    f.objects.retain(|(_, o)| is_cuda(o, &by_identity));
+                }
+                f.objects
+            }
             None => vec![],
         };
         let (w, g) = if built.spec.unordered {
@@ -624,7 +843,7 @@ fn compare_trace_with_oracle(
         let want = if cuda_only {
             f.objects
                 .iter()
-                .filter(|(_, p)| cuda_family(p.as_bytes()).is_some())
+                .filter(|(_, p)| is_cuda(p, &by_identity))
                 .count()
         } else {
             f.objects.len()
@@ -842,6 +1061,9 @@ fn expect_mismatches(
             },
             "realpath" => l.realpath.as_deref() == Some(abs(v, real_b).as_str()),
             "dir" => l.search_dir.as_deref().map(|d| trim(&abs(d, b))) == Some(trim(&abs(v, b))),
+            "entry" => {
+                l.search_entry.as_deref().map(|d| trim(&abs(d, b))) == Some(trim(&abs(v, b)))
+            }
             "rejected" => {
                 let p = abs(v, b);
                 l.tried

@@ -41,12 +41,79 @@ pub struct LdObject {
     pub via: &'static str,
 }
 
+/// One search for a name (`find library=NAME [NS]; searching`) and every
+/// candidate it tried, whatever its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LdSearch {
+    pub ns: u64,
+    pub name: String,
+    /// The `trying file=` paths, in order (as printed).
+    pub tried: Vec<String>,
+    /// For each of `tried`, the search step that offered it: the last
+    /// ` search path=… (WHAT)` or ` search cache=` line before it.
+    pub from: Vec<LdStep>,
+    /// Index in `tried` of the one the ld.so.cache lookup printed (after
+    /// ` search cache=`). glibc prints it from the cache lookup itself, and
+    /// then drops it unopened when the requester has DF_1_NODEFLIB and the
+    /// entry is in a system directory (2.36 `elf/dl-load.c`): not every
+    /// printed cache candidate was tried.
+    pub cache_at: Option<usize>,
+    /// A link map was generated for it (the last candidate was mapped).
+    pub mapped: bool,
+}
+
+/// A search step as LD_DEBUG names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LdStep {
+    /// `(RPATH from file OWNER)` / `(RUNPATH from file OWNER)`: the kind and
+    /// the owner as printed.
+    List { kind: &'static str, owner: String },
+    /// `(LD_LIBRARY_PATH)`.
+    LibraryPath,
+    /// `(system search path)`.
+    System,
+    /// ` search cache=`.
+    Cache,
+    /// Anything else.
+    Unknown,
+}
+
+impl LdStep {
+    /// `… search path=DIRS\t\t(WHAT)` → the step.
+    fn of_search_path(line: &str) -> LdStep {
+        let what = line
+            .rsplit_once('(')
+            .map(|(_, w)| w.trim_end().trim_end_matches(')'))
+            .unwrap_or_default();
+        if let Some(owner) = what.strip_prefix("RPATH from file ") {
+            LdStep::List {
+                kind: "RPATH",
+                owner: owner.to_string(),
+            }
+        } else if let Some(owner) = what.strip_prefix("RUNPATH from file ") {
+            LdStep::List {
+                kind: "RUNPATH",
+                owner: owner.to_string(),
+            }
+        } else if what == "LD_LIBRARY_PATH" {
+            LdStep::LibraryPath
+        } else if what == "system search path" {
+            LdStep::System
+        } else {
+            LdStep::Unknown
+        }
+    }
+}
+
 /// Everything read for one pid.
 #[derive(Debug, Clone, Default)]
 pub struct LdProcess {
     pub pid: u32,
     /// Mapped objects, in order.
     pub loaded: Vec<LdObject>,
+    /// Every search, in order: those that mapped an object, those that
+    /// failed, those served by an object already mapped from the same file.
+    pub searches: Vec<LdSearch>,
     /// Paths unmapped (`destroying link map`), in order, with namespace.
     pub destroyed: Vec<(u64, String)>,
     /// Number of lines read for this pid.
@@ -117,6 +184,7 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
     // the latest request line: (name, ns, requester, via)
     let mut request: Option<(String, u64, Option<String>, &'static str)> = None;
     let mut last_trying: Option<String> = None;
+    let mut step = LdStep::Unknown;
     for line in lines {
         if let Some(rest) = line.strip_prefix("file=") {
             let Some((left, right)) = rest.split_once("];  ") else {
@@ -127,6 +195,11 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
                 continue;
             };
             if right.starts_with("generating link map") {
+                if let Some(last) = p.searches.last_mut() {
+                    if last.name == name && last.ns == ns && !last.mapped {
+                        last.mapped = last_trying.is_some();
+                    }
+                }
                 let path = if name.contains('/') {
                     name.to_string()
                 } else {
@@ -164,9 +237,28 @@ pub fn parse_lines(pid: u32, lines: &[String]) -> LdProcess {
                 if !matches!(&request, Some((n, rns, _, _)) if n == name && *rns == ns) {
                     request = Some((name.to_string(), ns, None, "unknown"));
                 }
+                p.searches.push(LdSearch {
+                    ns,
+                    name: name.to_string(),
+                    tried: vec![],
+                    from: vec![],
+                    cache_at: None,
+                    mapped: false,
+                });
             }
             last_trying = None;
+        } else if line.trim_start().starts_with("search cache=") {
+            step = LdStep::Cache;
+            if let Some(s) = p.searches.last_mut() {
+                s.cache_at = Some(s.tried.len());
+            }
+        } else if line.trim_start().starts_with("search path=") {
+            step = LdStep::of_search_path(line);
         } else if let Some(path) = line.trim_start().strip_prefix("trying file=") {
+            if let Some(s) = p.searches.last_mut() {
+                s.tried.push(path.to_string());
+                s.from.push(step.clone());
+            }
             last_trying = Some(path.to_string());
         } else if let Some(prog) = line.strip_prefix("initialize program: ") {
             p.programs.push(prog.to_string());
@@ -224,6 +316,20 @@ file=/x/sub/libb.so [0];  destroying link map\n";
             ]
         );
         assert_eq!(p.loaded[2].requester.as_deref(), Some("/x/liba.so"));
+        let searches: Vec<_> = p
+            .searches
+            .iter()
+            .map(|s| (s.name.as_str(), s.tried.len(), s.mapped))
+            .collect();
+        assert_eq!(searches, vec![("libc.so.6", 1, true), ("libb.so", 2, true)]);
+        assert_eq!(p.searches[0].from, vec![LdStep::Cache]);
+        assert_eq!(
+            p.searches[1].from[1],
+            LdStep::List {
+                kind: "RUNPATH",
+                owner: "/x/liba.so".into()
+            }
+        );
         assert_eq!(p.destroyed, vec![(0, "/x/sub/libb.so".to_string())]);
     }
 }

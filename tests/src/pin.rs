@@ -9,7 +9,10 @@
 //! bare-versus-traced transparency comparisons do not apply; each pinned run
 //! is checked on its own ([`check_pinned_run`]).
 
-use crate::check::{abs, check_trace, diff_lines, fmt_term, lines, shim_run_oracle, show, Outcome};
+use crate::check::{
+    abs, check_nothing_pulled_in, check_trace, diff_lines, fmt_term, lines, shim_run_oracle, show,
+    Outcome,
+};
 use crate::run::{self, Built, Driver, Run};
 use crate::spec::{PinExpect, PinSpec, Termination};
 use crate::trace::{PinEvent, ProcessTrace};
@@ -295,6 +298,7 @@ fn check_pinned_run(ctx: &Ctx, run: &Run, want: Option<&str>, o: &mut Outcome) {
             return;
         }
     };
+    check_nothing_pulled_in(&oracle, b, o);
     let mut in_dir = 0usize;
     for f in &oracle.filtered {
         o.info.push(format!(

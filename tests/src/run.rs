@@ -257,9 +257,10 @@ fn base_command(b: &Built, program: &Path, ld_dir: &Path) -> Command {
 }
 
 /// Sets what `Driver::Shim` sets: `LD_AUDIT`/`LD_PRELOAD` composed the way the
-/// launcher does it (the shim last in both, the scenario's own entries kept
-/// first), `CUDNN_TRACE_DIR`, `CUDNN_TRACE_MODE`, `CUDNN_TRACE_SHIM`.
-fn add_shim_env(cmd: &mut Command, b: &Built, shim: &Path, trace_dir: &Path) {
+/// launcher does it (the shim last in `LD_AUDIT`, its preload helper last in
+/// `LD_PRELOAD`, the scenario's own entries kept first), `CUDNN_TRACE_DIR`,
+/// `CUDNN_TRACE_MODE`, `CUDNN_TRACE_SHIM`.
+fn add_shim_env(cmd: &mut Command, b: &Built, shim: &Path, helper: &Path, trace_dir: &Path) {
     let user = |k: &str| {
         b.spec
             .env
@@ -268,13 +269,12 @@ fn add_shim_env(cmd: &mut Command, b: &Built, shim: &Path, trace_dir: &Path) {
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.clone())
     };
-    let shim_s = shim.display().to_string();
-    let compose = |k: &str| match user(k) {
-        Some(u) if !u.is_empty() => format!("{u}:{shim_s}"),
-        _ => shim_s.clone(),
+    let compose = |k: &str, ours: &Path| match user(k) {
+        Some(u) if !u.is_empty() => format!("{u}:{}", ours.display()),
+        _ => ours.display().to_string(),
     };
-    cmd.env("LD_AUDIT", compose("LD_AUDIT"))
-        .env("LD_PRELOAD", compose("LD_PRELOAD"))
+    cmd.env("LD_AUDIT", compose("LD_AUDIT", shim))
+        .env("LD_PRELOAD", compose("LD_PRELOAD", helper))
         .env("CUDNN_TRACE_DIR", trace_dir)
         .env("CUDNN_TRACE_MODE", &b.spec.mode)
         .env("CUDNN_TRACE_SHIM", shim);
@@ -351,9 +351,15 @@ fn run_under_shim(
             if !t.shim.is_file() {
                 return Err(format!("shim not found at {}", t.shim.display()));
             }
+            if !t.preload.is_file() {
+                return Err(format!(
+                    "preload helper not found at {}",
+                    t.preload.display()
+                ));
+            }
             let mut cmd = base_command(b, &b.program(), &ld_dir);
             cmd.args(&b.spec.args);
-            add_shim_env(&mut cmd, b, &t.shim, &trace_dir);
+            add_shim_env(&mut cmd, b, &t.shim, &t.preload, &trace_dir);
             if let Some((pin_dir, mode)) = pin {
                 cmd.env("CUDNN_TRACE_PIN", pin_dir);
                 if let Some(m) = mode {

@@ -18,6 +18,8 @@
 //! | `absent PATH` | no `load` event may have this path |
 //! | `unload PATH` | an `unload` event for this path must exist |
 //! | `call FN key=value…` / `call-count FN n=N [lib=P]` / `version PATH key=value…` | the program's calls and the libraries' versions (`calls.rs`, docs/versions-and-calls.md) |
+//! | `event KIND key=value…` / `no-event KIND key=value…` | some / no event of kind KIND has every key (any top-level field; `calls.rs`) |
+//! | `strict-attribution` | no directory of the scenario is in two search lists: each new object's reason and owner must be the ones LD_DEBUG prints for its search step (`check.rs`) |
 //! | `pin DIR` | a pin scenario (see below): DIR is the pin directory |
 //! | `pin-mode strict\|warn` | the pin mode (default: none given, which is strict) |
 //! | `pinned-exit N` / `pinned-signal N` | expected termination of the pinned runs (default `exit 0`) |
@@ -148,6 +150,11 @@ pub struct Spec {
     pub calls: Vec<Expect>,
     pub call_counts: Vec<Expect>,
     pub versions: Vec<Expect>,
+    /// `event` (true) and `no-event` (false) directives: the kind is in
+    /// `path` (see `calls.rs`).
+    pub events: Vec<(bool, Expect)>,
+    /// `strict-attribution`.
+    pub strict_attribution: bool,
     /// `driver shim`: run this scenario with the shim set up directly instead
     /// of through the launcher (see `scenario.env` of 18 for why).
     pub direct_shim: bool,
@@ -172,6 +179,8 @@ impl Default for Spec {
             calls: vec![],
             call_counts: vec![],
             versions: vec![],
+            events: vec![],
+            strict_attribution: false,
             direct_shim: false,
             pin: None,
         }
@@ -284,7 +293,7 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
                     let (k, v) = w.split_once('=').ok_or_else(|| err("expected key=value"))?;
                     const KEYS: &[&str] = &[
                         "reason", "owner", "realpath", "name", "new", "lmid", "via", "family",
-                        "dir", "rejected",
+                        "dir", "entry", "rejected",
                     ];
                     if !KEYS.contains(&k) {
                         return Err(err(&format!("unknown expect key {k:?}")));
@@ -389,6 +398,7 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
                 pin_only.get_or_insert(line.to_string());
             }
             "errors-in-stdout" => spec.errors_in_stdout = true,
+            "strict-attribution" => spec.strict_attribution = true,
             "absent" => spec.absent.push(rest),
             "unload" => spec.unloads.push(rest),
             "call" | "call-count" | "version" => {
@@ -398,6 +408,10 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
                     "call-count" => spec.call_counts.push(e),
                     _ => spec.versions.push(e),
                 }
+            }
+            "event" | "no-event" => {
+                let e = crate::calls::parse_event(&rest, line).map_err(|m| err(&m))?;
+                spec.events.push((dir == "event", e));
             }
             _ => return Err(err("unknown directive")),
         }

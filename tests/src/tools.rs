@@ -98,13 +98,15 @@ pub fn stack_cache() -> PathBuf {
     per_process_dir().join("stacks")
 }
 
-/// The two artefacts under test.
+/// The artefacts under test.
 #[derive(Debug, Clone)]
 pub struct Tools {
     /// The launcher, `cudnn-trace`.
     pub cli: PathBuf,
-    /// The shim, `libcdtrace.so`.
+    /// The shim, `libcdtrace.so` (the audit library).
     pub shim: PathBuf,
+    /// Its preload helper, `libcdtrace_preload.so`.
+    pub preload: PathBuf,
     /// Output of the build step (empty when skipped), for failure messages.
     pub build_log: String,
 }
@@ -112,10 +114,13 @@ pub struct Tools {
 static TOOLS: OnceLock<Result<Tools, String>> = OnceLock::new();
 
 /// Builds `cudnn-trace` and `cudnn-trace-shim` once per test process (same
-/// profile as the running test), then returns their paths.
+/// profile as the running test) and the preload helper (its own workspace,
+/// always `--release`, into `<target>/cdt-preload`), then returns their paths.
 ///
 /// Environment:
-/// * `CUDNN_TRACE_BIN`, `CUDNN_TRACE_SHIM_LIB`: use these files instead;
+/// * `CUDNN_TRACE_BIN`, `CUDNN_TRACE_SHIM_LIB`: use these files instead (the
+///   helper is then the `libcdtrace_preload.so` next to the shim, if there
+///   is one);
 /// * `CDT_SKIP_BUILD=1`: do not run cargo, use what is in the profile dir.
 pub fn tools() -> Result<&'static Tools, String> {
     TOOLS
@@ -175,9 +180,56 @@ fn build_tools() -> Result<Tools, String> {
     }
     let cli = cli_env.unwrap_or_else(|| prof.join("cudnn-trace"));
     let shim = shim_env.unwrap_or_else(|| prof.join("libcdtrace.so"));
+    let next_to_shim = shim.with_file_name(PRELOAD_FILE);
+    let preload = if next_to_shim.is_file() && skip {
+        next_to_shim
+    } else {
+        let built = preload_dir().join("release").join(PRELOAD_FILE);
+        if !skip {
+            build_log.push_str(&build_preload()?);
+        }
+        built
+    };
     Ok(Tools {
         cli,
         shim,
+        preload,
         build_log,
     })
+}
+
+/// File name of the preload helper.
+pub const PRELOAD_FILE: &str = "libcdtrace_preload.so";
+
+/// Where the test suite builds the preload helper.
+pub fn preload_dir() -> PathBuf {
+    target_dir().join("cdt-preload")
+}
+
+/// `cargo build --release --manifest-path shim/preload/Cargo.toml`: a
+/// workspace of its own (panic = "abort", no std). Returns cargo's output.
+fn build_preload() -> Result<String, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let manifest = workspace_root().join("shim/preload/Cargo.toml");
+    let out = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["build", "--release", "--locked", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(preload_dir())
+        .output()
+        .map_err(|e| format!("running cargo build for the preload helper: {e}"))?;
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "`cargo build --release --manifest-path {}` failed ({}):\n{log}",
+            manifest.display(),
+            out.status
+        ));
+    }
+    Ok(log)
 }

@@ -77,7 +77,8 @@ pub fn run(a: EnvArgs) -> i32 {
             }
         },
     };
-    match render(&info, &shim_path, per_user, out.as_deref()) {
+    let preload_path = shim::preload_path(&shim_path);
+    match render(&info, &shim_path, &preload_path, per_user, out.as_deref()) {
         Ok(text) => {
             print_stdout(&text);
             VALID

@@ -8,14 +8,15 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use crate::launch::shim::SHIM_FILE;
+use crate::launch::shim::{preload_path, PRELOAD_FILE, SHIM_FILE};
 use crate::machine::pin::PinMode;
 
-/// Whether an LD_PRELOAD/LD_AUDIT entry is a cudnn-trace shim (this one or one
-/// from an outer, nested run, perhaps another version): it is replaced rather
-/// than loaded twice.
+/// Whether an LD_PRELOAD/LD_AUDIT entry is a cudnn-trace shim or its preload
+/// helper (this one or one from an outer, nested run, perhaps another
+/// version): it is replaced rather than loaded twice.
 fn is_shim_entry(entry: &[u8], shim: &[u8]) -> bool {
-    entry == shim || entry.rsplit(|&c| c == b'/').next() == Some(SHIM_FILE.as_bytes())
+    let base = entry.rsplit(|&c| c == b'/').next();
+    entry == shim || base == Some(SHIM_FILE.as_bytes()) || base == Some(PRELOAD_FILE.as_bytes())
 }
 
 /// LD_PRELOAD for the program: what the user had, then the shim. The user's
@@ -127,9 +128,11 @@ pub fn program_env(
             "LD_AUDIT".into(),
             compose_audit(get("LD_AUDIT").as_deref(), shim),
         ),
+        // The preload helper, not the audit library: it brings nothing
+        // into the program's link map (issue 14).
         (
             "LD_PRELOAD".into(),
-            compose_preload(get("LD_PRELOAD").as_deref(), shim),
+            compose_preload(get("LD_PRELOAD").as_deref(), &preload_path(shim)),
         ),
     ];
     // CUDNN_TRACE=0 makes an inherited shim inert; running under the launcher
@@ -143,6 +146,7 @@ mod tests {
     use super::*;
 
     const SHIM: &str = "/c/cudnn-trace/0.1.0-ab/libcdtrace.so";
+    const HELPER: &str = "/c/cudnn-trace/0.1.0-ab/libcdtrace_preload.so";
 
     fn pre(existing: Option<&str>) -> String {
         compose_preload(existing.map(OsStr::new), Path::new(SHIM))
@@ -224,7 +228,14 @@ mod tests {
         assert_eq!(get("CUDNN_TRACE_MODE").as_deref(), Some("all"));
         assert_eq!(get("CUDNN_TRACE_SHIM").as_deref(), Some(SHIM));
         assert_eq!(get("LD_AUDIT").as_deref(), Some(SHIM));
-        assert_eq!(get("LD_PRELOAD"), Some(format!("/u.so:{SHIM}")));
+        // LD_PRELOAD gets the preload helper next to the shim (issue 14).
+        assert_eq!(get("LD_PRELOAD"), Some(format!("/u.so:{HELPER}")));
+        // An outer run's audit library or helper in LD_PRELOAD is replaced.
+        let env = program_env(Path::new(SHIM), Path::new("/out"), true, |k| {
+            (k == "LD_PRELOAD")
+                .then(|| OsString::from("/old/libcdtrace.so:/u.so:/old/libcdtrace_preload.so"))
+        });
+        assert_eq!(value(&env, "LD_PRELOAD"), Some(format!("/u.so:{HELPER}")));
         assert_eq!(env.remove, vec![OsString::from("CUDNN_TRACE")]);
     }
 
@@ -241,7 +252,7 @@ mod tests {
         env.add_pin(Path::new("/pin dir"), PinMode::Warn);
         assert_eq!(value(&env, "CUDNN_TRACE_PIN").as_deref(), Some("/pin dir"));
         assert_eq!(value(&env, "CUDNN_TRACE_PIN_MODE").as_deref(), Some("warn"));
-        assert_eq!(value(&env, "LD_PRELOAD").as_deref(), Some(SHIM));
+        assert_eq!(value(&env, "LD_PRELOAD").as_deref(), Some(HELPER));
 
         // Untraced but pinned: the audit role only, nothing written.
         let env = pin_only_env(Path::new(SHIM), Path::new("/pin"), PinMode::Strict, |k| {

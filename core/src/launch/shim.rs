@@ -1,6 +1,8 @@
 //! The embedded shim: where it lives on disk at run time.
 //!
-//! `build.rs` embeds `libcdtrace.so`; the first run extracts it (write to a
+//! `build.rs` embeds `libcdtrace.so` (the audit library) and
+//! `libcdtrace_preload.so` (its `LD_PRELOAD` helper, which must sit next to
+//! it: [`preload_path`]); the first run extracts both (write to a
 //! temporary file, then `rename`, mode 0755) to
 //! `$XDG_CACHE_HOME/cudnn-trace/<version>-<hash>/libcdtrace.so`, else
 //! `~/.cache/cudnn-trace/…`, else `/tmp/cudnn-trace-<euid>/<version>-<hash>/…`,
@@ -37,10 +39,26 @@ pub const SHIM_PATH_ENV: &str = "CUDNN_TRACE_SHIM_PATH";
 pub const SHIM_FILE: &str = "libcdtrace.so";
 
 static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libcdtrace.so"));
+static EMBEDDED_PRELOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libcdtrace_preload.so"));
+
+/// File name of the preload helper (`cdtrace_abi::bridge::PRELOAD_FILE`),
+/// installed next to [`SHIM_FILE`]; the audit library recognises it by it.
+pub const PRELOAD_FILE: &str = "libcdtrace_preload.so";
 
 /// The embedded shim, or None when the build could not produce it.
 pub fn embedded() -> Option<&'static [u8]> {
-    (!EMBEDDED.is_empty()).then_some(EMBEDDED)
+    (!EMBEDDED.is_empty() && !EMBEDDED_PRELOAD.is_empty()).then_some(EMBEDDED)
+}
+
+/// The embedded preload helper (present whenever [`embedded`] is).
+pub fn embedded_preload() -> Option<&'static [u8]> {
+    embedded().map(|_| EMBEDDED_PRELOAD)
+}
+
+/// Where the preload helper of the shim at `shim` is: next to it. This is
+/// the `LD_PRELOAD` entry; `shim` itself is the `LD_AUDIT` one.
+pub fn preload_path(shim: &Path) -> PathBuf {
+    shim.with_file_name(PRELOAD_FILE)
 }
 
 /// 64-bit FNV-1a, as 16 hex digits: names the extraction directory. The
@@ -109,7 +127,9 @@ pub fn locate() -> Result<PathBuf, ShimError> {
              {SHIM_PATH_ENV}=/path/to/{SHIM_FILE}"
         ))
     })?;
-    let leaf = format!("{}-{}", env!("CARGO_PKG_VERSION"), content_hash(bytes));
+    let preload = embedded_preload().unwrap_or_default();
+    let both = [bytes, preload].concat();
+    let leaf = format!("{}-{}", env!("CARGO_PKG_VERSION"), content_hash(&both));
     let euid = euid();
     locate_in(
         &candidates(euid, &leaf, |k| std::env::var_os(k)),
@@ -164,6 +184,12 @@ fn from_override(p: OsString) -> Result<PathBuf, String> {
     })?;
     if !abs.is_file() {
         return Err(format!("{SHIM_PATH_ENV}={}: not a file", p.display()));
+    }
+    if !preload_path(&abs).is_file() {
+        return Err(format!(
+            "{SHIM_PATH_ENV}={}: no {PRELOAD_FILE} next to it (build it with `cargo build --release --manifest-path shim/preload/Cargo.toml` and copy it there)",
+            p.display()
+        ));
     }
     if !loader_safe(&abs) {
         return Err(format!(
@@ -451,7 +477,8 @@ fn reusable(path: &Path, bytes: &[u8], euid: u32) -> bool {
         && existing == bytes
 }
 
-/// Puts the shim into `dir` (already checked); returns its path.
+/// Puts the shim and its preload helper into `dir` (already checked);
+/// returns the shim's path.
 fn install(dir: &Path, bytes: &[u8], euid: u32) -> Result<PathBuf, String> {
     let path = dir.join(SHIM_FILE);
     if !loader_safe(&path) {
@@ -460,6 +487,15 @@ fn install(dir: &Path, bytes: &[u8], euid: u32) -> Result<PathBuf, String> {
     if noexec(dir) {
         return Err("mounted noexec (the loader could not map the shim)".into());
     }
+    if let Some(helper) = embedded_preload() {
+        install_file(dir, PRELOAD_FILE, helper, euid)?;
+    }
+    install_file(dir, SHIM_FILE, bytes, euid)
+}
+
+/// Puts `bytes` into `dir/name` (reused when already there); returns its path.
+fn install_file(dir: &Path, name: &str, bytes: &[u8], euid: u32) -> Result<PathBuf, String> {
+    let path = dir.join(name);
     if reusable(&path, bytes, euid) {
         return Ok(path);
     }
@@ -470,7 +506,7 @@ fn install(dir: &Path, bytes: &[u8], euid: u32) -> Result<PathBuf, String> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let tmp = dir.join(format!(".{SHIM_FILE}.{}.{nanos}.tmp", std::process::id()));
+    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let write = || -> std::io::Result<()> {
         let mut f = fs::OpenOptions::new()
             .write(true)
@@ -508,10 +544,8 @@ fn noexec(dir: &Path) -> bool {
     rc == 0 && st.f_flag & libc::ST_NOEXEC != 0
 }
 
-/// Installs the embedded shim at `dest` (absolute): a temporary file in the
-/// same directory, written and synced, then renamed over `dest`, so that a
-/// process starting meanwhile loads the old file or the new one, never half
-/// of one. Mode 0644: the loader only reads it.
+/// Installs the embedded shim at `dest` (absolute), and its preload helper
+/// next to it ([`preload_path`]), each with [`write_atomically`].
 pub fn install_shim(dest: &Path) -> Result<(), String> {
     match fs::symlink_metadata(dest) {
         Ok(md) if md.file_type().is_symlink() => {
@@ -542,6 +576,23 @@ pub fn install_shim(dest: &Path) -> Result<(), String> {
             }
         },
     };
+    let helper: Vec<u8> = match embedded_preload() {
+        Some(b) => b.to_vec(),
+        None => {
+            let next = std::env::var_os(SHIM_PATH_ENV)
+                .map(|p| preload_path(Path::new(&p)))
+                .unwrap_or_default();
+            fs::read(&next).map_err(|e| io_err(&next, &e))?
+        }
+    };
+    write_atomically(&preload_path(dest), &helper)?;
+    write_atomically(dest, &bytes)
+}
+
+/// Writes `bytes` to `dest` through a synced temporary file and a rename, so
+/// that a process starting meanwhile loads the old file or the new one, never
+/// half of one. Mode 0644: the loader only reads it.
+fn write_atomically(dest: &Path, bytes: &[u8]) -> Result<(), String> {
     let (Some(parent), Some(name)) = (dest.parent(), dest.file_name()) else {
         return Err(format!("{} is not a file path", dest.display()));
     };
@@ -559,7 +610,7 @@ pub fn install_shim(dest: &Path) -> Result<(), String> {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)?;
-        f.write_all(&bytes)?;
+        f.write_all(bytes)?;
         f.set_permissions(fs::Permissions::from_mode(0o644))?;
         f.sync_all()?;
         drop(f);
@@ -638,8 +689,19 @@ mod tests {
         fs::write(&path, b"junk").unwrap();
         locate_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
         assert_eq!(fs::read(&path).unwrap(), FAKE);
+        // The preload helper next to it, when this binary embeds one.
+        let helper = preload_path(&path);
+        assert_eq!(helper, path.with_file_name(PRELOAD_FILE));
+        let files = match embedded_preload() {
+            Some(bytes) => {
+                assert_eq!(fs::read(&helper).unwrap(), bytes);
+                assert_eq!(mode(&helper), 0o755);
+                2
+            }
+            None => 1,
+        };
         // No temporary files left behind.
-        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), files);
     }
 
     #[test]
@@ -858,8 +920,15 @@ mod tests {
                 assert!(md.is_file());
                 assert_eq!(md.mode() & 0o7777, 0o644);
                 assert_eq!(fs::read(&dest).unwrap(), embedded().unwrap());
+                // The preload helper next to it (issue 14).
+                let helper = preload_path(&dest);
+                assert_eq!(fs::read(&helper).unwrap(), embedded_preload().unwrap());
+                assert_eq!(
+                    fs::symlink_metadata(&helper).unwrap().mode() & 0o7777,
+                    0o644
+                );
                 // No temporary file left.
-                assert_eq!(fs::read_dir(dest.parent().unwrap()).unwrap().count(), 1);
+                assert_eq!(fs::read_dir(dest.parent().unwrap()).unwrap().count(), 2);
             }
             Err(e) => assert!(embedded().is_none(), "{e}"),
         }

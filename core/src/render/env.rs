@@ -71,6 +71,7 @@ pub fn systemd_quote(key: &str, v: &str) -> String {
 pub fn render(
     info: &PinInfo,
     shim_path: &Path,
+    preload_path: &Path,
     per_user: bool,
     out: Option<&Path>,
 ) -> Result<String, String> {
@@ -94,7 +95,9 @@ pub fn render(
     ];
     if let Some(o) = out {
         vars.push((envvar::OUT_DIR, text("the trace directory", o)?));
-        vars.push(("LD_PRELOAD", shim_s.clone()));
+        // The preload helper next to the shim (issue 14: it brings nothing
+        // into the program's link map; the audit library would).
+        vars.push(("LD_PRELOAD", text("the preload helper path", preload_path)?));
     }
 
     let version = info
@@ -175,7 +178,14 @@ mod tests {
     #[test]
     fn shell_block_survives_a_shell() {
         let weird = r#"/p dir/it's "q" $HOME %h \n*"#;
-        let text = render(&info(weird), Path::new("/s/libcdtrace.so"), false, None).unwrap();
+        let text = render(
+            &info(weird),
+            Path::new("/s/libcdtrace.so"),
+            Path::new("/s/libcdtrace_preload.so"),
+            false,
+            None,
+        )
+        .unwrap();
         let block: String = text
             .split("\n\n")
             .find(|b| b.starts_with("# shell"))
@@ -194,6 +204,7 @@ mod tests {
         let text = render(
             &info("/pin dir/lib"),
             Path::new("/c/libcdtrace.so"),
+            Path::new("/c/libcdtrace_preload.so"),
             true,
             Some(Path::new("/t 1")),
         )
@@ -214,14 +225,14 @@ export LD_AUDIT=/c/libcdtrace.so
 export CUDNN_TRACE_PIN='/pin dir/lib'
 export CUDNN_TRACE_PIN_MODE=strict
 export CUDNN_TRACE_DIR='/t 1'
-export LD_PRELOAD=/c/libcdtrace.so
+export LD_PRELOAD=/c/libcdtrace_preload.so
 
 # Dockerfile
 ENV LD_AUDIT="/c/libcdtrace.so" \
     CUDNN_TRACE_PIN="/pin dir/lib" \
     CUDNN_TRACE_PIN_MODE="strict" \
     CUDNN_TRACE_DIR="/t 1" \
-    LD_PRELOAD="/c/libcdtrace.so"
+    LD_PRELOAD="/c/libcdtrace_preload.so"
 
 # systemd unit (or a drop-in: systemctl edit UNIT)
 [Service]
@@ -229,13 +240,19 @@ Environment="LD_AUDIT=/c/libcdtrace.so"
 Environment="CUDNN_TRACE_PIN=/pin dir/lib"
 Environment="CUDNN_TRACE_PIN_MODE=strict"
 Environment="CUDNN_TRACE_DIR=/t 1"
-Environment="LD_PRELOAD=/c/libcdtrace.so"
+Environment="LD_PRELOAD=/c/libcdtrace_preload.so"
 "#
             )
         );
-        assert!(render(&info("/a\nb"), Path::new("/c/x.so"), false, None)
-            .unwrap_err()
-            .contains("control character"));
+        assert!(render(
+            &info("/a\nb"),
+            Path::new("/c/x.so"),
+            Path::new("/c/libcdtrace_preload.so"),
+            false,
+            None
+        )
+        .unwrap_err()
+        .contains("control character"));
     }
 
     #[test]

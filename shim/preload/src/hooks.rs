@@ -1,5 +1,4 @@
-//! The LD_PRELOAD role: learn the *result* of each `dlopen`/`dlmopen`
-//! without changing it.
+//! The hooks: learn the *result* of each `dlopen`/`dlmopen` without changing it.
 //!
 //! glibc takes the caller of `dlopen` from its return address and uses it
 //! for the caller's RPATH/RUNPATH/`$ORIGIN`, its namespace and `RTLD_NEXT`
@@ -20,18 +19,19 @@
 //!
 //! When no such `ret` is found, or a CET shadow stack is active (it would
 //! reject the detour), the hook is a pure tail jump: glibc sees the caller
-//! exactly as without the shim, and the audit role learns the outcome later.
-//! The hooks do nothing at all unless the audit role installed the bridge.
+//! exactly as without the shim, and the audit library learns the outcome
+//! later. The hooks do nothing at all unless the audit library installed
+//! the bridge.
 
-use crate::bridge::BRIDGE;
-use crate::sys::*;
+use crate::bridge;
+use crate::program::{self, keeping_errno};
+use cdtrace_abi::elf::{self, DlFindObject, DlInfo, LinkMap, DT_FINI, DT_INIT, RTLD_DL_LINKMAP};
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// Real `dlopen` and `dlmopen`, indexed by hook kind (read by the stubs).
 static REAL: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 static REAL_DLERROR: AtomicUsize = AtomicUsize::new(0);
-static FIND_OBJECT: AtomicUsize = AtomicUsize::new(0);
 
 const KIND_DLOPEN: usize = 0;
 const KIND_DLMOPEN: usize = 1;
@@ -40,6 +40,8 @@ const KIND_DLMOPEN: usize = 1;
 const VERSIONS: &[&[u8]] = &[b"GLIBC_2.34\0", b"GLIBC_2.2.5\0"];
 #[cfg(target_arch = "aarch64")]
 const VERSIONS: &[&[u8]] = &[b"GLIBC_2.34\0", b"GLIBC_2.17\0"];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const VERSIONS: &[&[u8]] = &[];
 
 /// The next definition of `name` after this library: libc's, or another
 /// interposer's that was preloaded after us (calls must reach it exactly as
@@ -55,13 +57,19 @@ fn resolve(name: &[u8], slot: &AtomicUsize) -> usize {
         return v;
     }
     // SAFETY: NUL-terminated strings; dlsym and dlvsym are not hooked.
-    let mut p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    let mut p = unsafe { program::dlsym(program::RTLD_NEXT, name.as_ptr().cast()) };
     for ver in VERSIONS {
         if !p.is_null() {
             break;
         }
         // SAFETY: as above.
-        p = unsafe { libc::dlvsym(libc::RTLD_NEXT, name.as_ptr().cast(), ver.as_ptr().cast()) };
+        p = unsafe {
+            program::dlvsym(
+                program::RTLD_NEXT,
+                name.as_ptr().cast(),
+                ver.as_ptr().cast(),
+            )
+        };
     }
     slot.store(p as usize, Ordering::Release);
     p as usize
@@ -86,16 +94,24 @@ fn shadow_stack_active() -> bool {
         _ => {
             #[cfg(target_arch = "x86_64")]
             let active = {
-                const ARCH_SHSTK_STATUS: libc::c_long = 0x5005;
+                const SYS_ARCH_PRCTL: i64 = 158;
+                const ARCH_SHSTK_STATUS: i64 = 0x5005;
                 let mut features: u64 = 0;
-                // SAFETY: the kernel writes one u64; older kernels return EINVAL.
-                let r = unsafe {
-                    libc::syscall(
-                        libc::SYS_arch_prctl,
-                        ARCH_SHSTK_STATUS,
-                        &mut features as *mut u64,
-                    )
-                };
+                let r: i64;
+                // SAFETY: arch_prctl(ARCH_SHSTK_STATUS, &features): the kernel
+                // writes one u64; older kernels return -EINVAL. A raw system
+                // call: this library links no libc (and leaves errno alone).
+                unsafe {
+                    core::arch::asm!(
+                        "syscall",
+                        inlateout("rax") SYS_ARCH_PRCTL => r,
+                        in("rdi") ARCH_SHSTK_STATUS,
+                        in("rsi") core::ptr::addr_of_mut!(features),
+                        lateout("rcx") _,
+                        lateout("r11") _,
+                        options(nostack),
+                    );
+                }
                 r == 0 && features & 1 != 0
             };
             #[cfg(not(target_arch = "x86_64"))]
@@ -108,21 +124,9 @@ fn shadow_stack_active() -> bool {
 
 /// The link map and mapping of the object containing `pc`.
 unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
-    type FindObject = unsafe extern "C" fn(*mut c_void, *mut DlFindObject) -> c_int;
-    let f = FIND_OBJECT.load(Ordering::Acquire);
-    let f = if f == 0 {
-        // glibc 2.35+: lock-free and cheap. Older glibc: dladdr1 below.
-        let p = libc::dlsym(libc::RTLD_DEFAULT, c"_dl_find_object".as_ptr()) as usize;
-        FIND_OBJECT.store(if p == 0 { 1 } else { p }, Ordering::Release);
-        if p == 0 {
-            1
-        } else {
-            p
-        }
-    } else {
-        f
-    };
-    if f > 1 {
+    if let Some(f) = program::DL_FIND_OBJECT.get() {
+        // glibc 2.35+: lock-free and cheap.
+        type FindObject = unsafe extern "C" fn(*mut c_void, *mut DlFindObject) -> c_int;
         let find: FindObject = core::mem::transmute(f);
         let mut r: DlFindObject = core::mem::zeroed();
         if find(pc as *mut c_void, &mut r) == 0 && !r.dlfo_link_map.is_null() {
@@ -130,9 +134,13 @@ unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
         }
         return None;
     }
-    let mut info: libc::Dl_info = core::mem::zeroed();
+    let f = program::DLADDR1.get()?;
+    type Dladdr1 =
+        unsafe extern "C" fn(*const c_void, *mut DlInfo, *mut *mut c_void, c_int) -> c_int;
+    let dladdr1: Dladdr1 = core::mem::transmute(f);
+    let mut info: DlInfo = core::mem::zeroed();
     let mut map: *mut LinkMap = core::ptr::null_mut();
-    let ok = libc::dladdr1(
+    let ok = dladdr1(
         pc as *const c_void,
         &mut info,
         &mut map as *mut *mut LinkMap as *mut *mut c_void,
@@ -145,14 +153,14 @@ unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
 /// whose ELF header is mapped at `ehdr` (with load bias `bias`).
 unsafe fn in_exec_segment(ehdr: usize, bias: usize, addr: usize, len: usize) -> bool {
     let e = ehdr as *const u8;
-    if ehdr == 0 || core::slice::from_raw_parts(e, 4) != b"\x7fELF" {
+    if ehdr == 0 || !elf::bytes_eq(core::slice::from_raw_parts(e, 4), b"\x7fELF") {
         return false;
     }
     let phoff = core::ptr::read_unaligned(e.add(32) as *const u64) as usize;
     let phentsize = core::ptr::read_unaligned(e.add(54) as *const u16) as usize;
     let phnum = core::ptr::read_unaligned(e.add(56) as *const u16) as usize;
     // The program headers must be in the first page we know is mapped.
-    if phentsize < 56 || phnum == 0 || phoff + phentsize * phnum > 4096 {
+    if phentsize < 56 || phnum == 0 || phoff.saturating_add(phentsize * phnum) > 4096 {
         return false;
     }
     for i in 0..phnum {
@@ -164,7 +172,10 @@ unsafe fn in_exec_segment(ehdr: usize, bias: usize, addr: usize, len: usize) -> 
         const PT_LOAD: u32 = 1;
         const PF_X: u32 = 1;
         let start = bias.wrapping_add(vaddr);
-        if p_type == PT_LOAD && p_flags & PF_X != 0 && addr >= start && addr + len <= start + memsz
+        if p_type == PT_LOAD
+            && p_flags & PF_X != 0
+            && addr >= start
+            && addr.wrapping_add(len) <= start.wrapping_add(memsz)
         {
             return true;
         }
@@ -178,7 +189,7 @@ unsafe fn in_exec_segment(ehdr: usize, bias: usize, addr: usize, len: usize) -> 
 unsafe fn find_gadget(map: *mut LinkMap, ehdr: usize) -> usize {
     let bias = (*map).l_addr;
     let (mut fini, mut init) = (0usize, 0usize);
-    for (tag, val) in crate::elf::dyn_entries(map) {
+    for (tag, val) in elf::dyn_entries(map) {
         match tag {
             DT_FINI => fini = val as usize,
             DT_INIT => init = val as usize,
@@ -199,7 +210,7 @@ unsafe fn find_gadget(map: *mut LinkMap, ehdr: usize) -> usize {
             // add rsp, 8 ; ret
             if let Some(i) = code
                 .windows(5)
-                .position(|w| w == [0x48, 0x83, 0xc4, 0x08, 0xc3])
+                .position(|w| elf::bytes_eq(w, &[0x48, 0x83, 0xc4, 0x08, 0xc3]))
             {
                 return addr + i + 4;
             }
@@ -219,29 +230,22 @@ struct Enter {
     token: u64,
 }
 
-fn errno_slot() -> *mut c_int {
-    // SAFETY: the calling thread's errno (the program's libc: this is the preload copy).
-    unsafe { libc::__errno_location() }
-}
-
 /// Called by the stubs before the real function. Returns the detour address
 /// (0: plain tail jump) and the bridge token. Preserves errno.
 extern "C" fn cdt_enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Enter {
-    let saved = unsafe { *errno_slot() };
-    let none = Enter {
-        gadget: 0,
-        token: 0,
-    };
-    // The stub jumps through REAL[kind] next: it must be resolved first.
-    // dlerror too: once this dlopen fails, resolving it would clear the text.
-    warm_up();
-    let out = if resolve_kind(kind) == 0 {
-        none
-    } else {
-        crate::guard(none, || unsafe { enter(kind, a0, a1, a2, ret) })
-    };
-    unsafe { *errno_slot() = saved };
-    out
+    keeping_errno(|| {
+        // The stub jumps through REAL[kind] next: it must be resolved first.
+        // dlerror too: once this dlopen fails, resolving it would clear the text.
+        warm_up();
+        if resolve_kind(kind) == 0 {
+            return Enter {
+                gadget: 0,
+                token: 0,
+            };
+        }
+        // SAFETY: the arguments are the program's, as the stub received them.
+        unsafe { enter(kind, a0, a1, a2, ret) }
+    })
 }
 
 /// State of [`EXIT_KEY`]: 0 not created, 1 being created, 2 ready, 3 failed.
@@ -251,37 +255,53 @@ static EXIT_KEY: AtomicUsize = AtomicUsize::new(0);
 /// Destructor of [`EXIT_KEY`], run by the program's libc when a thread that
 /// used the hooks exits.
 unsafe extern "C" fn on_thread_exit(_value: *mut c_void) {
-    let bridge = BRIDGE.load(Ordering::Acquire);
-    if !bridge.is_null() {
-        let saved = *errno_slot();
-        crate::guard((), || ((*bridge).thread_exit)());
-        *errno_slot() = saved;
+    if let Some(b) = bridge() {
+        keeping_errno(|| (b.thread_exit)());
     }
 }
+
+type KeyCreate = unsafe extern "C" fn(*mut u32, Option<unsafe extern "C" fn(*mut c_void)>) -> c_int;
+type GetSpecific = unsafe extern "C" fn(u32) -> *mut c_void;
+type SetSpecific = unsafe extern "C" fn(u32, *const c_void) -> c_int;
 
 /// Arranges for [`on_thread_exit`] to run when this thread exits: a load
 /// whose outcome the hook could not see (a `dlopen` tail-called from a
 /// thread's start routine returns into libc, which has no `_fini` to detour
-/// through) is then still judged, before the thread is gone.
+/// through) is then still judged, before the thread is gone. Without the
+/// program's `pthread_key_create` (glibc before 2.34 and no libpthread:
+/// then the program has no threads) nothing is done.
 unsafe fn watch_thread_exit() {
+    let (Some(get), Some(set)) = (
+        program::PTHREAD_GETSPECIFIC.get(),
+        program::PTHREAD_SETSPECIFIC.get(),
+    ) else {
+        return;
+    };
+    let get: GetSpecific = core::mem::transmute(get);
+    let set: SetSpecific = core::mem::transmute(set);
+    // Any non-null marker.
+    let marker = core::ptr::NonNull::<c_void>::dangling().as_ptr();
     match EXIT_KEY_STATE.load(Ordering::Acquire) {
         2 => {
-            let key = EXIT_KEY.load(Ordering::Relaxed) as libc::pthread_key_t;
-            if libc::pthread_getspecific(key).is_null() {
-                libc::pthread_setspecific(key, core::ptr::dangling::<c_void>());
-                // any non-null marker
+            let key = EXIT_KEY.load(Ordering::Relaxed) as u32;
+            if get(key).is_null() {
+                set(key, marker);
             }
         }
         0 if EXIT_KEY_STATE
             .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok() =>
         {
-            let mut key: libc::pthread_key_t = 0;
-            if libc::pthread_key_create(&mut key, Some(on_thread_exit)) == 0 {
+            let Some(create) = program::PTHREAD_KEY_CREATE.get() else {
+                EXIT_KEY_STATE.store(3, Ordering::Release);
+                return;
+            };
+            let create: KeyCreate = core::mem::transmute(create);
+            let mut key: u32 = 0;
+            if create(&mut key, Some(on_thread_exit)) == 0 {
                 EXIT_KEY.store(key as usize, Ordering::Relaxed);
                 EXIT_KEY_STATE.store(2, Ordering::Release);
-                libc::pthread_setspecific(key, core::ptr::dangling::<c_void>());
-            // any non-null marker
+                set(key, marker);
             } else {
                 EXIT_KEY_STATE.store(3, Ordering::Release);
             }
@@ -295,10 +315,9 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
         gadget: 0,
         token: 0,
     };
-    let bridge = BRIDGE.load(Ordering::Acquire);
-    if bridge.is_null() {
+    let Some(b) = bridge() else {
         return none;
-    }
+    };
     watch_thread_exit();
     if shadow_stack_active() {
         return none;
@@ -306,7 +325,7 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
     let (name, mode, lmid) = if kind == KIND_DLOPEN {
         (a0 as *const c_char, a1 as c_int, 0)
     } else {
-        (a1 as *const c_char, a2 as c_int, a0 as libc::c_long)
+        (a1 as *const c_char, a2 as c_int, a0 as core::ffi::c_long)
     };
     if name.is_null() {
         return none; // dlopen(NULL): the main program, nothing to trace.
@@ -318,7 +337,7 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
     if gadget == 0 {
         return none;
     }
-    let token = ((*bridge).begin)(kind as u32, name, mode, lmid, caller);
+    let token = (b.begin)(kind as u32, name, mode, lmid, caller);
     if token == 0 {
         return none;
     }
@@ -327,14 +346,13 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
 
 /// Called by the continuation with the real function's result.
 extern "C" fn cdt_leave(token: u64, result: *mut c_void) {
-    let saved = unsafe { *errno_slot() };
-    crate::guard((), || {
-        let bridge = BRIDGE.load(Ordering::Acquire);
-        if !bridge.is_null() {
-            unsafe { ((*bridge).end)(token, result, saved) };
-        }
-    });
-    unsafe { *errno_slot() = saved };
+    let slot = program::errno_location();
+    // SAFETY: the calling thread's errno slot, or null.
+    let errno = if slot.is_null() { 0 } else { unsafe { *slot } };
+    if let Some(b) = bridge() {
+        // SAFETY: the audit library's entry point; it guards itself.
+        keeping_errno(|| unsafe { (b.end)(token, result, errno) });
+    }
 }
 
 // The stubs. `dlopen(file, mode)` and `dlmopen(lmid, file, mode)` load their
@@ -351,7 +369,7 @@ pub unsafe extern "C" fn dlopen(_file: *const c_char, _mode: c_int) -> *mut c_vo
 #[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlmopen(
-    _lmid: libc::c_long,
+    _lmid: core::ffi::c_long,
     _file: *const c_char,
     _mode: c_int,
 ) -> *mut c_void {
@@ -417,14 +435,17 @@ unsafe extern "C" fn hook_cont() {
 
 /// `dlerror` is not caller-sensitive, so a plain wrapper is exact. It lets
 /// the trace carry the loader's own error text when the program reads it.
+///
+/// # Safety
+/// Called by the program as `dlerror(3)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlerror() -> *mut c_char {
     let mut real = REAL_DLERROR.load(Ordering::Acquire);
     if real == 0 {
         // Called before our constructor (from another library's): resolving
         // with dlsym now would clear the very error the program asks for.
-        // Look the symbol up in libc without any dl* call instead.
-        real = crate::elf::main_libc_symbol(b"dlerror");
+        // Take the next definition without any dl* call instead.
+        real = next_definition(b"dlerror");
         if real == 0 {
             real = resolve(b"dlerror\0", &REAL_DLERROR);
         }
@@ -435,35 +456,58 @@ pub unsafe extern "C" fn dlerror() -> *mut c_char {
     let real: unsafe extern "C" fn() -> *mut c_char = core::mem::transmute(real);
     let text = real();
     if !text.is_null() {
-        let bridge = BRIDGE.load(Ordering::Acquire);
-        if !bridge.is_null() {
-            let saved = *errno_slot();
-            crate::guard((), || ((*bridge).error_text)(text));
-            *errno_slot() = saved;
+        if let Some(b) = bridge() {
+            keeping_errno(|| (b.error_text)(text));
         }
     }
     text
 }
 
-/// Child handler of [`watch_fork`], run by the program's libc in a child
-/// just forked.
-unsafe extern "C" fn after_fork_in_child() {
-    let bridge = BRIDGE.load(Ordering::Acquire);
-    if !bridge.is_null() {
-        crate::guard((), || ((*bridge).forked)());
+/// The first definition of function `name` after this library in the main
+/// namespace's order (what `dlsym(RTLD_NEXT)` finds for start-up objects),
+/// read from the objects' symbol tables: no dl* call.
+fn next_definition(name: &[u8]) -> usize {
+    let me = program::me();
+    // SAFETY: the main namespace's list, as `elf::main_namespace` allows.
+    unsafe {
+        elf::main_namespace()
+            .skip_while(|&m| !core::ptr::eq(m, me))
+            .skip(1)
+            .find_map(|m| elf::lookup(m, name))
+            .unwrap_or(0)
     }
 }
 
-/// Registers [`after_fork_in_child`] with the program's libc (this copy is
-/// in the program's namespace; the audit copy's libc never sees a fork), so
-/// that a forked child numbers its own calls from 1.
-pub fn watch_fork() {
-    // SAFETY: registering a handler that only stores into atomics.
-    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+/// Child handler of [`watch_fork`], run by the program's libc in a child
+/// just forked.
+unsafe extern "C" fn after_fork_in_child() {
+    if let Some(b) = bridge() {
+        (b.forked)();
+    }
 }
 
-/// Resolves the real functions early (from the preload constructor), so the
-/// first hooked call does not have to.
+/// Registers [`after_fork_in_child`] with the program's libc (this library
+/// is in the program's namespace; the audit library's libc never sees a
+/// fork), so that a forked child numbers its own calls from 1.
+pub fn watch_fork() {
+    type RegisterAtfork = unsafe extern "C" fn(
+        Option<unsafe extern "C" fn()>,
+        Option<unsafe extern "C" fn()>,
+        Option<unsafe extern "C" fn()>,
+        *mut c_void,
+    ) -> c_int;
+    if let Some(f) = program::REGISTER_ATFORK.get() {
+        // SAFETY: what pthread_atfork does (glibc `nptl/pthread_atfork.c`);
+        // no DSO handle: this library is never unloaded.
+        unsafe {
+            let register: RegisterAtfork = core::mem::transmute(f);
+            register(None, None, Some(after_fork_in_child), core::ptr::null_mut());
+        }
+    }
+}
+
+/// Resolves the real functions early (from the constructor), so the first
+/// hooked call does not have to.
 pub fn warm_up() {
     resolve_kind(KIND_DLOPEN);
     resolve_kind(KIND_DLMOPEN);

@@ -1,0 +1,1 @@
+const char *id(void) { return "D1/libd.so"; }
