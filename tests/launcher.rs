@@ -347,7 +347,7 @@ fn static_program_gets_one_warning_and_still_runs() {
 // ---------------------------------------------------------------------------
 // 4. setuid
 
-/// What the launcher decides (cli/src/target.rs, `secure_mode`): it warns
+/// What the launcher decides (core/src/launch/target.rs, `secure_mode`): it warns
 /// that a program cannot be traced only when the loader will run it in
 /// secure-execution mode, i.e. when exec changes the effective uid (setuid
 /// bit AND an owner other than our real uid), or the gid likewise, or the
@@ -1129,7 +1129,7 @@ fn killing_the_launcher_takes_the_program_with_it() {
 // The program's stderr: relayed unchanged, and a copy in stderr.txt
 //
 // `tests/launcher/errio.c` is the program. The launcher decides by what its
-// fd 2 is (cli/src/capture.rs): a pseudo-terminal for a terminal, a pipe
+// fd 2 is (core/src/launch/capture.rs): a pseudo-terminal for a terminal, a pipe
 // (or socket pair) for a pipe (or socket), a read-back for a regular file,
 // nothing otherwise.
 

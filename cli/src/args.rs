@@ -1,8 +1,8 @@
 //! Command-line parsing, by hand: the launcher's options end at the first
 //! non-option argument, and everything after it belongs to the program.
 
-use crate::findings::Severity;
-use crate::pin::PinMode;
+use cudnn_trace_core::analysis::findings::Severity;
+use cudnn_trace_core::machine::pin::PinMode;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
@@ -82,7 +82,7 @@ pub enum Command {
     Env(EnvArgs),
     /// `explain [CODE]`.
     Explain(Option<String>),
-    /// The hidden `__probe-cudnn` subcommand (see `probe.rs`): its arguments.
+    /// The hidden `__probe-cudnn` subcommand (see `cudnn_trace_core::machine::probe`): its arguments.
     Probe(Vec<OsString>),
 }
 
@@ -91,7 +91,7 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     pub all: bool,
     pub quiet: bool,
-    /// `--no-capture-stderr`: no stderr.txt (capture.rs).
+    /// `--no-capture-stderr`: no stderr.txt (`launch::capture`).
     pub no_capture_stderr: bool,
     pub json_summary: Option<PathBuf>,
     /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.
@@ -142,7 +142,9 @@ pub fn parse(args: &[OsString]) -> Result<Command, UsageError> {
         Some(a) if a == "report" => parse_report(&args[1..]),
         Some(a) if a == "explain" => parse_explain(&args[1..]),
         Some(a) if a == "env" => parse_env(&args[1..]),
-        Some(a) if a == crate::probe::SUBCOMMAND => Ok(Command::Probe(args[1..].to_vec())),
+        Some(a) if a == cudnn_trace_core::machine::probe::SUBCOMMAND => {
+            Ok(Command::Probe(args[1..].to_vec()))
+        }
         Some(a) if a == "help" => Ok(Command::Help),
         Some(a) if a == "version" => Ok(Command::Version),
         Some(_) => parse_run(args),

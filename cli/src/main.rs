@@ -6,83 +6,21 @@
 //! LD_PRELOAD; `cudnn-trace report DIR|FILE...` summarizes traces;
 //! `cudnn-trace env --pin DIR` prints the settings that pin cuDNN to DIR
 //! without the launcher.
+//!
+//! This crate is the command line only (`args`, `commands`); everything
+//! below it is the `cudnn_trace_core` library (`core/`).
 
 /// eprintln! that never panics (a closed stderr is ignored).
 macro_rules! errln {
     ($($t:tt)*) => {
-        $crate::launch::eprint(&format!("{}\n", format_args!($($t)*)))
+        cudnn_trace_core::launch::eprint(&format!("{}\n", format_args!($($t)*)))
     };
 }
 
 mod args;
-mod capture;
-mod elf;
-mod envcmd;
-mod findings;
-mod launch;
-mod ldenv;
-mod pin;
-mod probe;
-mod report;
-mod shim;
-mod summary;
-mod target;
-mod trace;
-mod version;
-
-#[cfg(test)]
-mod testutil;
-
-use args::Command;
-
-fn version_text(long: bool) -> String {
-    let mut s = format!("cudnn-trace {}\n", env!("CARGO_PKG_VERSION"));
-    if long {
-        match shim::embedded() {
-            Some(b) => {
-                s += &format!(
-                    "shim: embedded, {} bytes, hash {}\n",
-                    b.len(),
-                    shim::content_hash(b)
-                );
-            }
-            None => s += "shim: NOT embedded (the build could not produce it)\n",
-        }
-        if let Some(p) = std::env::var_os(shim::SHIM_PATH_ENV) {
-            s += &format!("{}={}\n", shim::SHIM_PATH_ENV, p.to_string_lossy());
-        }
-        s += &format!(
-            "trace schema: {}, report JSON: {}\n",
-            cudnn_trace_format::SCHEMA_VERSION,
-            report::REPORT_VERSION
-        );
-    }
-    s
-}
+mod commands;
 
 fn main() {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let code = match args::parse(&argv) {
-        Ok(Command::Help) => {
-            report::print_stdout(args::USAGE);
-            0
-        }
-        Ok(Command::Version) => {
-            let long = argv.first().is_some_and(|a| a == "version");
-            report::print_stdout(&version_text(long));
-            0
-        }
-        Ok(Command::Report(r)) => report::run(r),
-        Ok(Command::Explain(code)) => report::explain(code.as_deref()),
-        Ok(Command::Run(r)) => launch::run(r),
-        Ok(Command::Env(e)) => envcmd::run(e),
-        Ok(Command::Probe(a)) => probe::child_main(&a),
-        Err(e) => {
-            launch::eprint(&format!(
-                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | explain [CODE] | env --pin DIR ... | help\n"
-            ));
-            2
-        }
-    };
-    std::process::exit(code);
+    std::process::exit(commands::main(&argv));
 }

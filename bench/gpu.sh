@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# gpu.sh: the GPU figure of issue 10, for the GPU machine. Runs a PyTorch import
+# plus one cuDNN convolution (tests/gpu/torch_conv.py) bare and under cudnn-trace
+# in interleaved rounds, and prints median, min and max of each and the
+# traced/bare ratio (target: at most 1.01 over at least 10 runs). JAX
+# (tests/gpu/jax_conv.py) is measured too when it imports.
+#
+# usage: bench/gpu.sh [CUDNN_TRACE_BINARY] [OUT_DIR]
+#   binary default: target/release/cudnn-trace (built on an x86_64 glibc >= 2.35 machine)
+#   OUT_DIR default: /tmp/cudnn-trace-gpu-bench (JSON results, one per framework)
+# environment: RUNS (default 15), PYTHON (default python3), SCRIPTS (default
+#   "torch_conv.py jax_conv.py"; files in tests/gpu, or paths)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${1:-$root/target/release/cudnn-trace}
+out=${2:-/tmp/cudnn-trace-gpu-bench}
+runs=${RUNS:-15}
+read -ra scripts <<<"${SCRIPTS:-torch_conv.py jax_conv.py}"
+
+die() { echo "bench/gpu.sh: $*" >&2; exit 2; }
+[ -x "$bin" ] || die "no cudnn-trace binary at $bin (build it: cargo build --release -p cudnn-trace)"
+[ "$runs" -ge 10 ] || die "RUNS=$runs: the figure needs at least 10 runs"
+mkdir -p "$out"
+
+# The interpreter itself: a wrapper script (pyenv, conda's python3 shim) would
+# add its own start-up to both sides and dilute the ratio.
+py=$("${PYTHON:-python3}" -c 'import os, sys; print(os.path.realpath(sys.executable))')
+
+echo "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)" \
+    "glibc $(getconf GNU_LIBC_VERSION | cut -d' ' -f2) python $py"
+echo "cudnn-trace: $("$bin" --version)"
+
+# bench_one SCRIPT: bare and traced runs of SCRIPT, interleaved; skipped when
+# the script's framework does not import.
+bench_one() {
+    local script=$1 name
+    [ -f "$script" ] || script=$root/tests/gpu/$script
+    name=$(basename "$script" .py)
+    if ! "$py" "$script" >/dev/null 2>&1; then
+        echo "== $name: skipped (the script does not run bare here)"
+        return 0
+    fi
+    echo "== $name: $runs interleaved rounds (plus one warm-up), wall time of the whole process"
+    python3 "$root/bench/tools/compare.py" --runs "$runs" --json "$out/$name.json" \
+        :: bare "$py" "$script" \
+        :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
+}
+
+for s in "${scripts[@]}"; do
+    bench_one "$s"
+done
+echo "results: $out (the 'ratio' column of 'traced' is the figure; target <= 1.01)"

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Interleaved wall-time comparison of whole commands, for use outside the
+suite (bench/gpu.sh):
+
+  compare.py [--runs N] [--warmup N] [--json FILE] [--progress] :: NAME CMD [ARGS...] :: NAME CMD ...
+
+Each round runs every command once, starting one further along each round.
+`{tmp}` in a command becomes a fresh directory per run (a trace directory).
+Prints median, min and max per command and the ratio of medians to the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib as bl  # noqa: E402
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[bl.Cmd]]:
+    chunks: list[list[str]] = [[]]
+    for a in argv:
+        if a == "::":
+            chunks.append([])
+        else:
+            chunks[-1].append(a)
+    ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--progress", action="store_true", help="a line per round on stderr")
+    opts = ap.parse_args(chunks[0])
+    cmds = [bl.Cmd(c[0], c[1:], stdout="null") for c in chunks[1:] if c]
+    if len(cmds) < 2 or any(len(c.argv) == 0 for c in cmds):
+        ap.error("give at least two ':: NAME CMD' commands")
+    return opts, cmds
+
+
+def main() -> None:
+    opts, cmds = parse(sys.argv[1:])
+    progress = (lambda m: print(m, file=sys.stderr, flush=True)) if opts.progress else None
+    s = bl.interleave(cmds, opts.runs, opts.warmup, log=progress)
+    res = {c.name: bl.wall_stats(s[c.name]) for c in cmds}
+    base = res[cmds[0].name]["median"]
+    print(f"{'command':<12} {'median s':>10} {'min s':>10} {'max s':>10} {'ratio':>7}   (n={opts.runs})")
+    for name, st in res.items():
+        print(f"{name:<12} {st['median']:>10.3f} {st['min']:>10.3f} {st['max']:>10.3f} "
+              f"{st['median'] / base:>7.3f}")
+    if opts.json:
+        opts.json.write_text(json.dumps({"runs": opts.runs, "wall_s": res,
+                                         "argv": {c.name: c.argv for c in cmds}}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""Writes docs/benchmarks.md from a results folder of bench/run.sh (one JSON
+file per section, machine.json). Sections that were not measured are listed
+as such; nothing here measures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+
+def load(results: Path, name: str) -> dict | None:
+    f = results / f"{name}.json"
+    return json.loads(f.read_text()) if f.exists() else None
+
+
+def f_(x: float, d: int = 2) -> str:
+    return f"{x:,.{d}f}"
+
+
+def stat(s: dict, d: int = 2, scale: float = 1.0) -> str:
+    """median (min–max)"""
+    return (f"{f_(s['median'] * scale, d)} ({f_(s['min'] * scale, d)}–"
+            f"{f_(s['max'] * scale, d)})")
+
+
+def verdict(ok: bool | None) -> str:
+    return {True: "met", False: "**missed**", None: "not measured"}[ok]
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def meta_note(sec: dict) -> str:
+    m = sec["_meta"]
+    return (f"\n*{m['mode']} run, {m['seconds']} s; load average "
+            f"{m['loadavg_before'][0]:.2f} before, {m['loadavg_after'][0]:.2f} after.*\n")
+
+
+# ---------------------------------------------------------------------------
+# Targets of issue 10
+
+
+def target_rows(r: dict) -> list[list[str]]:
+    rows = []
+    ev, idle, heavy = r.get("events"), r.get("idle"), r.get("heavy")
+    if ev:
+        t = ev["syscalls_per_event_total"]
+        rows.append(["per recorded event: ≤ 3 system calls on average, the `write` included",
+                     f"{f_(t, 1)}", verdict(t <= 3)])
+    else:
+        rows.append(["per recorded event: ≤ 3 system calls", "–", verdict(None)])
+    if idle:
+        t = idle["syscalls_per_cycle_total"]
+        rows.append(["nothing recorded: no system call from the shim",
+                     f"{f_(t, 1)} per dlopen/dlclose", verdict(t == 0)])
+    if heavy:
+        w = heavy["ratios_wall"]
+        rows.append(["dlopen-heavy program: traced/bare ≤ 1.05 in wall time",
+                     f_(w["traced/bare"]), verdict(w["traced/bare"] <= 1.05)])
+        i = heavy["instructions"]["ratio"]
+        rows.append(["dlopen-heavy program: traced/bare ≤ 1.03 in instructions", f_(i, 3),
+                     verdict(i <= 1.03)])
+        rows.append(["dlopen-heavy program: `LD_DEBUG=libs,files`/traced ≥ 1.5",
+                     f_(w["ld_debug/traced"]), verdict(w["ld_debug/traced"] >= 1.5)])
+    st = r.get("startup")
+    if st:
+        a = st["true_launcher_added_ms"]
+        rows.append(["`/bin/true` under the launcher: ≤ +2 ms", f"{a:+,.2f} ms", verdict(a <= 2)])
+        p = st["python_launcher_added_pct"]
+        rows.append(["`python3 -c pass` under the launcher: ≤ +2 %", f"{p:+,.1f} %",
+                     verdict(p <= 2)])
+    mem = r.get("memory")
+    if mem:
+        a = mem["shim_added"]
+        rows.append(["added memory in a small program: ≤ 1 MB RSS",
+                     f"{a['rss_kb'] / 1024:+,.2f} MB", verdict(a["rss_kb"] <= 1024)])
+        rows.append(["added memory: ≤ 0.3 MB private", f"{a['private_kb'] / 1024:+,.2f} MB",
+                     verdict(a["private_kb"] <= 0.3 * 1024)])
+        rows.append(["added threads: 0", f"{a['threads']:+d}", verdict(a["threads"] == 0)])
+    rows += report_target_rows(r.get("report"))
+    rows.append(["GPU: PyTorch import + convolution, traced/bare ≤ 1.01 (≥ 10 interleaved runs)",
+                 "`bench/gpu.sh` on the GPU machine", verdict(None)])
+    return rows
+
+
+GROUPS = ("single", "many", "cycles")
+
+
+def skipped_text(c: dict) -> str:
+    p = c["skipped_predicted_s"]
+    return ("not run: the smaller case timed out" if p is None
+            else f"not run: about {p:,} s predicted")
+
+
+def report_cases(rep: dict) -> list[dict]:
+    """The cases that ran (a case predicted to outlast the timeout did not)."""
+    return [c for cases in rep["groups"].values() for c in cases if "text" in c]
+
+
+def gigabyte_cases(rep: dict) -> list[tuple[dict, dict]]:
+    """(case, the largest case of its group that ran) for the 1 GB cases."""
+    out = []
+    for g in ("single", "many"):
+        cases = rep["groups"].get(g, [])
+        ran = [c for c in cases if "text" in c]
+        for c in cases:
+            if c.get("mb", c.get("size", 0)) >= 1000 and ran:
+                out.append((c, max(ran, key=lambda x: x["mb"])))
+    return out
+
+
+def report_target_rows(rep: dict | None) -> list[list[str]]:
+    if not rep:
+        return [["`report`: memory, time, throughput", "–", verdict(None)]]
+    rows = []
+    cases = report_cases(rep)
+    rss = lambda c: max(c[f]["maxrss_mb"]["median"] for f in ("text", "json"))  # noqa: E731
+    if not gigabyte_cases(rep):
+        big = max(cases, key=lambda c: c["mb"])
+        rows.append(["`report`: ≤ 200 MB RSS for 1 GB (one file; 10,000 files)",
+                     f"not run (`--full`); {f_(rss(big), 0)} MB for {f_(big['mb'], 0)} MB",
+                     verdict(None)])
+    for c, big in gigabyte_cases(rep):
+        if "text" not in c:
+            rows.append([f"`report`: ≤ 200 MB RSS for {c['case']}",
+                         f"{skipped_text(c)}; {f_(rss(big), 0)} MB for {big['case']}",
+                         verdict(None)])
+        else:
+            peak = rss(c)
+            out = any(c[f]["timed_out"] for f in ("text", "json"))
+            rows.append([f"`report`: ≤ 200 MB RSS for {c['case']}",
+                         f"{'≥ ' if out else ''}{f_(peak, 0)} MB" + (" (timed out)" if out else ""),
+                         verdict(False if peak > 200 else None if out else True)])
+    lin = rep["linearity"]
+    if lin:
+        worst = max(lin, key=lambda x: x["time_ratio"])
+        rows.append(["`report`: time linear (twice the input, ≤ 2.2× the time)",
+                     f"worst {f_(worst['time_ratio'])}× ({worst['group']}, {worst['format']}, "
+                     f"{worst['from']} → {worst['to']})", verdict(worst["time_ratio"] <= 2.2)])
+    for fmt in ("text", "json"):
+        ok = [c for c in cases if not c[fmt]["timed_out"]]
+        big = max(ok, key=lambda c: c["mb"]) if ok else None
+        if big:
+            mbs = big[fmt]["mb_per_s"]
+            rows.append([f"`report{' --json' if fmt == 'json' else ''}`: ≥ 300 MB/s",
+                         f"{f_(mbs, 0)} MB/s ({big['case']})", verdict(mbs >= 300)])
+    cyc = rep["groups"].get("cycles", [])
+    lines = [(c["case"], c["text_lines"]) for c in cyc if "text_lines" in c]
+    if len(lines) >= 2:
+        grows = lines[-1][1] > lines[0][1] + 10
+        rows.append(["`report`: repeated identical events folded into one line with a count",
+                     " / ".join(f"{n:,} lines for {c}" for c, n in lines), verdict(not grows)])
+    rows.append(["`report`: a progress bar on a terminal past one second",
+                 "needs a terminal; not measured by the suite", verdict(None)])
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Sections
+
+
+def sec_events(ev: dict, idle: dict | None) -> str:
+    s = ["## 1. A recorded event\n\n",
+         f"`dlloop {ev['library']} N`: `dlopen(path, RTLD_NOW)` and `dlclose` N times; each "
+         f"cycle writes {f_(ev['events_per_cycle'], 1)} events ({', '.join(ev['event_kinds'])}). "
+         "Costs are the growth between two loop sizes, traced minus bare, so start-up and exit "
+         "cancel.\n",
+         meta_note(ev), "\n**System calls per event** (`strace -f -c`):\n\n"]
+    rows = [[k, f_(v, 2), f_(ev["syscalls_per_cycle"][k], 2)]
+            for k, v in ev["syscalls_per_event"].items()]
+    rows.append(["**total**", f"**{f_(ev['syscalls_per_event_total'], 2)}**",
+                 f"**{f_(ev['syscalls_per_cycle_total'], 2)}**"])
+    s.append(table(["system call", "per event", "per cycle"], rows))
+    s.append("\n**Where they come from** (`strace -k`: innermost shim function; the release "
+             "build inlines, so `ForkSafeLock::with`, `trace::pid` and `trace::tid` show as "
+             "their callers), per cycle:\n\n")
+    s.append(table(["system call ← shim function", "per cycle"],
+                   [[f"`{k}`", f_(v, 2)] for k, v in ev["syscall_sites_per_cycle"].items()]))
+    i, t = ev["instructions"], ev["time"]
+    s.append(f"\n**Instructions** (callgrind, N = {i['n'][0]} and {i['n'][1]}): bare "
+             f"{i['bare_per_cycle']:,} per cycle, traced {i['traced_per_cycle']:,}: "
+             f"**+{i['added_per_event']:,} per event**, {f_(i['ratio_per_cycle'])}× per cycle.\n\n")
+    s.append(f"**Time** (N = {t['n']}, {t['added_us_per_cycle']['n']} interleaved rounds, "
+             "the program's own clock around its loop; median (min–max)):\n\n")
+    s.append(table(["", "µs"], [
+        ["bare, per cycle", stat(t["bare_us_per_cycle"])],
+        ["traced, per cycle", stat(t["traced_us_per_cycle"])],
+        ["**added per event** (paired by round)", f"**{stat(t['added_us_per_event'])}**"],
+    ]))
+    return "".join(s)
+
+
+def sec_idle(idle: dict) -> str:
+    s = ["\n## 2. Nothing recorded\n\n",
+         f"The same loop on `{idle['library']}`, a name outside the CUDA family: no event is "
+         "written, so everything the shim does is overhead.\n", meta_note(idle), "\n"]
+    sc = idle["syscalls_per_cycle"]
+    s.append(table(["system call", "per dlopen/dlclose cycle"],
+                   [[k, f_(v, 2)] for k, v in sc.items()] +
+                   [["**total**", f"**{f_(idle['syscalls_per_cycle_total'], 2)}**"]]))
+    s.append("\nFrom:\n\n")
+    s.append(table(["system call ← shim function", "per cycle"],
+                   [[f"`{k}`", f_(v, 2)] for k, v in idle["syscall_sites_per_cycle"].items()]))
+    i, t = idle["instructions"], idle["time"]
+    s.append(f"\nInstructions per cycle: bare {i['bare_per_cycle']:,}, traced "
+             f"{i['traced_per_cycle']:,} (+{i['added_per_cycle']:,}, **{f_(i['ratio_per_cycle'])}×**; "
+             f"whole run {f_(i['ratio_whole_run'])}×). Time per cycle: bare "
+             f"{stat(t['bare_us_per_cycle'])} µs, traced {stat(t['traced_us_per_cycle'])} µs, "
+             f"added {stat(t['added_us_per_cycle'])} µs.\n")
+    return "".join(s)
+
+
+def sec_heavy(h: dict) -> str:
+    s = ["\n## 3. The dlopen-heavy program\n\n",
+         f"`dlheavy DIR {h['nlibs']} {h['nreopen']}`: {h['nlibs']:,} distinct CUDA-named "
+         f"libraries opened and kept, then {h['nreopen']:,} `dlopen`/`dlclose` pairs of those "
+         f"paths (each served by the object already loaded). The traced run writes "
+         f"{', '.join(f'{n:,} {k}' for k, n in h['event_kinds'].items())} events.\n",
+         meta_note(h), "\n"]
+    w = h["wall_s"]
+    bare, traced = w["bare"]["median"], w["traced"]["median"]
+    names = {"bare": "bare", "traced": "traced (shim)", "ld_debug": "`LD_DEBUG=libs,files` (to a file)",
+             "strace_openat": "`strace -f -e trace=openat` (to a file)"}
+    rows = [[names[k], stat(w[k], 3), f_(w[k]["median"] / bare), f_(w[k]["median"] / traced)]
+            for k in names]
+    lt = h["ltrace"]
+    rows.append(["`ltrace -f -e dlopen` (extrapolated, see below)", f"≈ {f_(lt['extrapolated_full_s'], 0)}",
+                 f"≈ {f_(lt['extrapolated_ratio'], 0)}", f"≈ {f_(lt['extrapolated_full_s'] / traced, 0)}"])
+    s.append(table(["run", "wall s, median (min–max)", "÷ bare", "÷ traced"], rows))
+    i = h["instructions"]
+    s.append(f"\nInstructions (callgrind, {i['nlibs']:,} libraries, {i['nreopen']:,} re-opens): "
+             f"bare {i['bare']:,}, traced {i['traced']:,}: **{f_(i['ratio'], 3)}×**.\n\n")
+    opens = ", ".join(f"{n} libraries {f_(v, 1)} s"
+                      for n, v in sorted(lt["opens_s"].items(), key=lambda kv: int(kv[0])))
+    r = lt["reopen_run"]
+    s.append("`ltrace` is too slow to run at full size (its time grows faster than linearly "
+             "with the number of objects loaded), so it ran on fewer libraries (each figure the "
+             f"fastest of a few runs): opens only: {opens}; {r['nlibs']} libraries + "
+             f"{r['nreopen']:,} re-opens {f_(r['s'], 1)} s against {f_(r['bare_s'], 3)} s bare "
+             f"(**{f_(lt['small_ratio'], 0)}×**, measured), {f_(lt['per_reopen_ms'], 2)} ms per "
+             "re-open. The full-size row fits the opens with a parabola through the three sizes "
+             "and adds the re-opens at that rate: an extrapolation, good to a factor, not a "
+             "measurement.\n")
+    return "".join(s)
+
+
+def sec_startup(st: dict) -> str:
+    w = st["wall_ms"]
+    s = ["\n## 4. Start-up\n\n",
+         "Wall time of a whole run (spawn to exit), interleaved rounds. *shim*: the program "
+         "with the launcher's `LD_AUDIT`/`LD_PRELOAD` environment but no launcher; *launcher*: "
+         "`cudnn-trace --out DIR -- PROGRAM` as a user runs it (summary on stderr, to a file). "
+         f"Python is `{st['python']}` itself (a pyenv shim script would add its own start-up).\n",
+         meta_note(st), "\n"]
+    rows = []
+    for prog, label in (("true", "`/bin/true`"), ("python", "`python3 -c pass`")):
+        bare = w[f"{prog}_bare"]
+        rows.append([label, "bare", stat(bare), ""])
+        for how in ("shim", "launcher"):
+            rows.append(["", how, stat(w[f"{prog}_{how}"]),
+                         f"{st[f'{prog}_{how}_added_ms']:+,.2f} ms "
+                         f"({st[f'{prog}_{how}_added_pct']:+,.1f} %)"])
+    s.append(table(["program", "run", "ms, median (min–max)", "added (medians)"], rows))
+    c = st["true_counts"]
+    i, sc = c["instructions"], c["syscalls"]
+    s.append("\nCounts for `/bin/true` (instructions: callgrind, every process; system calls: "
+             "`strace -f -c`, every process):\n\n")
+    s.append(table(["run", "instructions", "system calls"], [
+        ["bare", f"{i['bare']:,}", f"{sc['bare']:,}"],
+        ["shim", f"{i['shim']:,} (+{i['shim'] - i['bare']:,})", f"{sc['shim']:,}"],
+        ["launcher", f"{i['launcher']:,} (+{i['launcher'] - i['bare']:,}; the launcher process "
+         f"alone {i['launcher_process']:,})", f"{sc['launcher']:,}"],
+    ]))
+    s.append("\nThe launcher's own profile (callgrind, inclusive) is kept in "
+             "`raw/startup/launcher-profile.txt`.\n")
+    return "".join(s)
+
+
+def sec_memory(m: dict) -> str:
+    s = ["\n## 5. Memory of a small program\n\n",
+         "`memprobe` (a C program that prints its pid and waits) read from "
+         "`/proc/PID/smaps_rollup` and `/proc/PID/status` at its pause point.\n", meta_note(m), "\n"]
+    rows = []
+    for k, label in (("rss_kb", "RSS kB"), ("pss_kb", "PSS kB"), ("private_kb", "private kB"),
+                     ("threads", "threads")):
+        rows.append([label, stat(m["bare"][k], 0), stat(m["shim"][k], 0),
+                     f"{m['shim_added'][k]:+,}", stat(m["launcher"][k], 0),
+                     f"{m['launcher_added'][k]:+,}"])
+    s.append(table(["", "bare", "shim", "added", "under the launcher", "added"], rows))
+    return "".join(s)
+
+
+def sec_calls(c: dict) -> str:
+    s = ["\n## 6. A wrapped cuDNN call\n\n",
+         f"`wrapcall plt|dlsym {c['n']:,}`: `cudnnGetVersion()` of the fake cuDNN 9 "
+         "(`libcudnn_graph.so.9`, tests/fixtures) called in a loop through the PLT or through a "
+         "`dlsym` pointer from an `RTLD_LOCAL` handle; traced, both reach the shim's thunk "
+         "(`la_symbind64`).\n", meta_note(c), "\n"]
+    rows = []
+    for how in ("plt", "dlsym"):
+        x = c[how]
+        rows.append([how, stat(x["bare_ns"]), stat(x["traced_ns"]), f"**{stat(x['added_ns'])}**",
+                     f"{x['instructions']['added_per_call']:.0f}"])
+    s.append(table(["via", "bare ns/call", "traced ns/call", "added ns (paired)",
+                    "added instructions/call"], rows))
+    return "".join(s)
+
+
+def sec_report(rep: dict) -> str:
+    s = ["\n## 7. `report` on synthetic traces\n\n",
+         "Traces from `bench/tools/gen_trace.py` (the real format: a PyTorch-like process whose "
+         "cuDNN 9 dispatcher searches its versioned names, loads, versions, calls, NVRTC "
+         "failures, unloads, repeated; and the shim's exact lines for a load/unload loop). "
+         "Output to /dev/null; peak RSS from `wait4` through `bench/c/runrss`; "
+         f"runs past {rep['timeout_s']} s are stopped, and a case whose time, extrapolated from "
+         "the growth between the two before it, would pass that is not run. A case slower than "
+         "5 s runs once; the others take the median of several interleaved rounds after a "
+         "warm-up.\n", meta_note(rep), "\n"]
+    rows = []
+    for g in GROUPS:
+        for c in rep["groups"].get(g, []):
+            cells = [c["case"], f_(c["mb"], 1) if "mb" in c else "–"]
+            if "text" not in c:
+                rows.append(cells + [skipped_text(c)] + [""] * 6)
+                continue
+            for fmt in ("text", "json"):
+                x = c[fmt]
+                if x["timed_out"]:
+                    cells += [f"> {rep['timeout_s']}", "–",
+                              f"≥ {f_(x['maxrss_mb']['median'], 0)} (so far)"]
+                else:
+                    cells += [stat(x["wall_s"], 3), f_(x["mb_per_s"], 1),
+                              f_(x["maxrss_mb"]["median"], 0)]
+            cells.append(f"{c['text_lines']:,}" if "text_lines" in c else "–")
+            rows.append(cells)
+    s.append(table(["input", "MB", "text s", "MB/s", "RSS MB", "`--json` s", "MB/s", "RSS MB",
+                    "text lines"], rows))
+    if rep["linearity"]:
+        s.append("\nTime ratio when the input doubles (linear: 2):\n\n")
+        s.append(table(["from", "to", "format", "time ratio"],
+                       [[x["from"], x["to"], x["format"], f_(x["time_ratio"])]
+                        for x in rep["linearity"]]))
+    return "".join(s)
+
+
+GPU = """
+## 8. GPU
+
+`bench/gpu.sh` runs on the GPU machine: PyTorch import plus one convolution
+(`tests/gpu/torch_conv.py`), bare and under `cudnn-trace`, interleaved, and prints
+median, min and max of each and the traced/bare ratio (target ≤ 1.01 over at least
+10 runs). It is not part of `run.sh`: this machine has no GPU.
+"""
+
+
+def changes(run: dict) -> str:
+    d = run["dirty"]
+    if not d:
+        return ""
+    # Older results recorded a flag; newer ones the modified tracked files.
+    return " + uncommitted changes" + (f" to {', '.join(d)}" if isinstance(d, list) else "")
+
+
+def machine_section(m: dict, label: str) -> str:
+    s = ["# Benchmarks\n\n"]
+    if label:
+        s.append(f"**{label}**\n\n")
+    s.append("Written by `bench/run.sh` (see [`bench/README.md`](../bench/README.md) for what each "
+             "section measures and how). Re-run it on a quiet machine before quoting times; "
+             "the counts (system calls, instructions) do not depend on load.\n\n")
+    runs = m["runs"]
+    s.append(table(["", ""], [
+        *[["run" if len(runs) == 1 else f"run {k + 1}",
+           f"{r['date_utc']}: `{r['command']}` (mode {r['mode']}; commit `{r['commit']}`"
+           + changes(r) + f"; {', '.join(r['sections'])})"]
+          for k, r in enumerate(runs)],
+        ["CPU", f"{m['cpu']}, {m['cores']} cores, {m['mem_gib']} GiB"],
+        ["system", f"{m['distro']}, kernel {m['kernel']}, {m['glibc']}"],
+        ["toolchain", f"{m['rustc']}; {m['cc']}"],
+        ["tools", "; ".join(f"{v}" for v in m["tools"].values())],
+    ]))
+    return "".join(s)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", type=Path, required=True)
+    ap.add_argument("--doc", type=Path, required=True)
+    ap.add_argument("--label", default="")
+    a = ap.parse_args()
+    r = {n: load(a.results, n) for n in ("events", "idle", "heavy", "startup", "memory", "calls",
+                                          "report")}
+    m = load(a.results, "machine")
+    if not m:
+        raise SystemExit(f"{a.results}/machine.json missing: run bench/run.sh first")
+    parts = [machine_section(m, a.label),
+             "\n## Targets of issue 10\n\n",
+             table(["target", "measured", ""], target_rows(r))]
+    # Hand-written analysis kept with the figures it discusses.
+    notes = a.results / "notes.md"
+    if notes.exists():
+        parts.append("\n" + notes.read_text())
+    if r["events"]:
+        parts.append("\n" + sec_events(r["events"], r["idle"]))
+    if r["idle"]:
+        parts.append(sec_idle(r["idle"]))
+    for name, fn in (("heavy", sec_heavy), ("startup", sec_startup), ("memory", sec_memory),
+                     ("calls", sec_calls), ("report", sec_report)):
+        if r[name]:
+            parts.append(fn(r[name]))
+    parts.append(GPU)
+    missing = [n for n, v in r.items() if not v]
+    if missing:
+        parts.append(f"\nNot measured in this results folder: {', '.join(missing)}.\n")
+    rel = os.path.relpath(a.results.resolve(), a.doc.resolve().parent)
+    parts.append(f"\nRaw outputs: [`{rel}`]({rel}) (one JSON per section, strace tables and "
+                 "system-call sites under `raw/`).\n")
+    a.doc.write_text("".join(parts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+//! Builds the shim (`libcdtrace.so`, the audit library, and
+//! `libcdtrace_preload.so`, its preload helper) and embeds both in this
+//! library, and so in the CLI binary (and any other front end) that links it.
+//!
+//! `cargo install --path cli` installs only the binary, so the shim has to
+//! travel inside it. This script runs a nested `cargo build --release -p
+//! cudnn-trace-shim` with its own target directory (the outer build holds the
+//! lock on the normal one), and `cargo build --release --manifest-path
+//! shim/preload/Cargo.toml` (the helper is a workspace of its own: it is
+//! built with panic = "abort" and without std), and copies the results to
+//! `$OUT_DIR`, which `src/launch/shim.rs` includes with `include_bytes!`.
+//!
+//! When the shim cannot be built (the workspace is not there, or the shim does
+//! not compile), an empty file is embedded and a cargo warning says why; the
+//! launcher then refuses to run and points at `CUDNN_TRACE_SHIM_PATH`.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Environment variables that the outer cargo sets (or that configure the
+/// outer build) and that must not leak into the nested build.
+const SCRUB: &[&str] = &[
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET_DIR",
+    "CARGO_BUILD_TARGET",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "CARGO_ENCODED_RUSTDOCFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+    "RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "CARGO_MAKEFLAGS",
+    "MAKEFLAGS",
+    "MFLAGS",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_MANIFEST_LINKS",
+    "CARGO_PKG_NAME",
+    "CARGO_CRATE_NAME",
+    "OUT_DIR",
+    "TARGET",
+    "HOST",
+    "OPT_LEVEL",
+    "PROFILE",
+    "DEBUG",
+    "NUM_JOBS",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CLIPPY_ARGS",
+    "CLIPPY_CONF_DIR",
+    "__CARGO_FIX_PLZ",
+    "__CARGO_DEFAULT_LIB_METADATA",
+    "CARGO_PROFILE_RELEASE_DEBUG",
+    "CARGO_INCREMENTAL",
+];
+
+fn main() {
+    let manifest_dir =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let dest = out_dir.join("libcdtrace.so");
+    let dest_preload = out_dir.join("libcdtrace_preload.so");
+    let ws = manifest_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=CUDNN_TRACE_SKIP_SHIM_BUILD");
+    for p in [
+        "shim/src",
+        "shim/Cargo.toml",
+        "shim/abi/src",
+        "shim/abi/Cargo.toml",
+        "shim/preload/src",
+        "shim/preload/Cargo.toml",
+        "shim/preload/Cargo.lock",
+        "format/src",
+        "format/Cargo.toml",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
+        let p = ws.join(p);
+        if p.exists() {
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    }
+
+    let result = if env::var_os("CUDNN_TRACE_SKIP_SHIM_BUILD").is_some() {
+        Err("CUDNN_TRACE_SKIP_SHIM_BUILD is set".to_string())
+    } else {
+        build_shim(&ws, &out_dir).and_then(|audit| {
+            let preload = build_preload(&ws, &out_dir)?;
+            Ok((audit, preload))
+        })
+    };
+    // Both or neither: the launcher needs the pair.
+    let copied = result.and_then(|(audit, preload)| {
+        for (from, to) in [(&audit, &dest), (&preload, &dest_preload)] {
+            fs::copy(from, to).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+        }
+        Ok(())
+    });
+    if let Err(why) = copied {
+        warn_empty(&dest, &why);
+        fs::write(&dest_preload, b"").expect("write empty preload placeholder");
+    }
+}
+
+fn warn_empty(dest: &Path, why: &str) {
+    for line in why.lines().filter(|l| !l.trim().is_empty()) {
+        println!("cargo:warning=shim: {line}");
+    }
+    println!(
+        "cargo:warning=the shim (libcdtrace.so) is NOT embedded: the launcher will refuse to run \
+         unless CUDNN_TRACE_SHIM_PATH names a built libcdtrace.so"
+    );
+    fs::write(dest, b"").expect("write empty shim placeholder");
+}
+
+fn build_shim(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
+    let manifest = ws.join("Cargo.toml");
+    if !manifest.is_file() || !ws.join("shim/Cargo.toml").is_file() {
+        return Err(format!(
+            "workspace with shim/ not found next to the CLI ({})",
+            ws.display()
+        ));
+    }
+    nested_build(
+        &manifest,
+        Some("cudnn-trace-shim"),
+        &out_dir.join("shim-target"),
+        "libcdtrace.so",
+    )
+}
+
+/// The preload helper, a workspace of its own (`shim/preload`).
+fn build_preload(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
+    let manifest = ws.join("shim/preload/Cargo.toml");
+    if !manifest.is_file() {
+        return Err(format!("{} not found", manifest.display()));
+    }
+    nested_build(
+        &manifest,
+        None,
+        &out_dir.join("preload-target"),
+        "libcdtrace_preload.so",
+    )
+}
+
+/// `cargo build --release [-p PACKAGE] --manifest-path MANIFEST` into
+/// `target_dir`; returns the path of the built `file`.
+fn nested_build(
+    manifest: &Path,
+    package: Option<&str>,
+    target_dir: &Path,
+    file: &str,
+) -> Result<PathBuf, String> {
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target_dir = target_dir.to_path_buf();
+    let target = env::var("TARGET").unwrap_or_default();
+    let host = env::var("HOST").unwrap_or_default();
+
+    let mut cmd = Command::new(&cargo);
+    cmd.arg("build").arg("--release");
+    if let Some(p) = package {
+        cmd.arg("-p").arg(p);
+    }
+    cmd.arg("--manifest-path")
+        .arg(manifest)
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .arg("--color")
+        .arg("never");
+    // Cross builds: the shim must match the binary that embeds it.
+    let cross = !target.is_empty() && target != host;
+    if cross {
+        cmd.arg("--target").arg(&target);
+    }
+    for var in SCRUB {
+        cmd.env_remove(var);
+    }
+    for (key, _) in env::vars_os() {
+        if let Some(k) = key.to_str() {
+            if k.starts_with("CARGO_FEATURE_")
+                || k.starts_with("CARGO_CFG_")
+                || k.starts_with("DEP_")
+                || k.starts_with("CARGO_PKG_")
+            {
+                cmd.env_remove(k);
+            }
+        }
+    }
+    let output = cmd
+        .output()
+        .map_err(|e| format!("cannot run {cargo:?}: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let mut lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        if lines.len() > 30 {
+            lines.drain(..lines.len() - 30);
+        }
+        return Err(format!(
+            "nested `cargo build` of {} failed ({}):\n{}",
+            manifest.display(),
+            output.status,
+            lines.join("\n")
+        ));
+    }
+    let mut built = target_dir;
+    if cross {
+        built.push(&target);
+    }
+    built.push("release");
+    built.push(file);
+    if !built.is_file() {
+        return Err(format!(
+            "build succeeded but {} is missing",
+            built.display()
+        ));
+    }
+    Ok(built)
+}

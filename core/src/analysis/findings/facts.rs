@@ -1,0 +1,422 @@
+//! The facts of one process image that the rules reason about: the CUDA
+//! libraries that entered it with every version known about each (from the
+//! library itself, its calls, its file name), failed loads, the program's
+//! calls, CUDA error codes seen in calls or in stderr, and the framework
+//! messages found in stderr.
+
+use super::knowledge::Knowledge;
+use super::Ver;
+use crate::model::events::{self, CallEvent, VersionEvent};
+use crate::model::name_version::{self, NameVersion};
+use crate::model::trace::{Failed, Image};
+use cudnn_trace_format::read::Load;
+use std::collections::BTreeMap;
+
+/// Most stderr bytes looked at (its end, where the fatal messages are).
+pub const MAX_STDERR: usize = 16 << 20;
+/// Distinct matches kept per message rule.
+const MAX_MATCHES: usize = 3;
+
+/// A CUDA-family library that entered the process.
+#[derive(Debug, Clone)]
+pub struct Lib<'a> {
+    pub load: &'a Load,
+    pub family: String,
+    /// File name before `.so`: `libcudnn_graph`, `libcudart`, `libcuda`.
+    pub stem: String,
+    /// The soname major (`libcudart.so.12` → 12, `libcudart.so.11.0` → 11,
+    /// `libcudnn_graph.so.9.14.0` → 9); None for `libcuda` (its `.1` is an
+    /// ABI number, not a version) and unversioned names.
+    pub major: Option<u32>,
+    /// A version of two or more components from the path or real path.
+    pub name_version: Option<Ver>,
+    /// `libcuda.so.<driver version>` (compat-facts §1.3).
+    pub driver_file: Option<Ver>,
+    /// The `version` event of this object, if any.
+    pub query: Option<VersionEvent>,
+    /// `seq` of the unload that removed it, if any.
+    pub unloaded_at: Option<u64>,
+}
+
+impl Lib<'_> {
+    pub fn path(&self) -> &str {
+        &self.load.path
+    }
+
+    /// The path with symlinks resolved (the path itself when unknown).
+    pub fn real(&self) -> &str {
+        self.load.realpath.as_deref().unwrap_or(&self.load.path)
+    }
+
+    /// The directory of the real path.
+    pub fn dir(&self) -> &str {
+        dirname(self.real())
+    }
+
+    /// The file's identity: `dev:ino` when recorded, else its real path.
+    pub fn identity(&self) -> String {
+        match (self.load.dev, self.load.ino) {
+            (Some(d), Some(i)) => format!("{d}:{i}"),
+            _ => self.real().to_string(),
+        }
+    }
+
+    /// Whether `path` names this object (its path or real path).
+    pub fn is(&self, path: &str) -> bool {
+        self.load.path == path || self.load.realpath.as_deref() == Some(path)
+    }
+
+    /// The best version known and where it comes from.
+    pub fn version(&self) -> Option<(Ver, &'static str)> {
+        if let Some(q) = &self.query {
+            if let Some(v) = q.version.as_deref().and_then(Ver::parse) {
+                if v.0.len() >= 2 && q.source.as_deref() == Some("query") {
+                    return Some((v, "reported by the library"));
+                }
+            }
+        }
+        if let Some(v) = &self.name_version {
+            return Some((v.clone(), "from the file name"));
+        }
+        let q = self.query.as_ref()?;
+        let v = q.version.as_deref().and_then(Ver::parse)?;
+        (v.0.len() >= 2).then_some((v, "from the shim's version event"))
+    }
+
+    /// `cudnnGetCudartVersion()` of a cuDNN copy, as a version (13000 → 13.0).
+    pub fn cuda_build(&self) -> Option<Ver> {
+        let v = self.query.as_ref()?.cuda_build?;
+        (v > 0).then(|| Ver::from_cuda_int(v as u64))
+    }
+
+    /// `cudnnGetMaxDeviceVersion()` of a cuDNN copy (1210 → SM 12.1).
+    pub fn max_device(&self) -> Option<Ver> {
+        let v = self.query.as_ref()?.max_device?;
+        (v > 0).then(|| Ver::from_sm_int(v as u64))
+    }
+
+    /// A text for the version: `9.19.0`, `9 (major only)`, or None.
+    pub fn version_text(&self) -> Option<String> {
+        if let Some((v, _)) = self.version() {
+            return Some(v.to_string());
+        }
+        if let Some(d) = &self.driver_file {
+            return Some(format!("driver {}", d.driver_text()));
+        }
+        self.major.map(|m| format!("{m} (major only)"))
+    }
+}
+
+/// A CUDA error code seen in the process: a call's status or a text in stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    pub value: i64,
+    /// The function that returned it (`cuInit`), when from a call.
+    pub func: Option<String>,
+    /// The library that served the call.
+    pub lib: Option<String>,
+    /// The stderr line, when from a text.
+    pub text: Option<String>,
+    pub seq: Option<u64>,
+}
+
+/// A framework (or cuDNN) message found in stderr.
+#[derive(Debug, Clone)]
+pub struct MessageMatch {
+    /// Index into `Knowledge::messages`.
+    pub rule: usize,
+    /// The matched text.
+    pub text: String,
+    /// The whole line(s) the match is on.
+    pub lines: String,
+    /// Named groups that matched.
+    pub groups: BTreeMap<String, String>,
+}
+
+/// Everything the rules know about one process image.
+pub struct Facts<'a> {
+    pub img: &'a Image,
+    /// CUDA-family objects that entered the process, in load order.
+    pub libs: Vec<Lib<'a>>,
+    pub failed: Vec<&'a Failed>,
+    /// The `version` events (`docs/versions-and-calls.md`).
+    pub versions: Vec<VersionEvent>,
+    /// The program's recorded calls.
+    pub calls: Vec<CallEvent>,
+    /// The program's stderr (its last [`MAX_STDERR`] bytes). The rules read
+    /// what was found in it (`observed`, messages); kept for rules to come.
+    #[allow(dead_code)]
+    pub stderr: Option<&'a str>,
+    pub observed: Vec<Observed>,
+    pub messages: Vec<MessageMatch>,
+}
+
+pub use crate::model::{basename, dirname};
+
+/// The first numeric component after `.so.` in a file name.
+pub fn soname_major(name: &str) -> Option<u32> {
+    let first = *name_version::so_numbers(name).first()?;
+    if first.len() > 9 {
+        return None;
+    }
+    first.parse().ok()
+}
+
+/// What the program's stderr says: CUDA error texts and the framework
+/// messages of the knowledge tables. The launcher captures one stderr for
+/// the whole run, so it is read once and shared by every image it is
+/// explained in.
+#[derive(Debug, Clone)]
+pub struct StderrFacts<'a> {
+    /// Its last [`MAX_STDERR`] bytes.
+    pub text: &'a str,
+    pub observed: Vec<Observed>,
+    pub messages: Vec<MessageMatch>,
+}
+
+impl<'a> StderrFacts<'a> {
+    pub fn new(stderr: &'a str, k: &Knowledge) -> Self {
+        let text = if stderr.len() <= MAX_STDERR {
+            stderr
+        } else {
+            let mut cut = stderr.len() - MAX_STDERR;
+            while !stderr.is_char_boundary(cut) {
+                cut += 1;
+            }
+            &stderr[cut..]
+        };
+        let mut observed: Vec<Observed> = Vec::new();
+        for e in &k.errors {
+            for m in &e.messages {
+                if let Some(i) = text.find(m.as_str()) {
+                    let line = line_at(text, i, i + m.len());
+                    if !observed
+                        .iter()
+                        .any(|o| o.value == e.value && o.text.as_deref() == Some(&line))
+                    {
+                        observed.push(Observed {
+                            value: e.value,
+                            func: None,
+                            lib: None,
+                            text: Some(line),
+                            seq: None,
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+        let mut messages = Vec::new();
+        for (ri, rule) in k.messages.iter().enumerate() {
+            let mut texts: Vec<String> = Vec::new();
+            for c in rule.regex.captures_iter(text) {
+                let Some(whole) = c.get(0) else { continue };
+                if texts.iter().any(|t| t == whole.as_str()) {
+                    continue;
+                }
+                if texts.len() >= MAX_MATCHES {
+                    break;
+                }
+                texts.push(whole.as_str().to_string());
+                let groups = rule
+                    .regex
+                    .capture_names()
+                    .flatten()
+                    .filter_map(|n| c.name(n).map(|g| (n.to_string(), g.as_str().to_string())))
+                    .collect();
+                messages.push(MessageMatch {
+                    rule: ri,
+                    text: whole.as_str().to_string(),
+                    lines: line_at(text, whole.start(), whole.end()),
+                    groups,
+                });
+            }
+        }
+        StderrFacts {
+            text,
+            observed,
+            messages,
+        }
+    }
+}
+
+impl<'a> Facts<'a> {
+    /// The facts of `img`; `stderr`: what the program's standard error says,
+    /// when the launcher captured it.
+    pub fn new(img: &'a Image, stderr: Option<&StderrFacts<'a>>) -> Self {
+        let (versions, calls) = events::of_image(img);
+        let mut libs: Vec<Lib<'a>> = Vec::new();
+        let mut known: Vec<String> = Vec::new();
+        let firsts = img.loads.iter().filter(|l| l.new);
+        let reused = img.loads.iter().filter(|l| !l.new);
+        for l in firsts.chain(reused) {
+            let Some(fam) = l.family.as_deref() else {
+                continue;
+            };
+            let lib = make_lib(l, fam, img, &versions);
+            let id = format!("{}@{}", lib.identity(), l.lmid);
+            if !l.new && known.contains(&id) {
+                continue;
+            }
+            if !l.new && libs.iter().any(|x| x.is(&l.path) && x.load.lmid == l.lmid) {
+                continue;
+            }
+            known.push(id);
+            libs.push(lib);
+        }
+        libs.sort_by_key(|l| l.load.seq);
+        let mut observed = Vec::new();
+        for c in &calls {
+            // cuDNN statuses are decoded by CDT007 with cuDNN's own numbering.
+            if c.func.starts_with("cudnn") {
+                continue;
+            }
+            if let Some(s) = c.status.filter(|&s| s != 0) {
+                observed.push(Observed {
+                    value: s,
+                    func: Some(c.func.clone()),
+                    lib: c.lib.clone(),
+                    text: None,
+                    seq: Some(c.seq),
+                });
+            }
+        }
+        for v in &versions {
+            // The shim's own cuDriverGetVersion / cudaRuntimeGetVersion failed.
+            if let Some(s) = v.status.filter(|&s| s != 0) {
+                observed.push(Observed {
+                    value: s,
+                    func: Some(match v.family.as_deref() {
+                        Some("cuda") => "cuDriverGetVersion (the shim's query)".to_string(),
+                        _ => "cudaRuntimeGetVersion (the shim's query)".to_string(),
+                    }),
+                    lib: Some(v.path.clone()),
+                    text: None,
+                    seq: Some(v.seq),
+                });
+            }
+        }
+        let mut messages = Vec::new();
+        if let Some(e) = stderr {
+            observed.extend(e.observed.iter().cloned());
+            messages = e.messages.clone();
+        }
+        Facts {
+            img,
+            libs,
+            failed: img.failed.iter().collect(),
+            versions,
+            calls,
+            stderr: stderr.map(|e| e.text),
+            observed,
+            messages,
+        }
+    }
+
+    /// Libraries of a family.
+    pub fn family(&self, fam: &str) -> impl Iterator<Item = &Lib<'a>> {
+        let fam = fam.to_string();
+        self.libs.iter().filter(move |l| l.family == fam)
+    }
+
+    /// The library a path names.
+    pub fn lib_at(&self, path: &str) -> Option<&Lib<'a>> {
+        self.libs.iter().find(|l| l.is(path))
+    }
+
+    /// Calls of a function.
+    pub fn calls_of(&self, func: &str) -> impl Iterator<Item = &CallEvent> {
+        let func = func.to_string();
+        self.calls.iter().filter(move |c| c.func == func)
+    }
+
+    /// The cuDNN version the program read through `cudnnGetVersion` or
+    /// `cudnnGetProperty` (what frameworks compare with their build), and
+    /// the copy that answered.
+    pub fn cudnn_runtime_seen(&self) -> Option<(Ver, Option<String>)> {
+        if let Some(c) = self
+            .calls_of("cudnnGetVersion")
+            .find(|c| c.int_value().is_some_and(|v| v > 0))
+        {
+            let v = Ver::from_cudnn_int(c.int_value()? as u64);
+            return Some((v, c.lib.clone()));
+        }
+        let mut parts: BTreeMap<Option<String>, [Option<i64>; 3]> = BTreeMap::new();
+        for c in self.calls_of("cudnnGetProperty").filter(|c| c.ok()) {
+            if let (Some(p), Some(v)) = (c.prop, c.int_value()) {
+                if (0..3).contains(&p) {
+                    parts.entry(c.lib.clone()).or_default()[p as usize] = Some(v);
+                }
+            }
+        }
+        parts.into_iter().find_map(|(lib, p)| match p {
+            [Some(a), Some(b), Some(c)] => Some((Ver(vec![a as u32, b as u32, c as u32]), lib)),
+            _ => None,
+        })
+    }
+
+    /// The host name the trace was taken on.
+    pub fn host(&self) -> Option<&str> {
+        self.img.header.hostname.as_deref()
+    }
+}
+
+fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent]) -> Lib<'a> {
+    let best = name_version::of_library(&l.path, l.realpath.as_deref());
+    let (name_version, driver_file) = match &best {
+        Some(NameVersion::Full(v)) => (Ver::parse(v), None),
+        Some(NameVersion::Driver(v)) => (None, Ver::parse(v)),
+        _ => (None, None),
+    };
+    let major = if fam == "cuda" {
+        None
+    } else {
+        soname_major(&l.path).or_else(|| l.realpath.as_deref().and_then(soname_major))
+    };
+    let stem = crate::model::stem(l.realpath.as_deref().unwrap_or(&l.path)).to_string();
+    let stem = if stem.is_empty() {
+        crate::model::stem(&l.path).to_string()
+    } else {
+        stem
+    };
+    // The shim may write a file-name event first and the library's own
+    // answer later: the answer wins.
+    let mine =
+        |v: &&VersionEvent| v.path == l.path || l.realpath.as_deref() == Some(v.path.as_str());
+    let query = versions
+        .iter()
+        .filter(mine)
+        .find(|v| v.source.as_deref() == Some("query"))
+        .or_else(|| versions.iter().find(mine))
+        .cloned();
+    let unloaded_at = img
+        .unloads
+        .iter()
+        .filter(|u| u.seq > l.seq && u.lmid == l.lmid && (u.path == l.path))
+        .map(|u| u.seq)
+        .min();
+    Lib {
+        load: l,
+        family: fam.to_string(),
+        stem,
+        major,
+        name_version,
+        driver_file,
+        query,
+        unloaded_at,
+    }
+}
+
+/// The full line(s) of `text` around byte range `a..b`, at most 600 chars.
+pub fn line_at(text: &str, a: usize, b: usize) -> String {
+    let start = text[..a].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[b..].find('\n').map_or(text.len(), |i| b + i);
+    let line = text[start..end].trim_end_matches('\r');
+    if line.chars().count() > 600 {
+        let mut s: String = line.chars().take(600).collect();
+        s.push('…');
+        s
+    } else {
+        line.to_string()
+    }
+}

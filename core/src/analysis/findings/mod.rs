@@ -1,0 +1,376 @@
+//! Findings: from "what loaded" to "what is wrong and how to fix it" (issue 3).
+//!
+//! A [`Facts`] model is built from one process image (its loads, failed loads,
+//! notes, pins, the `version`/`call` events of `docs/versions-and-calls.md`,
+//! the versions told by file names, and the program's stderr when the
+//! launcher has it); rules in [`rules`] turn it into [`Finding`]s, each with a
+//! stable code, a severity, the evidence and a concrete remedy. What the rules
+//! know about CUDA, cuDNN and the frameworks is data ([`Knowledge`], the TOML
+//! files in `data/` at the repository root, embedded at build time and
+//! replaceable at run time through `CUDNN_TRACE_KNOWLEDGE_DIR`), so that a new
+//! CUDA release or framework message needs no code change. What the rules
+//! need from the disk (copies of a library, a requester's RUNPATH, the
+//! kernel module) they ask the [`Machine`] in their [`Context`].
+//!
+//! The facts behind the rules are in `shared/reference/compat-facts.md`; the
+//! comments cite its sections (§n) and sources (\[Rn\], \[En\]).
+
+pub mod facts;
+pub mod knowledge;
+pub mod rules;
+
+#[cfg(test)]
+pub mod testkit;
+
+pub use crate::model::Ver;
+pub use facts::Facts;
+pub use knowledge::Knowledge;
+
+use crate::machine::Machine;
+use crate::model::trace::{Image, TraceSet};
+use serde::Serialize;
+
+/// How bad a finding is. Ordered: `Info < Warning < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing is wrong by itself.
+    Info,
+    /// Likely to go wrong, or already wrong in a way the program tolerated.
+    Warning,
+    /// The setup is broken (or the program already failed because of it).
+    Error,
+}
+
+impl Severity {
+    /// Parses `error`, `warning` or `info` (the values of `--fail-on`).
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "error" => Some(Severity::Error),
+            "warning" => Some(Severity::Warning),
+            "info" => Some(Severity::Info),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One piece of evidence: a file that loaded or failed, a call, a version, a
+/// message, a copy found on disk. Only the fields that apply are set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// What this is: `loaded`, `failed`, `tried`, `call`, `version`,
+    /// `on disk`, `message`, `driver`, `gpu`, `fact`, `environment`.
+    pub what: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Why the loader picked the path (the trace's `reason`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_dir: Option<String>,
+    /// The object that asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requester: Option<String>,
+    /// Anything else, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// `seq` of the trace event this comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+}
+
+impl Evidence {
+    pub fn new(what: &str) -> Self {
+        Evidence {
+            what: what.to_string(),
+            ..Default::default()
+        }
+    }
+    pub fn path(mut self, p: impl Into<String>) -> Self {
+        self.path = Some(p.into());
+        self
+    }
+    pub fn version(mut self, v: impl Into<String>) -> Self {
+        self.version = Some(v.into());
+        self
+    }
+    pub fn version_opt(mut self, v: Option<String>) -> Self {
+        self.version = v;
+        self
+    }
+    pub fn reason(mut self, r: impl Into<String>) -> Self {
+        self.reason = Some(r.into());
+        self
+    }
+    pub fn search_dir_opt(mut self, d: Option<&str>) -> Self {
+        self.search_dir = d.map(str::to_string);
+        self
+    }
+    pub fn requester_opt(mut self, r: Option<&str>) -> Self {
+        self.requester = r.map(str::to_string);
+        self
+    }
+    pub fn detail(mut self, d: impl Into<String>) -> Self {
+        self.detail = Some(d.into());
+        self
+    }
+    pub fn seq(mut self, s: u64) -> Self {
+        self.seq = Some(s);
+        self
+    }
+}
+
+/// A source a finding rests on: a compat-facts reference id and its URLs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceRef {
+    pub id: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
+}
+
+/// One finding about one process image.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Stable code (`CDT001` …): see [`CODES`] and `cudnn-trace explain`.
+    pub code: &'static str,
+    pub severity: Severity,
+    /// One line that says what is wrong, with the versions involved.
+    pub title: String,
+    pub evidence: Vec<Evidence>,
+    /// What to do, with the concrete paths.
+    pub remedy: String,
+    /// compat-facts sources of the rule and the data it used.
+    pub sources: Vec<SourceRef>,
+}
+
+/// Every code a rule can emit, with its short name. The long texts are in
+/// `data/findings.toml` (`cudnn-trace explain`).
+pub const CODES: &[(&str, &str)] = &[
+    ("CDT001", "duplicate-library"),
+    ("CDT002", "cudnn-sublibrary-mismatch"),
+    ("CDT003", "cudnn-cuda-build-mismatch"),
+    ("CDT004", "driver-too-old"),
+    ("CDT005", "forward-compat-driver"),
+    ("CDT006", "load-failed"),
+    ("CDT007", "init-failed"),
+    ("CDT008", "ld-library-path-shadows-runpath"),
+    ("CDT009", "gpu-unsupported"),
+    ("CDT010", "framework-message"),
+    ("CDT011", "stub-driver"),
+];
+
+/// The findings of one process image, as `report --json` carries them.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageFindings {
+    /// The image's trace file.
+    pub file: String,
+    pub pid: u32,
+    pub findings: Vec<Finding>,
+}
+
+/// What to evaluate with.
+pub struct Context<'k> {
+    pub knowledge: &'k Knowledge,
+    /// The machine the report runs on, read on demand and kept.
+    pub machine: &'k Machine,
+}
+
+/// Evaluates every rule over one process image's facts. The findings come
+/// sorted: errors first, then by code.
+pub fn evaluate(facts: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+    let mut out = rules::run_all(facts, ctx);
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(b.code)));
+    out
+}
+
+/// Evaluates a whole trace set. `stderr`, the
+/// program's standard error when the launcher captured it, is one text for
+/// the whole run: its framework messages are explained in every image that
+/// loaded (or failed to load) a cuDNN or CUDA runtime library, else in the
+/// launcher's top image, else in the first.
+pub fn analyze_set(set: &TraceSet, stderr: Option<&str>, ctx: &Context<'_>) -> Vec<ImageFindings> {
+    let wants_stderr: Vec<bool> = {
+        let relevant: Vec<bool> = set.images.iter().map(cuda_relevant).collect();
+        if relevant.iter().any(|&r| r) {
+            relevant
+        } else {
+            let mut v = vec![false; set.images.len()];
+            if let Some(first) = v.first_mut() {
+                *first = true;
+            }
+            v
+        }
+    };
+    let stderr = stderr.map(|s| facts::StderrFacts::new(s, ctx.knowledge));
+    set.images
+        .iter()
+        .enumerate()
+        .map(|(i, img)| {
+            let err = if wants_stderr[i] {
+                stderr.as_ref()
+            } else {
+                None
+            };
+            let facts = Facts::new(img, err);
+            ImageFindings {
+                file: img.file.display().to_string(),
+                pid: img.header.pid,
+                findings: evaluate(&facts, ctx),
+            }
+        })
+        .collect()
+}
+
+/// Findings that are the same (code, title, remedy) in several processes
+/// (torchrun's workers all loading the same wrong cuDNN) folded into one,
+/// with the pids they occur in, most severe first: for a run's summary.
+pub fn fold_across(images: &[ImageFindings]) -> Vec<(Finding, Vec<u32>)> {
+    let mut out: Vec<(Finding, Vec<u32>)> = Vec::new();
+    for img in images {
+        for f in &img.findings {
+            match out
+                .iter_mut()
+                .find(|(g, _)| g.code == f.code && g.title == f.title && g.remedy == f.remedy)
+            {
+                Some((_, pids)) => {
+                    if !pids.contains(&img.pid) {
+                        pids.push(img.pid);
+                    }
+                }
+                None => out.push((f.clone(), vec![img.pid])),
+            }
+        }
+    }
+    out.sort_by(|a, b| b.0.severity.cmp(&a.0.severity).then(a.0.code.cmp(b.0.code)));
+    out
+}
+
+/// Whether an image loaded or failed to load cuDNN or a CUDA runtime.
+fn cuda_relevant(img: &Image) -> bool {
+    let fam = |f: Option<&str>| matches!(f, Some("cudnn" | "cudart" | "cuda"));
+    img.loads.iter().any(|l| fam(l.family.as_deref()))
+        || img.failed.iter().any(|f| fam(f.ev.family.as_deref()))
+}
+
+/// The severity gate of `--fail-on LEVEL`: true when any finding is at
+/// least as severe as `level`.
+pub fn fails<'a>(findings: impl IntoIterator<Item = &'a Finding>, level: Severity) -> bool {
+    findings.into_iter().any(|f| f.severity >= level)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::*;
+    use super::*;
+
+    #[test]
+    fn probe_situation_end_to_end() {
+        let fs = probe_trace().findings();
+        let codes: Vec<&str> = fs.iter().map(|f| f.code).collect();
+        // Errors first, then by code.
+        assert_eq!(codes, vec!["CDT008", "CDT010", "CDT002"], "{fs:#?}");
+        assert_eq!(fs[2].severity, Severity::Warning);
+        assert!(fails(&fs, Severity::Error));
+        let json = serde_json::to_value(&fs).unwrap();
+        assert_eq!(json[0]["code"], "CDT008");
+        assert_eq!(json[0]["severity"], "error");
+        assert!(json[1]["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == "R24"));
+    }
+
+    #[test]
+    fn severity_gate() {
+        let f = |s| Finding {
+            code: "CDT001",
+            severity: s,
+            title: String::new(),
+            evidence: Vec::new(),
+            remedy: String::new(),
+            sources: Vec::new(),
+        };
+        let warn = [f(Severity::Info), f(Severity::Warning)];
+        assert!(fails(&warn, Severity::Warning));
+        assert!(fails(&warn, Severity::Info));
+        assert!(!fails(&warn, Severity::Error));
+        assert!(!fails(&[], Severity::Info));
+        assert_eq!(Severity::parse("warning"), Some(Severity::Warning));
+        assert_eq!(Severity::parse("fatal"), None);
+        assert!(Severity::Error > Severity::Warning && Severity::Warning > Severity::Info);
+    }
+
+    #[test]
+    fn set_analysis_puts_stderr_on_cuda_processes() {
+        let mut set = TraceSet::default();
+        // A launcher-like parent without CUDA, and the worker that loaded cuDNN.
+        set.images.push(Trace::new().image());
+        set.images.push(probe_trace().image());
+        let k = Knowledge::embedded().unwrap();
+        let m = Machine::with_disk(FakeDisk::default());
+        let ctx = Context {
+            knowledge: &k,
+            machine: &m,
+        };
+        let stderr = probe_trace().stderr.unwrap();
+        let r = analyze_set(&set, Some(&stderr), &ctx);
+        assert_eq!(r.len(), 2);
+        assert!(r[0].findings.is_empty());
+        assert!(r[1].findings.iter().any(|f| f.code == "CDT010"));
+        // Nothing relevant anywhere: the message goes to the first image.
+        let mut set = TraceSet::default();
+        set.images.push(Trace::new().image());
+        let r = analyze_set(&set, Some(&stderr), &ctx);
+        assert!(r[0].findings.iter().any(|f| f.code == "CDT010"));
+    }
+
+    #[test]
+    fn identical_findings_of_several_processes_fold() {
+        let one = probe_trace().findings();
+        let imgs = vec![
+            ImageFindings {
+                file: "1.jsonl".into(),
+                pid: 1,
+                findings: one.clone(),
+            },
+            ImageFindings {
+                file: "2.jsonl".into(),
+                pid: 2,
+                findings: one.clone(),
+            },
+            ImageFindings {
+                file: "3.jsonl".into(),
+                pid: 3,
+                findings: Vec::new(),
+            },
+        ];
+        let folded = fold_across(&imgs);
+        assert_eq!(folded.len(), one.len());
+        assert!(folded.iter().all(|(_, pids)| pids == &vec![1, 2]));
+        assert_eq!(folded[0].0.severity, Severity::Error);
+    }
+
+    /// Nothing in a trace or in stderr makes the rules panic.
+    #[test]
+    fn hostile_input_does_not_panic() {
+        let _ = hostile_trace().findings();
+        let _ = probe_trace().stderr("\u{0}\u{ffff}Loaded runtime CuDNN library: 99999999999.0.0 but source was compiled with: 0.0.0").findings();
+    }
+}

@@ -1,0 +1,794 @@
+//! CDT010: a framework's (or cuDNN's) own mismatch message in the
+//! program's stderr, quoted and explained from the trace: which file was
+//! loaded, why, and where a copy of the expected version is (compat-facts
+//! §4; the messages and their rules are data, `frameworks.toml`).
+
+use super::loads::copy_evidence;
+use super::{and_list, finding, is_pip, loaded};
+use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
+use crate::analysis::findings::knowledge::{message_version, MessageRule};
+use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::machine::Copy;
+use crate::model::stem;
+
+/// Whether `v` is the version `want` names (as many components as both have, at most 3).
+fn same(v: &Ver, want: &Ver) -> bool {
+    let n = v.0.len().min(want.0.len()).min(3);
+    n >= 2 && v.prefix(n) == want.prefix(n)
+}
+
+/// Whether `v` satisfies a build `want` under "same major, minor >= build's".
+fn satisfies(v: &Ver, want: &Ver) -> bool {
+    v.major() == want.major() && v.minor().unwrap_or(0) >= want.minor().unwrap_or(0)
+}
+
+/// The version a pip distribution name carries (`nvidia_cudnn_cu13-9.19.0.56`).
+fn package_version(c: &Copy) -> Option<Ver> {
+    let p = c.package.as_deref()?;
+    Ver::parse(p.rsplit_once('-')?.1)
+}
+
+/// The version of a copy on disk: from its name, else from its pip package.
+fn copy_version(c: &Copy) -> Option<Ver> {
+    c.version
+        .as_deref()
+        .and_then(|v| Ver::parse(v.split_whitespace().next().unwrap_or("")))
+        .filter(|v| v.0.len() >= 2)
+        .or_else(|| package_version(c))
+}
+
+/// The cuDNN file that tells an install's version, per major (§1.2).
+fn reference_name(major: u32) -> String {
+    match major {
+        8 => "libcudnn_ops_infer.so.8".into(),
+        m if m >= 9 => format!("libcudnn_graph.so.{m}"),
+        m => format!("libcudnn.so.{m}"),
+    }
+}
+
+pub fn framework_messages(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+    if f.messages.is_empty() {
+        return Vec::new();
+    }
+    f.messages
+        .iter()
+        .filter_map(|m| {
+            let rule = ctx.knowledge.messages.get(m.rule)?;
+            Some(explain(f, ctx, rule, m))
+        })
+        .collect()
+}
+
+fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatch) -> Finding {
+    let spec = &rule.spec;
+    let fmt = spec.version_format.as_deref();
+    let build = m.groups.get("build").and_then(|t| message_version(fmt, t));
+    let runtime = m
+        .groups
+        .get("runtime")
+        .and_then(|t| message_version(fmt, t));
+    let mut ev =
+        vec![Evidence::new("message").detail(format!("{}: {:?}", spec.framework, m.lines))];
+    let mut fixes: Vec<String> = Vec::new();
+    let title = match spec.kind.as_str() {
+        "cudnn-version" => {
+            let message = VersionMessage {
+                check: spec.check.as_deref(),
+                rule_text: &spec.rule,
+                build: build.as_ref(),
+                runtime: runtime.as_ref(),
+            };
+            cudnn_version(f, ctx, &message, &mut ev, &mut fixes);
+            match (&build, &runtime) {
+                (Some(b), Some(r)) => format!("{}: the cuDNN loaded at run time ({r}) does not fit the one it was built with ({b})", spec.framework),
+                _ => format!("{}: cuDNN version mismatch", spec.framework),
+            }
+        }
+        "cudnn-gpu" => {
+            for l in cudnn_files(f) {
+                ev.push(loaded(l));
+            }
+            ev.push(Evidence::new("fact").detail(spec.rule.clone()));
+            format!(
+                "{}: cuDNN {} refuses this GPU",
+                spec.framework,
+                runtime.map(|r| r.to_string()).unwrap_or_default()
+            )
+        }
+        "cudnn-missing" => {
+            missing(f, ctx, m, &mut ev, &mut fixes);
+            let what = m
+                .groups
+                .get("missing")
+                .cloned()
+                .or_else(|| {
+                    m.groups
+                        .get("names")
+                        .and_then(|n| n.split(',').next())
+                        .map(|s| s.trim().to_string())
+                })
+                .unwrap_or_else(|| "cuDNN".into());
+            format!("{}: {what} could not be loaded", spec.framework)
+        }
+        "requirement" => {
+            requirement(f, ctx, m, &mut ev, &mut fixes);
+            format!(
+                "{}: requires cuDNN {}.x and CUDA {}.x",
+                spec.framework,
+                m.groups
+                    .get("cudnn_major")
+                    .map(String::as_str)
+                    .unwrap_or("?"),
+                m.groups
+                    .get("cuda_major")
+                    .map(String::as_str)
+                    .unwrap_or("?")
+            )
+        }
+        "sublibrary" => {
+            let files = cudnn_files(f);
+            let mut dirs: Vec<&str> = files.iter().map(|l| l.dir()).collect();
+            dirs.sort();
+            dirs.dedup();
+            for l in files {
+                ev.push(loaded(l));
+            }
+            if dirs.len() > 1 {
+                ev.push(Evidence::new("fact").detail(format!(
+                    "the cuDNN files of this process come from {} directories: {}",
+                    dirs.len(),
+                    dirs.join(", ")
+                )));
+            }
+            fixes.push("see finding CDT002 for which files do not belong together".into());
+            format!(
+                "{}: cuDNN sub-libraries of different builds",
+                spec.framework
+            )
+        }
+        _ => {
+            // driver
+            for l in f.family("cuda") {
+                ev.push(loaded(l));
+            }
+            if let Some(d) = m.groups.get("driver") {
+                ev.push(
+                    Evidence::new("driver")
+                        .version(d.clone())
+                        .detail("from the message"),
+                );
+            }
+            fixes.push(
+                "see finding CDT004 / CDT007 for the driver and initialisation checks".into(),
+            );
+            format!("{}: {}", spec.framework, short(&m.text))
+        }
+    };
+    fixes.push(spec.remedy.clone());
+    if let Some(b) = &spec.bypass {
+        fixes.push(format!(
+            "(the framework's own check can be skipped with {b}, at your own risk)"
+        ));
+    }
+    let mut sources: Vec<&str> = spec.source.iter().map(String::as_str).collect();
+    sources.push("R34");
+    finding(
+        ctx,
+        "CDT010",
+        Severity::Error,
+        title,
+        ev,
+        fixes.join("; "),
+        &sources,
+    )
+}
+
+fn short(s: &str) -> String {
+    let one = s.lines().next().unwrap_or("");
+    if one.chars().count() > 120 {
+        let mut t: String = one.chars().take(120).collect();
+        t.push('…');
+        t
+    } else {
+        one.to_string()
+    }
+}
+
+/// The cuDNN files of the process, the version-telling one first.
+fn cudnn_files<'l, 'a>(f: &'l Facts<'a>) -> Vec<&'l Lib<'a>> {
+    let mut v: Vec<&Lib<'a>> = f.family("cudnn").collect();
+    v.sort_by_key(|l| {
+        let rank = match l.stem.as_str() {
+            "libcudnn_graph" | "libcudnn_ops_infer" => 0,
+            "libcudnn" => 1,
+            _ => 2,
+        };
+        (rank, l.load.seq)
+    });
+    v
+}
+
+/// A framework's cuDNN version message: what it was built with, what it
+/// found at run time, and its rule for the two.
+struct VersionMessage<'m> {
+    /// `compat-version-eq`: major and minor must be equal; otherwise the
+    /// same major and at least the build's minor.
+    check: Option<&'m str>,
+    /// The rule in words (`frameworks.toml`).
+    rule_text: &'m str,
+    build: Option<&'m Ver>,
+    runtime: Option<&'m Ver>,
+}
+
+impl VersionMessage<'_> {
+    /// Whether `v` passes the framework's rule for build `b`.
+    fn fits(&self, v: &Ver, b: &Ver) -> bool {
+        match self.check {
+            Some("compat-version-eq") => v.prefix(2) == b.prefix(2),
+            _ => satisfies(v, b),
+        }
+    }
+
+    /// The framework's rule, re-checked on the versions of the message.
+    fn rule_fact(&self) -> Option<Evidence> {
+        let (b, r) = (self.build?, self.runtime?);
+        let ok = self.fits(r, b);
+        Some(Evidence::new("fact").detail(format!(
+            "rule: {}; build {b}, run time {r}: {}",
+            self.rule_text,
+            if ok {
+                "compatible by that rule (the message comes from elsewhere?)"
+            } else {
+                "incompatible"
+            }
+        )))
+    }
+
+    /// The loaded cuDNN files of the run-time version (the wrong ones).
+    fn runtime_files<'l, 'a>(&self, files: &[&'l Lib<'a>]) -> Vec<&'l Lib<'a>> {
+        match self.runtime {
+            Some(r) => files
+                .iter()
+                .copied()
+                .filter(|l| l.version().is_some_and(|(v, _)| same(&v, r)))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Copies that fit build `b`: loaded files, then copies on disk, as
+    /// (path, version, how found).
+    fn fitting(
+        &self,
+        b: &Ver,
+        files: &[&Lib<'_>],
+        copies: &[Copy],
+    ) -> Vec<(String, String, String)> {
+        let mut good: Vec<(String, String, String)> = Vec::new();
+        for l in files {
+            if let Some((v, _)) = l.version() {
+                if self.fits(&v, b) && l.major == Some(b.major()) {
+                    good.push((
+                        l.path().to_string(),
+                        v.to_string(),
+                        "loaded in this process".into(),
+                    ));
+                }
+            }
+        }
+        for c in copies {
+            if let Some(v) = copy_version(c) {
+                if self.fits(&v, b) && !good.iter().any(|(p, _, _)| p == &c.path) {
+                    good.push((
+                        c.path.clone(),
+                        v.to_string(),
+                        format!("on disk, found via {}", c.found_via),
+                    ));
+                }
+            }
+        }
+        good
+    }
+}
+
+fn cudnn_version(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    m: &VersionMessage<'_>,
+    ev: &mut Vec<Evidence>,
+    fixes: &mut Vec<String>,
+) {
+    ev.extend(m.rule_fact());
+    // Which loaded file has the run-time version, and why it was chosen.
+    let files = cudnn_files(f);
+    let wrong = m.runtime_files(&files);
+    runtime_evidence(&files, &wrong, ev);
+    if let Some((v, lib)) = f.cudnn_runtime_seen() {
+        ev.push(
+            Evidence::new("call")
+                .path(lib.unwrap_or_default())
+                .version(v.to_string())
+                .detail("the version the program read (cudnnGetVersion / cudnnGetProperty)"),
+        );
+    }
+    // Where a copy of the build version is: one that passes the
+    // framework's rule.
+    let Some(b) = m.build else { return };
+    let copies = ctx.machine.copies(f.img, &reference_name(b.major()));
+    let good = m.fitting(b, &files, &copies);
+    for c in copies
+        .iter()
+        .filter(|c| copy_version(c).is_some_and(|v| m.fits(&v, b)))
+    {
+        ev.push(copy_evidence(c));
+    }
+    how_they_came(&wrong, m.runtime, fixes);
+    match good.first() {
+        Some((p, v, how)) => {
+            fixes.push(format!(
+                "a cuDNN {v} is at {} ({how}): make that one load, e.g. put {} first on LD_LIBRARY_PATH",
+                dirname(p),
+                dirname(p)
+            ));
+            ev.push(Evidence::new("fact").detail(format!(
+                "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
+            )));
+        }
+        None => fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies)),
+    }
+}
+
+/// The loaded files of the run-time version (`wrong`), else the first cuDNN
+/// files: the version-telling file (graph / ops_infer) first; the others of
+/// its directory only counted.
+fn runtime_evidence(files: &[&Lib<'_>], wrong: &[&Lib<'_>], ev: &mut Vec<Evidence>) {
+    let Some((first, rest)) = wrong.split_first() else {
+        ev.extend(files.iter().take(6).map(|l| loaded(l)));
+        return;
+    };
+    let mut e = loaded(first);
+    e.what = "runtime version from".into();
+    let same_dir = rest.iter().filter(|l| l.dir() == first.dir()).count();
+    if same_dir > 0 {
+        let more =
+            format!("and {same_dir} more cuDNN files of that version from the same directory");
+        e.detail = Some(match e.detail.take() {
+            Some(d) => format!("{d}; {more}"),
+            None => more,
+        });
+    }
+    ev.push(e);
+    for l in rest.iter().filter(|l| l.dir() != first.dir()) {
+        let mut e = loaded(l);
+        e.what = "runtime version from".into();
+        ev.push(e);
+    }
+}
+
+/// How the files of the wrong version got in: one fix per (search step,
+/// directory), naming its files.
+fn how_they_came(wrong: &[&Lib<'_>], runtime: Option<&Ver>, fixes: &mut Vec<String>) {
+    let mut ways: Vec<(String, String, Vec<String>)> = Vec::new();
+    for l in wrong {
+        let d = l
+            .load
+            .search_dir
+            .clone()
+            .unwrap_or_else(|| l.dir().to_string());
+        let name = basename(l.path()).to_string();
+        match ways
+            .iter_mut()
+            .find(|(r, x, _)| *r == l.load.reason && *x == d)
+        {
+            Some((_, _, names)) => names.push(name),
+            None => ways.push((l.load.reason.clone(), d, vec![name])),
+        }
+    }
+    let rv = runtime.map(|r| format!(" ({r})")).unwrap_or_default();
+    for (reason, d, names) in ways {
+        let what = and_list(&names);
+        fixes.push(match reason.as_str() {
+            "LD_LIBRARY_PATH" => format!(
+                "{what}{rv} came through LD_LIBRARY_PATH from {d}: remove {d} from LD_LIBRARY_PATH"
+            ),
+            "ld.so.cache" | "default-dir" => format!(
+                "{what}{rv} came from the {reason} ({d}) because nothing searched earlier had it"
+            ),
+            r => format!("{what}{rv} came through {r} from {d}"),
+        });
+    }
+}
+
+/// The fix when no copy that fits build `b` is known by its version: the
+/// dispatcher's own directory when it holds the reference library, else
+/// install one.
+fn no_fitting_copy(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    b: &Ver,
+    wrong: &[&Lib<'_>],
+    copies: &[Copy],
+) -> String {
+    if let Some((dir, disp)) = likely_own(f, ctx, b, wrong) {
+        return format!(
+            "{dir}, the directory of the dispatcher the program linked ({}, found through {}), holds {} too: most likely the cuDNN it was built with (its version is not in the file names); make that one load",
+            basename(disp.path()),
+            disp.load.reason,
+            reference_name(b.major())
+        );
+    }
+    let pip_dirs: Vec<String> = copies
+        .iter()
+        .filter(|c| is_pip(&c.path) && copy_version(c).is_none())
+        .map(|c| dirname(&c.path).to_string())
+        .collect();
+    let hint = if pip_dirs.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (the version of {} could not be told from the file names)",
+            pip_dirs.join(", ")
+        )
+    };
+    format!(
+        "no cuDNN {}.{}+ was found on this machine{hint}: install one",
+        b.major(),
+        b.minor().unwrap_or(0)
+    )
+}
+
+/// The directory of a loaded dispatcher of the build's major, other than
+/// the directories of the files with the wrong version, that holds the
+/// major's reference library on disk: the install the program meant.
+fn likely_own<'l, 'a>(
+    f: &'l Facts<'a>,
+    ctx: &Context<'_>,
+    b: &Ver,
+    wrong: &[&Lib<'a>],
+) -> Option<(String, &'l Lib<'a>)> {
+    if !super::local(f, ctx) {
+        return None;
+    }
+    f.family("cudnn")
+        .filter(|l| l.stem == "libcudnn" && l.major == Some(b.major()))
+        .filter(|l| !wrong.iter().any(|w| w.dir() == l.dir()))
+        .find(|l| {
+            ctx.machine
+                .exists(&format!("{}/{}", l.dir(), reference_name(b.major())))
+        })
+        .map(|l| (l.dir().to_string(), l))
+}
+
+fn missing(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    m: &MessageMatch,
+    ev: &mut Vec<Evidence>,
+    fixes: &mut Vec<String>,
+) {
+    let mut names: Vec<String> = Vec::new();
+    if let Some(x) = m.groups.get("missing") {
+        names.push(x.clone());
+    }
+    if let Some(list) = m.groups.get("names") {
+        names.extend(
+            list.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty()),
+        );
+    }
+    if names.is_empty() {
+        names.push("libcudnn.so".into());
+    }
+    let stems: Vec<&str> = names.iter().map(|n| stem(n)).collect();
+    for fl in &f.failed {
+        if stems.contains(&stem(&fl.ev.name)) {
+            let errs = fl.errors();
+            ev.push(
+                Evidence::new("failed")
+                    .path(fl.ev.name.clone())
+                    .requester_opt(fl.ev.requester.as_deref())
+                    .seq(fl.ev.seq)
+                    .detail(format!(
+                        "{} places tried{}",
+                        fl.ev.tried.len(),
+                        errs.first().map(|e| format!("; {e}")).unwrap_or_default()
+                    )),
+            );
+        }
+    }
+    for l in f.libs.iter().filter(|l| stems.contains(&l.stem.as_str())) {
+        ev.push(loaded(l));
+    }
+    let copies = ctx.machine.copies(f.img, &names[0]);
+    ev.extend(copies.iter().map(copy_evidence));
+    let want = soname_major(&names[0]);
+    match copies.iter().find(|c| {
+        want.is_none() || soname_major(&c.path) == want || soname_major(&c.realpath) == want
+    }) {
+        Some(c) => fixes.push(format!(
+            "a copy is at {}: add {} to LD_LIBRARY_PATH (or install it where the requester looks)",
+            c.path,
+            dirname(&c.path)
+        )),
+        None => fixes.push(format!("no copy of {} was found on this machine", names[0])),
+    }
+}
+
+fn requirement(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    m: &MessageMatch,
+    ev: &mut Vec<Evidence>,
+    fixes: &mut Vec<String>,
+) {
+    let want_cudnn: Option<u32> = m.groups.get("cudnn_major").and_then(|s| s.parse().ok());
+    let want_cuda: Option<u32> = m.groups.get("cuda_major").and_then(|s| s.parse().ok());
+    for (fam, want, probe) in [
+        (
+            "cudnn",
+            want_cudnn,
+            want_cudnn.map(|m| format!("libcudnn.so.{m}")),
+        ),
+        (
+            "cudart",
+            want_cuda,
+            want_cuda.map(|m| format!("libcudart.so.{m}")),
+        ),
+    ] {
+        let libs: Vec<&Lib<'_>> = f.family(fam).collect();
+        let right = libs.iter().any(|l| want.is_none() || l.major == want);
+        for l in &libs {
+            let mut e = loaded(l);
+            if want.is_some() && l.major != want {
+                e.what = "loaded, other major".into();
+            }
+            ev.push(e);
+        }
+        for fl in f
+            .failed
+            .iter()
+            .filter(|x| x.ev.family.as_deref() == Some(fam))
+        {
+            ev.push(
+                Evidence::new("failed")
+                    .path(fl.ev.name.clone())
+                    .requester_opt(fl.ev.requester.as_deref())
+                    .seq(fl.ev.seq)
+                    .detail(
+                        fl.errors()
+                            .first()
+                            .map(|e| e.to_string())
+                            .unwrap_or_default(),
+                    ),
+            );
+        }
+        if !right {
+            if let Some(p) = &probe {
+                let copies = ctx.machine.copies(f.img, p);
+                let fit: Vec<&Copy> = copies
+                    .iter()
+                    .filter(|c| soname_major(&c.path) == want || soname_major(&c.realpath) == want)
+                    .collect();
+                ev.extend(fit.iter().map(|c| copy_evidence(c)));
+                match fit.first() {
+                    Some(c) => fixes.push(format!(
+                        "{p} is at {}: add {} to LD_LIBRARY_PATH",
+                        c.path,
+                        dirname(&c.path)
+                    )),
+                    None => fixes.push(format!("no {p} was found on this machine")),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::findings::testkit::*;
+    use crate::model::elf::DynInfo;
+
+    const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";
+
+    /// The PyTorch situation of the GPU probe: pip 9.19 bundled, the system
+    /// 9.14 on LD_LIBRARY_PATH wins for graph (compat-facts §4.2, §4.5).
+    fn pytorch_mixup() -> Trace {
+        let pip = format!("{SP}/nvidia/cudnn/lib");
+        let disp = format!("{pip}/libcudnn.so.9");
+        let sys = "/usr/lib/x86_64-linux-gnu";
+        Trace::new()
+            .exe("/opt/torch/.venv/bin/python3.12")
+            .env("LD_LIBRARY_PATH", &format!("{sys}:/usr/local/nvidia/lib64"))
+            .load(&disp, "RPATH", &format!("{SP}/torch/lib/libtorch_cuda.so"))
+            .load_named(
+                "libcudnn_graph.so.9",
+                &format!("{sys}/libcudnn_graph.so.9.14.0"),
+                "LD_LIBRARY_PATH",
+                &disp,
+                "dlopen",
+            )
+            .machine(move |m| {
+                m.elf(
+                    &disp,
+                    DynInfo {
+                        runpath: vec!["$ORIGIN".into()],
+                        ..Default::default()
+                    },
+                );
+                m.file(&format!("{pip}/libcudnn_graph.so.9"));
+                m.dir(&format!("{SP}/nvidia_cudnn_cu13-9.19.0.56.dist-info"));
+                m.file("/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9.14.0");
+            })
+    }
+
+    #[test]
+    fn pytorch_message_explained() {
+        let t = pytorch_mixup().stderr(
+            "Traceback (most recent call last):\n  File \"t.py\", line 3\nRuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in LD_LIBRARY_PATH.\n",
+        );
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.title, "PyTorch: the cuDNN loaded at run time (9.14.0) does not fit the one it was built with (9.19.0)");
+        assert!(f.evidence[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .starts_with("PyTorch: \"RuntimeError: cuDNN version incompatibility"));
+        let from = f
+            .evidence
+            .iter()
+            .find(|e| e.what == "runtime version from")
+            .unwrap();
+        assert_eq!(
+            from.path.as_deref(),
+            Some("/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9.14.0")
+        );
+        assert_eq!(from.reason.as_deref(), Some("LD_LIBRARY_PATH"));
+        assert!(from
+            .requester
+            .as_deref()
+            .unwrap()
+            .ends_with("nvidia/cudnn/lib/libcudnn.so.9"));
+        assert!(
+            f.remedy
+                .contains("remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH"),
+            "{}",
+            f.remedy
+        );
+        assert!(
+            f.remedy.contains(&format!(
+                "a cuDNN 9.19.0.56 is at {SP}/nvidia/cudnn/lib (on disk, found via pip)"
+            )),
+            "{}",
+            f.remedy
+        );
+        assert!(f
+            .remedy
+            .contains("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1"));
+        // The same process also gets the structural findings.
+        assert_eq!(only(&fs, "CDT008").severity, Severity::Error);
+        assert!(all(&fs, "CDT002").len() == 1);
+    }
+
+    /// XLA's current message (compat-facts §4.1), cuDNN 9.1.0 from a CUDA
+    /// toolkit directory on LD_LIBRARY_PATH.
+    #[test]
+    fn xla_message_explained() {
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", "/usr/local/cuda/lib64")
+            .load("/usr/local/cuda/lib64/libcudnn.so.9.1.0", "LD_LIBRARY_PATH", "/v/jaxlib/xla_extension.so")
+            .load("/usr/local/cuda/lib64/libcudnn_graph.so.9.1.0", "LD_LIBRARY_PATH", "/usr/local/cuda/lib64/libcudnn.so.9.1.0")
+            .call("cudnnGetProperty", "/usr/local/cuda/lib64/libcudnn.so.9.1.0", Some(0), Some(serde_json::json!(9)))
+            .stderr("E0000 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.  CuDNN library needs to have matching major version and equal or higher minor version. If using a binary install, upgrade your CuDNN library.  If building from sources, make sure the library loaded at runtime is compatible with the version specified during compile configuration.\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.title, "TensorFlow/XLA: the cuDNN loaded at run time (9.1.0) does not fit the one it was built with (9.8.0)");
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref() == Some("rule: majors must be equal and the runtime minor >= the build minor; the patch is ignored; build 9.8.0, run time 9.1.0: incompatible")), "{:#?}", f.evidence);
+        assert!(
+            f.remedy
+                .contains("remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH"),
+            "{}",
+            f.remedy
+        );
+        assert!(
+            f.remedy.contains("no cuDNN 9.8+ was found on this machine"),
+            "{}",
+            f.remedy
+        );
+    }
+
+    /// TensorFlow 1.x's "compatibility version" message (§4.1).
+    #[test]
+    fn tensorflow_old_message_explained() {
+        let t = Trace::new()
+            .load("/usr/local/cuda/lib64/libcudnn.so.7.1.1", "LD_LIBRARY_PATH", "/v/tensorflow/libtensorflow_framework.so")
+            .stderr("2018-03-12 E tensorflow/stream_executor/cuda/cuda_dnn.cc:396] Loaded runtime CuDNN library: 7101 (compatibility version 7100) but source was compiled with 7004 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match.  If building from sources, make sure the library loaded at runtime matches a compatible version specified during compile configuration.\n")
+            .machine(|m| {
+                m.file("/opt/cudnn-7.0/lib64/libcudnn.so.7.0.4");
+                m.cache.push(("libcudnn.so.7".into(), "/opt/cudnn-7.0/lib64/libcudnn.so.7.0.4".into()));
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.title, "TensorFlow 1.x: the cuDNN loaded at run time (7.1.1) does not fit the one it was built with (7.0.4)");
+        assert!(f.evidence.iter().any(|e| e
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.ends_with("build 7.0.4, run time 7.1.1: incompatible"))));
+        assert!(
+            f.remedy.contains(
+                "a cuDNN 7.0.4 is at /opt/cudnn-7.0/lib64 (on disk, found via ld.so.cache)"
+            ),
+            "{}",
+            f.remedy
+        );
+    }
+
+    /// JAX's "Outdated cuDNN installation" (§4.3).
+    #[test]
+    fn jax_message_explained() {
+        let t = Trace::new()
+            .load("/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9.1.0", "ld.so.cache", "/v/site-packages/jax_plugins/xla_cuda12/xla_cuda_plugin.so")
+            .stderr("RuntimeError: Unable to use CUDA because of the following issues with CUDA components:\nOutdated cuDNN installation found.\nVersion JAX was built against: 90800\nMinimum supported: 908\nInstalled version: 90100\nThe local installation version must be no lower than 908.\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.title, "JAX: the cuDNN loaded at run time (9.1.0) does not fit the one it was built with (9.8.0)");
+        assert!(
+            f.remedy.contains("came from the ld.so.cache"),
+            "{}",
+            f.remedy
+        );
+        assert!(f.remedy.contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK"));
+    }
+
+    /// ONNX Runtime: "Require cuDNN 9.* and CUDA 12.*" with its "Failed to load library" line (§4.4).
+    #[test]
+    fn onnxruntime_messages_explained() {
+        let t = Trace::new()
+            .load("/v/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12", "RUNPATH", "/v/onnxruntime/capi/libonnxruntime_providers_cuda.so")
+            .failed("libcudnn.so.9", "/v/onnxruntime/capi/libonnxruntime_providers_cuda.so", &[("/v/onnxruntime/capi/libcudnn.so.9", "RUNPATH", "missing")], Some("libcudnn.so.9: cannot open shared object file: No such file or directory"))
+            .stderr("2025-01-01 [E:onnxruntime:Default, provider_bridge_ort.cc:1862 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1539 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file: No such file or directory\n2025-01-01 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:993 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install all dependencies as mentioned in the GPU requirements page (https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements), make sure they're in the PATH, and that your GPU is supported.\n")
+            .machine(|m| {
+                m.file("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0");
+                m.link("/usr/lib/x86_64-linux-gnu/libcudnn.so.9", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0");
+            });
+        let fs = t.findings();
+        let v = all(&fs, "CDT010");
+        assert_eq!(v.len(), 2, "{v:#?}");
+        let load = v
+            .iter()
+            .find(|f| f.title == "ONNX Runtime: libcudnn.so.9 could not be loaded")
+            .unwrap();
+        assert!(
+            load.evidence
+                .iter()
+                .any(|e| e.what == "failed"
+                    && e.detail.as_deref().unwrap().contains("1 places tried"))
+        );
+        assert!(
+            load.remedy
+                .contains("a copy is at /usr/lib/x86_64-linux-gnu/libcudnn.so.9"),
+            "{}",
+            load.remedy
+        );
+        let req = v
+            .iter()
+            .find(|f| f.title == "ONNX Runtime: requires cuDNN 9.x and CUDA 12.x")
+            .unwrap();
+        assert!(
+            req.remedy
+                .contains("libcudnn.so.9 is at /usr/lib/x86_64-linux-gnu/libcudnn.so.9"),
+            "{}",
+            req.remedy
+        );
+        // The failed load itself is CDT006.
+        assert_eq!(only(&fs, "CDT006").severity, Severity::Error);
+    }
+
+    #[test]
+    fn no_stderr_or_no_message_no_finding() {
+        assert!(none(&pytorch_mixup().findings(), "CDT010"));
+        let t = pytorch_mixup().stderr("Epoch 1: loss 0.3\nall good\n");
+        assert!(none(&t.findings(), "CDT010"));
+    }
+}

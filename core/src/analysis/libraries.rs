@@ -1,0 +1,236 @@
+//! The libraries of a process image as the summary and the JSON document
+//! show them: one per object that entered the process, with the later
+//! requests it served and whether it was unloaded.
+
+use crate::model::name_version::{self, NameVersion};
+use crate::model::Image;
+use cudnn_trace_format::read::Load;
+use cudnn_trace_format::CUDA_FAMILY;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One library as the summary shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryView {
+    pub family: Option<String>,
+    /// What was requested (bare name, path or DT_NEEDED entry).
+    pub name: Option<String>,
+    pub path: String,
+    pub realpath: Option<String>,
+    pub version: Option<NameVersion>,
+    pub reason: String,
+    pub reason_owner: Option<String>,
+    pub search_dir: Option<String>,
+    pub requester: Option<String>,
+    pub via: String,
+    pub lmid: i64,
+    pub soname: Option<String>,
+    pub build_id: Option<String>,
+    pub size: Option<u64>,
+    pub dev: Option<u64>,
+    pub ino: Option<u64>,
+    pub seq: u64,
+    /// False when only requests served by an already-loaded object were seen.
+    pub new: bool,
+    /// Later requests served by this object (`new: false` load events).
+    pub requests: Vec<RequestView>,
+    /// An unload event followed the load.
+    pub unloaded: bool,
+}
+
+/// A request served by an object already loaded.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestView {
+    pub seq: u64,
+    pub name: Option<String>,
+    pub path: String,
+    pub reason: String,
+    pub requester: Option<String>,
+    pub via: String,
+}
+
+/// The libraries of an image: one per object that entered the process, plus
+/// requests served by an object whose own load was not recorded.
+pub fn libraries(img: &Image, all: bool) -> Vec<LibraryView> {
+    let mut out: Vec<LibraryView> = Vec::new();
+    // An object is known by its path, its resolved path, and its file
+    // identity (a request through another path to the same file).
+    let mut by_path: HashMap<(String, i64), usize> = HashMap::new();
+    let mut by_file: HashMap<(u64, u64, i64), usize> = HashMap::new();
+    let wanted = |l: &Load| all || l.family.is_some();
+    let remember = |l: &Load,
+                    i: usize,
+                    bp: &mut HashMap<(String, i64), usize>,
+                    bf: &mut HashMap<(u64, u64, i64), usize>| {
+        bp.entry((l.path.clone(), l.lmid)).or_insert(i);
+        if let Some(r) = &l.realpath {
+            bp.entry((r.clone(), l.lmid)).or_insert(i);
+        }
+        if let (Some(d), Some(n)) = (l.dev, l.ino) {
+            bf.entry((d, n, l.lmid)).or_insert(i);
+        }
+    };
+    for l in img.loads.iter().filter(|l| l.new && wanted(l)) {
+        remember(l, out.len(), &mut by_path, &mut by_file);
+        let mut v = view(l);
+        // What the library said when asked (graph's cudnnGetVersion,
+        // cudaRuntimeGetVersion, cuDriverGetVersion) beats its file name.
+        if let Some(q) = img.versions.iter().find(|q| {
+            q.source == cudnn_trace_format::version_source::QUERY
+                && q.path == l.path
+                && q.version.is_some()
+        }) {
+            let said = q.version.clone().unwrap_or_default();
+            v.version = Some(match v.version.take() {
+                // libcuda: keep the driver version its file name gives.
+                Some(NameVersion::Driver(d)) => NameVersion::Driver(format!("{d}, CUDA {said}")),
+                _ => NameVersion::Reported(said),
+            });
+        }
+        out.push(v);
+    }
+    for l in img.loads.iter().filter(|l| !l.new && wanted(l)) {
+        let found = by_path
+            .get(&(l.path.clone(), l.lmid))
+            .or_else(|| {
+                l.realpath
+                    .as_ref()
+                    .and_then(|r| by_path.get(&(r.clone(), l.lmid)))
+            })
+            .or_else(|| match (l.dev, l.ino) {
+                (Some(d), Some(n)) => by_file.get(&(d, n, l.lmid)),
+                _ => None,
+            })
+            .copied();
+        match found {
+            Some(i) => out[i].requests.push(RequestView {
+                seq: l.seq,
+                name: l.name.clone(),
+                path: l.path.clone(),
+                reason: l.reason.clone(),
+                requester: l.requester.clone(),
+                via: l.via.clone(),
+            }),
+            None => {
+                remember(l, out.len(), &mut by_path, &mut by_file);
+                out.push(view(l));
+            }
+        }
+    }
+    for u in &img.unloads {
+        if let Some(&i) = by_path.get(&(u.path.clone(), u.lmid)) {
+            if u.seq > out[i].seq {
+                out[i].unloaded = true;
+            }
+        }
+    }
+    out.sort_by_key(|v| (family_rank(v.family.as_deref()), v.seq));
+    out
+}
+
+/// Libraries recorded outside the CUDA family (traces taken with `--all`).
+pub fn other_count(img: &Image) -> usize {
+    img.loads
+        .iter()
+        .filter(|l| l.new && l.family.is_none())
+        .count()
+}
+
+fn family_rank(f: Option<&str>) -> usize {
+    match f {
+        Some(f) => CUDA_FAMILY
+            .iter()
+            .position(|(_, fam)| *fam == f)
+            .unwrap_or(CUDA_FAMILY.len()),
+        None => CUDA_FAMILY.len() + 1,
+    }
+}
+
+fn view(l: &Load) -> LibraryView {
+    LibraryView {
+        family: l.family.clone(),
+        name: l.name.clone(),
+        path: l.path.clone(),
+        realpath: l.realpath.clone(),
+        version: name_version::of_library(&l.path, l.realpath.as_deref()),
+        reason: l.reason.clone(),
+        reason_owner: l.reason_owner.clone(),
+        search_dir: l.search_dir.clone(),
+        requester: l.requester.clone(),
+        via: l.via.clone(),
+        lmid: l.lmid,
+        soname: l.soname.clone(),
+        build_id: l.build_id.clone(),
+        size: l.size,
+        dev: l.dev,
+        ino: l.ino,
+        seq: l.seq,
+        new: l.new,
+        requests: Vec::new(),
+        unloaded: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{image, load};
+
+    #[test]
+    fn same_file_through_another_path_is_one_library() {
+        let a = r#"{"ev":"load","seq":1,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libcudart.so.13","path":"/v/torch/lib/../../nvidia/cu13/lib/libcudart.so.13","realpath":"/v/nvidia/cu13/lib/libcudart.so.13","reason":"RPATH","reason_owner":"/v/torch/lib/libtorch_global_deps.so","search_dir":null,"requester":"/v/torch/lib/libtorch_global_deps.so","via":"needed","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":true}"#;
+        let b = r#"{"ev":"load","seq":2,"t_ns":2,"pid":1,"ppid":0,"tid":1,"name":"/w/libcudart.so.13","path":"/w/libcudart.so.13","realpath":"/w/libcudart.so.13","reason":"same-file","reason_owner":null,"search_dir":null,"requester":"/x/_ctypes.so","via":"loader","mode":null,"lmid":0,"soname":null,"dev":7,"ino":99,"size":3,"build_id":null,"family":"cudart","tried":[],"new":false}"#;
+        let img = image(1, 0, "exec", &[a.to_string(), b.to_string()], "1.jsonl");
+        let libs = libraries(&img, false);
+        assert_eq!(libs.len(), 1);
+        assert_eq!(libs[0].requests.len(), 1);
+        assert_eq!(libs[0].requests[0].reason, "same-file");
+    }
+
+    #[test]
+    fn already_loaded_and_unloads() {
+        let a = load(
+            1,
+            1,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "LD_LIBRARY_PATH",
+            "",
+            "/x/libtorch.so",
+            "dlopen",
+            true,
+        );
+        let b = load(
+            1,
+            2,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "already-loaded",
+            "",
+            "/y/libother.so",
+            "dlopen",
+            false,
+        );
+        let c = load(
+            1,
+            3,
+            "/m/libcudart.so.13",
+            "/m/libcudart.so.13.0.1",
+            "already-loaded",
+            "",
+            "/y/libother.so",
+            "dlopen",
+            false,
+        );
+        let u = r#"{"ev":"unload","seq":4,"t_ns":5,"pid":1,"ppid":0,"tid":1,"path":"/l/libcudnn.so.9","lmid":0,"family":"cudnn"}"#.to_string();
+        let img = image(1, 0, "exec", &[a, b, c, u], "1.jsonl");
+        let libs = libraries(&img, false);
+        assert_eq!(libs.len(), 2);
+        assert_eq!(libs[0].family.as_deref(), Some("cudnn"));
+        assert_eq!(libs[0].requests.len(), 1);
+        assert!(libs[0].unloaded);
+        assert_eq!(libs[1].family.as_deref(), Some("cudart"));
+        assert!(!libs[1].new);
+        assert_eq!(libs[1].version, Some(NameVersion::Full("13.0.1".into())));
+    }
+}

@@ -1,0 +1,87 @@
+//! The analysis: what the trace set means, as pure functions of the model
+//! (the trace set, the program's stderr) and of the [`Machine`] the report
+//! runs on, with the knowledge tables of `data/`.
+//!
+//! * [`tree`]: the processes as a tree (who started whom, exec chains, how
+//!   the launcher's program ended);
+//! * [`libraries`], [`failures`], [`pin`]: per process, the libraries that
+//!   entered it, its failed loads (name-variant misses folded, repeats
+//!   grouped) and what the cuDNN pin did: the facts the summary shows;
+//! * [`findings`]: the rules, from "what loaded" to "what is wrong and how
+//!   to fix it", with the knowledge they use.
+//!
+//! Nothing here prints or formats for a reader: that is the `render` layer.
+
+pub mod failures;
+pub mod findings;
+pub mod libraries;
+pub mod pin;
+pub mod tree;
+
+pub use findings::{Finding, Knowledge, Severity};
+pub use tree::{Link, ProcessTree};
+
+use crate::machine::Machine;
+use crate::model::TraceSet;
+use std::collections::BTreeMap;
+
+/// Everything the analysis concludes about a trace set: its process tree
+/// and the findings.
+pub struct Analysis {
+    pub tree: ProcessTree,
+    pub diagnosis: Diagnosis,
+}
+
+/// Analyses a trace set. `stderr`: what the program wrote to its stderr,
+/// when the launcher captured it (framework messages are explained from
+/// it); `knowledge_warnings`: what loading the knowledge tables reported.
+pub fn analyse(
+    set: &TraceSet,
+    stderr: Option<&str>,
+    machine: &Machine,
+    knowledge: &Knowledge,
+    knowledge_warnings: Vec<String>,
+) -> Analysis {
+    Analysis {
+        tree: ProcessTree::new(set),
+        diagnosis: diagnose(set, stderr, machine, knowledge, knowledge_warnings),
+    }
+}
+
+/// The findings of a trace set, and what they were computed with.
+pub struct Diagnosis {
+    /// One entry per image, in `TraceSet::images` order.
+    pub images: Vec<findings::ImageFindings>,
+    pub knowledge_origin: BTreeMap<String, String>,
+    pub knowledge_warnings: Vec<String>,
+}
+
+impl Diagnosis {
+    pub fn all(&self) -> impl Iterator<Item = &Finding> {
+        self.images.iter().flat_map(|i| i.findings.iter())
+    }
+
+    /// `--fail-on LEVEL`: whether a finding reached it.
+    pub fn trips(&self, level: Option<Severity>) -> bool {
+        level.is_some_and(|l| findings::fails(self.all(), l))
+    }
+}
+
+/// Evaluates the findings rules over a trace set. `stderr`: what the
+/// program wrote to its stderr, when the launcher captured it (framework
+/// messages are explained from it).
+/// `knowledge_warnings`: what loading the knowledge tables reported.
+pub fn diagnose(
+    set: &TraceSet,
+    stderr: Option<&str>,
+    machine: &Machine,
+    knowledge: &Knowledge,
+    knowledge_warnings: Vec<String>,
+) -> Diagnosis {
+    let ctx = findings::Context { knowledge, machine };
+    Diagnosis {
+        images: findings::analyze_set(set, stderr, &ctx),
+        knowledge_origin: knowledge.origin.clone(),
+        knowledge_warnings,
+    }
+}

@@ -1,0 +1,1337 @@
+//! A copy of the program's stderr, for `report` to quote (the frameworks'
+//! own version-mismatch messages), taken without changing what the program
+//! or the user sees.
+//!
+//! What happens depends on what the launcher's fd 2 is:
+//!
+//! * **a terminal**: the program gets, as fd 2 only, the slave of a new
+//!   pseudo-terminal, and a relay thread copies everything from the master
+//!   to the real terminal. `isatty(2)` stays true (colors, progress bars).
+//!   The slave starts with the real terminal's settings minus output
+//!   processing (`OPOST`), because the real terminal does its own: the bytes
+//!   reach it exactly as written (no `\n` → `\r\n` twice). Its window size is
+//!   the real terminal's, updated on `SIGWINCH` and whenever output is
+//!   relayed. stdin and stdout are not touched, and the controlling terminal
+//!   stays the real one, so job control and Ctrl-C are unchanged.
+//! * **a pipe or socket**: the program gets a new pipe (a socket pair when fd
+//!   2 is a socket, so that it still sees a socket) and the relay copies it.
+//!   When stdout is the very same pipe or socket (`2>&1 | tee log`), stdout
+//!   goes through the new one too: two channels relayed separately would
+//!   reorder lines written close together, and the program cannot tell (it
+//!   sees one pipe for both, as before). The copy then holds stdout too, as
+//!   the user's log does. When our write fails (the reader went away), the
+//!   relay closes its end, so the program's next write fails with `EPIPE` /
+//!   `SIGPIPE` as it would have.
+//! * **a regular file** (`2>log`, `2>>log`): nothing is interposed. The
+//!   offset where the program starts writing is noted, and what was written
+//!   from there is read back when it ends.
+//! * anything else (`/dev/null`, another device, the systemd journal's
+//!   stream, which programs recognise through `JOURNAL_STREAM`), or
+//!   `--no-capture-stderr`: nothing is done. A stderr that was closed when
+//!   the launcher started (`2>&-`) stays closed for the program (Rust's
+//!   runtime puts /dev/null there for the launcher itself).
+//!
+//! End of the relay: it reads until every writer has closed (the program and
+//! the children that inherited fd 2; the launcher keeps no copy of the
+//! program's end). A process that outlives the program and keeps fd 2 (a
+//! daemon, a `cmd &` of a shell script) would hold it open forever: after the
+//! program has ended the relay waits [`GRACE`] for the end, then hands its
+//! end to a small relay *process* forked for the purpose, which goes on
+//! copying (uncaptured) until that process closes it too, and the launcher
+//! exits as usual. Closing the relay instead would kill that process with
+//! `SIGPIPE` at its next message; waiting would keep the launcher alive.
+//!
+//! `stderr.txt` keeps the bytes as they are (binary-safe), bounded: the
+//! first and the last [`KEEP`] bytes, with a marker line between them when
+//! something was left out. The head is written as it arrives, so `report`
+//! can quote a message while a long job is still running.
+//!
+//! What a terminal relay still changes (`--no-capture-stderr` avoids all of
+//! it):
+//!
+//! * stdout goes to the terminal directly, stderr through the relay, so
+//!   output written to both within a fraction of a millisecond can reach the
+//!   screen in another order (each stream's bytes are unchanged). Putting
+//!   stdout on the pty too would keep the order but break full-screen
+//!   programs: ncurses sets the terminal's modes through stdout's descriptor,
+//!   and they would apply to the pty, not to the terminal the keys come from.
+//! * fd 2 is another terminal: `ttyname(2)` differs, and it is nobody's
+//!   controlling terminal, so `tcgetpgrp(2)` fails. An interactive shell run
+//!   as the program (bash takes fd 2 as its terminal) has no job control.
+//!   Terminal modes set through fd 2 apply to the pty, not to the keyboard's
+//!   terminal, and a program that reads keys from fd 2 gets none.
+//! * a program that asks fd 2 for the window size the moment it gets
+//!   `SIGWINCH` can still see the old size (the relay gets the same signal).
+//!
+//! In every mode, a reader that stops reading holds the relay, and with it
+//! the launcher's end, as it would have held the program.
+
+use crate::model::record::{StderrRecord, KEEP, STDERR_FILE};
+use std::collections::VecDeque;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long the relay waits, after the program has ended, for the last
+/// writer of its stderr to close it.
+pub const GRACE: Duration = Duration::from_millis(250);
+
+/// Bytes relayed per read.
+const CHUNK: usize = 64 << 10;
+
+// ---------------------------------------------------------------------------
+// A stderr closed when the launcher started
+
+static STDERR_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+/// Runs before `main`, before Rust's runtime opens /dev/null on a closed fd 2.
+extern "C" fn note_stderr_at_start() {
+    // SAFETY: F_GETFD only queries the descriptor table.
+    if unsafe { libc::fcntl(2, libc::F_GETFD) } == -1 {
+        STDERR_CLOSED_AT_START.store(true, Ordering::Relaxed);
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static NOTE_STDERR_AT_START: extern "C" fn() = note_stderr_at_start;
+
+/// Whether fd 2 was closed when the launcher started (`2>&-`).
+fn closed_at_start() -> bool {
+    STDERR_CLOSED_AT_START.load(Ordering::Relaxed)
+}
+
+// ---------------------------------------------------------------------------
+// What the program gets
+
+/// The program's fd 2 (and fd 1) when they are not the launcher's own.
+/// `launch::spawn` puts them in place with `dup2` between fork and exec.
+#[derive(Debug, Default)]
+pub struct ChildStdio {
+    pub stderr: Option<OwnedFd>,
+    pub stdout: Option<OwnedFd>,
+    /// Close fd 2 in the program (it was closed when the launcher started).
+    pub close_stderr: bool,
+}
+
+impl ChildStdio {
+    /// The launcher's own stdio, except that a stderr closed at start stays
+    /// closed.
+    pub fn passthrough() -> ChildStdio {
+        ChildStdio {
+            close_stderr: closed_at_start(),
+            ..Default::default()
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The capture
+
+/// What the launcher does about the program's stderr, from before the
+/// program starts until it has ended.
+pub struct Capture {
+    rec: StderrRecord,
+    child: ChildStdio,
+    job: Job,
+}
+
+enum Job {
+    Nothing,
+    /// stderr is a regular file: read back from `start`.
+    File {
+        start: u64,
+        append: bool,
+        dev: u64,
+        ino: u64,
+        out: File,
+    },
+    Relay {
+        /// Closed when the program has ended (the relay's cue to finish).
+        ended: OwnedFd,
+        thread: JoinHandle<RelayEnd>,
+        _winch: Option<WinchGuard>,
+    },
+}
+
+/// What the launcher's fd 2 is, for the relay.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Pty,
+    Pipe,
+    Socket,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Pty => "pty",
+            Kind::Pipe => "pipe",
+            Kind::Socket => "socket",
+        }
+    }
+}
+
+fn fstat(fd: RawFd) -> Option<libc::stat> {
+    // SAFETY: a zeroed stat is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer; fstat only queries.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st)
+}
+
+fn file_type(st: &libc::stat) -> libc::mode_t {
+    st.st_mode & libc::S_IFMT
+}
+
+/// Whether `st` is the stream systemd gave the service (`JOURNAL_STREAM` is
+/// `DEV:INODE` of it): programs that find it log to the journal directly,
+/// so it must stay the program's own fd 2.
+fn is_journal_stream(var: Option<&std::ffi::OsStr>, st: &libc::stat) -> bool {
+    let Some(v) = var else {
+        return false;
+    };
+    let v = v.to_string_lossy();
+    let Some((dev, ino)) = v.split_once(':') else {
+        return false;
+    };
+    dev.parse::<u64>().ok() == Some(st.st_dev) && ino.parse::<u64>().ok() == Some(st.st_ino)
+}
+
+impl Capture {
+    /// Decides from the launcher's fd 2 and sets up the capture into
+    /// `run_dir`. Never fails: when something cannot be set up, stderr is
+    /// left alone and the record says why.
+    pub fn begin(run_dir: &Path, enabled: bool) -> Capture {
+        let none = Capture::none;
+        if closed_at_start() {
+            return none(
+                "stderr was closed when cudnn-trace started; it is closed for the program too",
+            );
+        }
+        if !enabled {
+            return none("not captured (--no-capture-stderr)");
+        }
+        let Some(st) = fstat(2) else {
+            return none("cannot inspect stderr");
+        };
+        if is_journal_stream(std::env::var_os("JOURNAL_STREAM").as_deref(), &st) {
+            return none(
+                "stderr is the systemd journal's stream (JOURNAL_STREAM); left to the program",
+            );
+        }
+        // stdout is the same object (`2>&1`).
+        let with_stdout = fstat(1).is_some_and(|o| {
+            o.st_dev == st.st_dev && o.st_ino == st.st_ino && file_type(&o) == file_type(&st)
+        });
+        let kind = match file_type(&st) {
+            libc::S_IFREG => return Capture::begin_file(run_dir, &st, with_stdout),
+            // SAFETY: isatty only queries.
+            libc::S_IFCHR if unsafe { libc::isatty(2) } == 1 => Kind::Pty,
+            libc::S_IFIFO => Kind::Pipe,
+            libc::S_IFSOCK => Kind::Socket,
+            libc::S_IFCHR => {
+                return none(
+                    "stderr is a character device that is not a terminal (such as /dev/null)",
+                )
+            }
+            _ => return none("stderr is not a terminal, pipe, socket or regular file"),
+        };
+        match Capture::begin_relay(run_dir, kind, with_stdout && kind != Kind::Pty) {
+            Ok(c) => c,
+            Err(e) => none(&format!(
+                "not captured: cannot set up a {}: {}",
+                kind.name(),
+                crate::model::io_msg(&e)
+            )),
+        }
+    }
+
+    /// Nothing done about stderr, for the reason `note`.
+    fn none(note: &str) -> Capture {
+        Capture {
+            rec: StderrRecord {
+                how: "none".into(),
+                note: Some(note.to_string()),
+                ..Default::default()
+            },
+            child: ChildStdio::passthrough(),
+            job: Job::Nothing,
+        }
+    }
+
+    fn begin_file(run_dir: &Path, st: &libc::stat, with_stdout: bool) -> Capture {
+        // SAFETY: plain queries on fd 2.
+        let flags = unsafe { libc::fcntl(2, libc::F_GETFL) };
+        let append = flags >= 0 && flags & libc::O_APPEND != 0;
+        // With O_APPEND every write goes to the end, wherever the offset is.
+        // SAFETY: lseek with SEEK_CUR and 0 only reads the offset.
+        let offset = unsafe { libc::lseek(2, 0, libc::SEEK_CUR) };
+        let start = if append || offset < 0 {
+            st.st_size as u64
+        } else {
+            offset as u64
+        };
+        let path = run_dir.join(STDERR_FILE);
+        match File::create(&path) {
+            Ok(out) => Capture {
+                rec: StderrRecord {
+                    file: Some(STDERR_FILE.into()),
+                    how: "file".into(),
+                    with_stdout,
+                    ..Default::default()
+                },
+                child: ChildStdio::passthrough(),
+                job: Job::File {
+                    start,
+                    append,
+                    dev: st.st_dev,
+                    ino: st.st_ino,
+                    out,
+                },
+            },
+            Err(e) => Capture::none(&format!(
+                "not captured: cannot create {}: {}",
+                path.display(),
+                crate::model::io_msg(&e)
+            )),
+        }
+    }
+
+    fn begin_relay(run_dir: &Path, kind: Kind, with_stdout: bool) -> io::Result<Capture> {
+        let (ours, theirs) = match kind {
+            Kind::Pty => open_pty()?,
+            Kind::Pipe => open_pipe()?,
+            Kind::Socket => open_socketpair()?,
+        };
+        // The program sees the flag its fd 2 had (Node.js, for one, sets
+        // O_NONBLOCK on its stdio).
+        // SAFETY: flag queries and updates on descriptors we own.
+        unsafe {
+            let flags = libc::fcntl(2, libc::F_GETFL);
+            if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
+                let f = libc::fcntl(theirs.as_raw_fd(), libc::F_GETFL);
+                if f >= 0 {
+                    libc::fcntl(theirs.as_raw_fd(), libc::F_SETFL, f | libc::O_NONBLOCK);
+                }
+            }
+        }
+        let stdout = if with_stdout {
+            Some(theirs.try_clone()?)
+        } else {
+            None
+        };
+        let (ended_r, ended_w) = pipe_cloexec()?;
+        let (winch, winch_r) = if kind == Kind::Pty {
+            match WinchGuard::install() {
+                Some((g, r)) => (Some(g), Some(r)),
+                None => (None, None),
+            }
+        } else {
+            (None, None)
+        };
+        let path = run_dir.join(STDERR_FILE);
+        let relay = Relay {
+            src: ours,
+            dst: 2,
+            pty: kind == Kind::Pty,
+            ended: ended_r,
+            winch: winch_r,
+            store: Store::new(File::create(&path)?),
+        };
+        // Started before the program, so that nothing the program writes
+        // waits for it.
+        let thread = match std::thread::Builder::new()
+            .name("stderr-relay".into())
+            .spawn(move || relay.run())
+        {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = fs::remove_file(&path);
+                return Err(e);
+            }
+        };
+        Ok(Capture {
+            rec: StderrRecord {
+                file: Some(STDERR_FILE.into()),
+                how: kind.name().into(),
+                with_stdout,
+                ..Default::default()
+            },
+            child: ChildStdio {
+                stderr: Some(theirs),
+                stdout,
+                close_stderr: false,
+            },
+            job: Job::Relay {
+                ended: ended_w,
+                thread,
+                _winch: winch,
+            },
+        })
+    }
+
+    /// What `launcher.json` says while the program runs.
+    pub fn record(&self) -> StderrRecord {
+        self.rec.clone()
+    }
+
+    /// The descriptors the program gets.
+    pub fn child_stdio(&self) -> &ChildStdio {
+        &self.child
+    }
+
+    /// The program has been started: the launcher drops its copies of the
+    /// program's ends, or the relay would never see the end of the stream.
+    pub fn program_started(&mut self) {
+        self.child.stderr = None;
+        self.child.stdout = None;
+    }
+
+    /// The program has ended (or could not be started): finishes the copy,
+    /// having delivered every byte read to the real stderr, and returns
+    /// what `launcher.json` says about it. Waits at most [`GRACE`] for
+    /// processes that still hold the program's stderr (plus the time a
+    /// reader that does not read would have made the program itself wait).
+    pub fn finish(self) -> StderrRecord {
+        let Capture {
+            mut rec,
+            child,
+            job,
+        } = self;
+        drop(child);
+        match job {
+            Job::Nothing => {}
+            Job::File {
+                start,
+                append,
+                dev,
+                ino,
+                out,
+            } => {
+                let mut store = Store::new(out);
+                if let Err(note) = read_back(&mut store, start, append, dev, ino) {
+                    rec.note = Some(note);
+                }
+                store.finish_into(&mut rec);
+            }
+            Job::Relay {
+                ended,
+                thread,
+                _winch,
+            } => {
+                drop(ended);
+                match thread.join() {
+                    Ok(end) => {
+                        rec.left_open = end.left_open;
+                        if end.note.is_some() {
+                            rec.note = end.note;
+                        }
+                        end.store.finish_into(&mut rec);
+                    }
+                    Err(_) => rec.note = Some("the stderr relay failed".into()),
+                }
+            }
+        }
+        rec
+    }
+}
+
+/// Reads what was written to the regular file on fd 2 since `start`.
+fn read_back(
+    store: &mut Store,
+    start: u64,
+    append: bool,
+    dev: u64,
+    ino: u64,
+) -> Result<(), String> {
+    // fd 2 is usually write-only: open the same file again to read it.
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open("/proc/self/fd/2")
+        .map_err(|e| {
+            format!(
+                "cannot read back the file stderr went to: {}",
+                crate::model::io_msg(&e)
+            )
+        })?;
+    let st = fstat(f.as_raw_fd()).ok_or("cannot inspect the file stderr went to")?;
+    if st.st_dev != dev || st.st_ino != ino || file_type(&st) != libc::S_IFREG {
+        return Err("stderr is no longer the file it was".into());
+    }
+    let size = st.st_size as u64;
+    // Without O_APPEND the shared offset tells where the program stopped
+    // (older content past it is not the program's).
+    // SAFETY: lseek only queries the offset.
+    let offset = unsafe { libc::lseek(2, 0, libc::SEEK_CUR) };
+    let end = if append || offset < 0 {
+        size
+    } else {
+        (offset as u64).min(size)
+    };
+    if end <= start {
+        return Ok(());
+    }
+    let total = end - start;
+    let keep = KEEP as u64;
+    if total <= 2 * keep {
+        store.push(&read_range(&f, start, total));
+    } else {
+        store.push(&read_range(&f, start, keep));
+        store.skip(total - 2 * keep);
+        store.push(&read_range(&f, end - keep, keep));
+    }
+    Ok(())
+}
+
+/// Up to `len` bytes of `f` from `off` (fewer if it shrank meanwhile).
+fn read_range(f: &File, off: u64, len: u64) -> Vec<u8> {
+    let mut buf = vec![0u8; len as usize];
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], off + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    buf.truncate(got);
+    buf
+}
+
+// ---------------------------------------------------------------------------
+// The bounded copy
+
+/// `stderr.txt` as it is written: the head straight to the file, the tail
+/// in memory until the end.
+struct Store {
+    out: Option<File>,
+    error: Option<String>,
+    head: usize,
+    tail: VecDeque<u8>,
+    total: u64,
+    /// Bytes neither in the head nor in the tail.
+    lost: u64,
+}
+
+impl Store {
+    fn new(out: File) -> Store {
+        Store {
+            out: Some(out),
+            error: None,
+            head: 0,
+            tail: VecDeque::new(),
+            total: 0,
+            lost: 0,
+        }
+    }
+
+    fn write(&mut self, b: &[u8]) {
+        if let Some(f) = &mut self.out {
+            if let Err(e) = f.write_all(b) {
+                // Stop writing; the relay itself goes on.
+                self.error = Some(format!(
+                    "cannot write {STDERR_FILE}: {}",
+                    crate::model::io_msg(&e)
+                ));
+                self.out = None;
+            }
+        }
+    }
+
+    fn push(&mut self, mut b: &[u8]) {
+        self.total += b.len() as u64;
+        if self.head < KEEP {
+            let n = (KEEP - self.head).min(b.len());
+            self.write(&b[..n]);
+            self.head += n;
+            b = &b[n..];
+        }
+        if b.is_empty() {
+            return;
+        }
+        if b.len() >= KEEP {
+            self.lost += (self.tail.len() + b.len() - KEEP) as u64;
+            self.tail.clear();
+            b = &b[b.len() - KEEP..];
+        }
+        self.tail.extend(b);
+        if self.tail.len() > KEEP {
+            let extra = self.tail.len() - KEEP;
+            self.lost += extra as u64;
+            self.tail.drain(..extra);
+        }
+    }
+
+    /// `n` bytes that follow the ones pushed so far but are not kept (the
+    /// head must be full).
+    fn skip(&mut self, n: u64) {
+        self.total += n;
+        self.lost += self.tail.len() as u64 + n;
+        self.tail.clear();
+    }
+
+    /// Writes the tail (after the marker when something was left out) and
+    /// fills in the record.
+    fn finish_into(mut self, rec: &mut StderrRecord) {
+        if self.lost > 0 {
+            let marker = format!(
+                "\n[cudnn-trace: {} bytes left out here; {STDERR_FILE} keeps the first and the last {} KiB]\n",
+                self.lost,
+                KEEP >> 10
+            );
+            self.write(marker.as_bytes());
+        }
+        let tail = std::mem::take(&mut self.tail);
+        let (a, b) = tail.as_slices();
+        self.write(a);
+        self.write(b);
+        if let Some(f) = &mut self.out {
+            let _ = f.flush();
+        }
+        rec.bytes = self.total;
+        rec.truncated = self.lost > 0;
+        if let Some(e) = self.error {
+            rec.note = Some(e);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Channels
+
+fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: fds is a valid array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 returned two new descriptors that we now own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// (read end, write end); the same capacity as the pipe on fd 2, which the
+/// program can see with F_GETPIPE_SZ.
+fn open_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = pipe_cloexec()?;
+    // SAFETY: fcntl queries and sets on descriptors we hold. An error
+    // (EPERM above pipe-max-size) just leaves the default.
+    unsafe {
+        let size = libc::fcntl(2, libc::F_GETPIPE_SZ);
+        if size > 0 {
+            libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, size);
+        }
+    }
+    Ok((r, w))
+}
+
+/// (our end, the program's end).
+fn open_socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: fds is a valid array of two ints.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: socketpair returned two new descriptors that we now own.
+    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // Nothing goes from us to the program.
+    // SAFETY: shutdown on a socket we own.
+    unsafe { libc::shutdown(ours.as_raw_fd(), libc::SHUT_WR) };
+    Ok((ours, theirs))
+}
+
+/// (master, slave) of a new pseudo-terminal that looks like the terminal on
+/// fd 2: its settings without output processing, and its window size.
+fn open_pty() -> io::Result<(OwnedFd, OwnedFd)> {
+    // SAFETY: open with a constant path; the result is checked.
+    let m = unsafe {
+        libc::open(
+            c"/dev/ptmx".as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        )
+    };
+    if m < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor that we own.
+    let master = unsafe { OwnedFd::from_raw_fd(m) };
+    // SAFETY: pty calls on the master we own.
+    if unsafe { libc::grantpt(m) } != 0 || unsafe { libc::unlockpt(m) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // O_NOCTTY: the launcher may have no controlling terminal (setsid), and
+    // this one must never become it.
+    let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
+    // SAFETY: TIOCGPTPEER (Linux 4.13) opens the slave of our master.
+    let mut s = unsafe { libc::ioctl(m, libc::TIOCGPTPEER as _, flags) };
+    if s < 0 {
+        let mut name = [0 as libc::c_char; 128];
+        // SAFETY: buffer and its length; the name is NUL-terminated on success.
+        if unsafe { libc::ptsname_r(m, name.as_mut_ptr(), name.len()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a NUL-terminated path.
+        s = unsafe { libc::open(name.as_ptr(), flags) };
+        if s < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    // SAFETY: a new descriptor that we own.
+    let slave = unsafe { OwnedFd::from_raw_fd(s) };
+    // SAFETY: termios queries and updates with valid structs.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(2, &mut t) == 0 {
+            t.c_oflag &= !libc::OPOST;
+        } else if libc::tcgetattr(s, &mut t) == 0 {
+            libc::cfmakeraw(&mut t);
+        }
+        if libc::tcsetattr(s, libc::TCSANOW, &t) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    let mut last = None;
+    sync_winsize(2, m, &mut last);
+    Ok((master, slave))
+}
+
+/// Gives the pty (`master`) the window size of the terminal `real` when it
+/// changed.
+fn sync_winsize(real: RawFd, master: RawFd, last: &mut Option<(u16, u16, u16, u16)>) {
+    // SAFETY: a zeroed winsize is a valid out-parameter; the ioctls only
+    // read the terminal's size and set the pty's.
+    unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(real, libc::TIOCGWINSZ, &mut ws) != 0 {
+            return;
+        }
+        let key = (ws.ws_row, ws.ws_col, ws.ws_xpixel, ws.ws_ypixel);
+        if *last != Some(key) && libc::ioctl(master, libc::TIOCSWINSZ, &ws) == 0 {
+            *last = Some(key);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SIGWINCH
+//
+// The launcher's other signals are read by the main thread (launch::signals, a
+// self-pipe); this one concerns only the relay, so it has its own pipe, read
+// by the relay thread. The terminal sends SIGWINCH to its foreground process
+// group, the program included: a program that asks fd 2 for its size at
+// once may still see the old one for a moment (the next relayed output
+// resyncs too).
+
+static WINCH_W: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_winch(_sig: libc::c_int) {
+    // Async-signal-safe: one write(2); errno preserved.
+    // SAFETY: errno location is valid for this thread; the byte is ours.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let fd = WINCH_W.load(Ordering::Relaxed);
+        if fd >= 0 {
+            libc::write(fd, b"w".as_ptr().cast(), 1);
+        }
+        *libc::__errno_location() = errno;
+    }
+}
+
+/// The SIGWINCH handler; the previous disposition comes back when dropped.
+struct WinchGuard {
+    old: libc::sigaction,
+}
+
+impl WinchGuard {
+    /// Installs it, unless SIGWINCH was inherited as ignored (the program
+    /// keeps that). Returns the pipe's read end.
+    fn install() -> Option<(WinchGuard, OwnedFd)> {
+        // SAFETY: querying and setting a disposition with valid structs.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGWINCH, std::ptr::null(), &mut old) != 0
+                || old.sa_sigaction == libc::SIG_IGN
+            {
+                return None;
+            }
+            let mut fds = [0i32; 2];
+            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0 {
+                return None;
+            }
+            let r = OwnedFd::from_raw_fd(fds[0]);
+            // The write end stays open for the life of the process: a
+            // handler running on another thread could otherwise write into
+            // a descriptor number reused meanwhile.
+            let prev = WINCH_W.swap(fds[1], Ordering::Relaxed);
+            if prev >= 0 {
+                libc::close(prev);
+            }
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_winch as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(libc::SIGWINCH, &sa, std::ptr::null_mut()) != 0 {
+                return None;
+            }
+            Some((WinchGuard { old }, r))
+        }
+    }
+}
+
+impl Drop for WinchGuard {
+    fn drop(&mut self) {
+        // SAFETY: restoring the disposition saved by install.
+        unsafe { libc::sigaction(libc::SIGWINCH, &self.old, std::ptr::null_mut()) };
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The relay thread
+
+struct Relay {
+    src: OwnedFd,
+    /// The real stderr (fd 2; another descriptor in unit tests).
+    dst: RawFd,
+    pty: bool,
+    ended: OwnedFd,
+    winch: Option<OwnedFd>,
+    store: Store,
+}
+
+struct RelayEnd {
+    store: Store,
+    left_open: bool,
+    note: Option<String>,
+}
+
+/// Blocks the signals others send in this thread: their handlers run in
+/// the main thread, whose waiting they are meant to interrupt.
+fn block_async_signals() {
+    // SAFETY: building and applying a signal set for this thread.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        for sig in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGTRAP,
+            libc::SIGSYS,
+            libc::SIGABRT,
+        ] {
+            libc::sigdelset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Writes all of `b` to `fd`, waiting when it is non-blocking and full.
+/// Async-signal-safe (no allocation): the relay process uses it too.
+fn write_all_fd(fd: RawFd, mut b: &[u8]) -> io::Result<()> {
+    while !b.is_empty() {
+        // SAFETY: writing from a buffer we own.
+        let n = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
+        if n > 0 {
+            b = &b[n as usize..];
+            continue;
+        }
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        match errno() {
+            libc::EINTR => {}
+            libc::EAGAIN => {
+                let mut p = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut p, 1, -1) };
+            }
+            e => return Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Why the relay stopped.
+enum Stop {
+    /// Every writer closed the program's stderr.
+    Eof,
+    /// Writers remain after the grace period.
+    Lingering,
+    /// Writing to the real stderr failed.
+    Destination(io::Error),
+    /// Reading failed.
+    Source(io::Error),
+}
+
+impl Relay {
+    fn run(mut self) -> RelayEnd {
+        block_async_signals();
+        let mut buf = vec![0u8; CHUNK];
+        let mut deadline: Option<Instant> = None;
+        let mut size = None;
+        if self.pty {
+            sync_winsize(self.dst, self.src.as_raw_fd(), &mut size);
+        }
+        let stop = loop {
+            let timeout = match deadline {
+                None => -1,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break Stop::Lingering;
+                    }
+                    left.as_millis().clamp(1, i32::MAX as u128) as i32
+                }
+            };
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.src.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    // Negative: no longer watched once the program ended.
+                    fd: if deadline.is_none() {
+                        self.ended.as_raw_fd()
+                    } else {
+                        -1
+                    },
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.winch.as_ref().map_or(-1, |w| w.as_raw_fd()),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: a valid array of pollfds and its length.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+            if n < 0 {
+                if errno() == libc::EINTR {
+                    continue;
+                }
+                break Stop::Source(io::Error::last_os_error());
+            }
+            if fds[2].revents != 0 {
+                if let Some(w) = &self.winch {
+                    let mut drain = [0u8; 64];
+                    // SAFETY: reading our non-blocking pipe into a local buffer.
+                    while unsafe {
+                        libc::read(w.as_raw_fd(), drain.as_mut_ptr().cast(), drain.len())
+                    } > 0
+                    {}
+                }
+                sync_winsize(self.dst, self.src.as_raw_fd(), &mut size);
+            }
+            if fds[1].revents != 0 {
+                // The program has ended (the launcher closed its end).
+                deadline = Some(Instant::now() + GRACE);
+            }
+            if fds[0].revents == 0 {
+                continue;
+            }
+            // SAFETY: reading into a buffer we own.
+            let got =
+                unsafe { libc::read(self.src.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if got > 0 {
+                let chunk = &buf[..got as usize];
+                if self.pty {
+                    sync_winsize(self.dst, self.src.as_raw_fd(), &mut size);
+                }
+                // The user first, then the copy.
+                let sent = write_all_fd(self.dst, chunk);
+                self.store.push(chunk);
+                if let Err(e) = sent {
+                    break Stop::Destination(e);
+                }
+                continue;
+            }
+            if got == 0 {
+                break Stop::Eof;
+            }
+            match errno() {
+                libc::EINTR | libc::EAGAIN => {}
+                // A pty master reads EIO once no slave is open.
+                libc::EIO if self.pty => break Stop::Eof,
+                e => break Stop::Source(io::Error::from_raw_os_error(e)),
+            }
+        };
+        let (left_open, note) = match stop {
+            Stop::Eof => (false, None),
+            Stop::Lingering => {
+                let note = if hand_off(&self.src, self.dst, &mut buf) {
+                    format!(
+                        "a process still held the program's stderr {} ms after the program ended; \
+                         its later output was relayed but not captured",
+                        GRACE.as_millis()
+                    )
+                } else {
+                    "a process still held the program's stderr after the program ended, and no \
+                     relay process could be started for it: its later output is lost"
+                        .to_string()
+                };
+                (true, Some(note))
+            }
+            // Dropping our end below makes the program's next write fail
+            // (EPIPE and SIGPIPE for a pipe, EIO for a terminal), as it
+            // would have on the real stderr.
+            Stop::Destination(e) => (
+                false,
+                Some(format!(
+                    "the real stderr stopped taking output ({}); capture ended there",
+                    crate::model::io_msg(&e)
+                )),
+            ),
+            Stop::Source(e) => (
+                false,
+                Some(format!(
+                    "reading the program's stderr failed ({}); capture ended there",
+                    crate::model::io_msg(&e)
+                )),
+            ),
+        };
+        drop(self.src);
+        RelayEnd {
+            store: self.store,
+            left_open,
+            note,
+        }
+    }
+}
+
+/// Forks a process that goes on relaying `src` to `dst` until its writers
+/// are gone, so that the launcher can exit. Returns whether it started.
+fn hand_off(src: &OwnedFd, dst: RawFd, buf: &mut [u8]) -> bool {
+    let src = src.as_raw_fd();
+    let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+    // SAFETY: the child only makes async-signal-safe system calls (the
+    // launcher has other threads) on memory allocated before the fork, and
+    // ends with _exit.
+    match unsafe { libc::fork() } {
+        0 => unsafe { relay_process(src, dst, ptr, len) },
+        pid => pid > 0,
+    }
+}
+
+/// The body of the relay process: copies `src` to `dst` until EOF or a
+/// write error. Nothing here allocates.
+unsafe fn relay_process(src: RawFd, dst: RawFd, buf: *mut u8, len: usize) -> ! {
+    // It is part of the stream, not of the job: the terminal's and the
+    // job's signals are for the processes writing to it, and it ends when
+    // they are gone. SIGTERM still ends it.
+    let mut ign: libc::sigaction = std::mem::zeroed();
+    ign.sa_sigaction = libc::SIG_IGN;
+    let mut dfl: libc::sigaction = std::mem::zeroed();
+    dfl.sa_sigaction = libc::SIG_DFL;
+    for sig in [
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGHUP,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGPWR,
+        libc::SIGWINCH,
+        libc::SIGPIPE,
+    ] {
+        libc::sigaction(sig, &ign, std::ptr::null_mut());
+    }
+    for sig in [libc::SIGTERM, libc::SIGCHLD] {
+        libc::sigaction(sig, &dfl, std::ptr::null_mut());
+    }
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    libc::prctl(libc::PR_SET_NAME, c"cdtrace-relay".as_ptr());
+    // Keep only the destination (as fd 2) and the source (as fd 3):
+    // holding the launcher's stdin or stdout would keep a pipeline waiting
+    // for this process. (In the launcher dst is 2 and src is above 2.)
+    if src <= 2 || (dst != 2 && libc::dup2(dst, 2) < 0) || (src != 3 && libc::dup2(src, 3) < 0) {
+        libc::_exit(1);
+    }
+    if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur.min(65536) as i32
+        } else {
+            1024
+        };
+        for fd in 4..max {
+            libc::close(fd);
+        }
+    }
+    libc::close(0);
+    libc::close(1);
+    loop {
+        let n = libc::read(3, buf.cast(), len);
+        if n == 0 {
+            break;
+        }
+        if n < 0 {
+            if *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            break;
+        }
+        // The n bytes just read into buf (n <= len).
+        if write_all_fd(2, std::slice::from_raw_parts(buf, n as usize)).is_err() {
+            libc::_exit(0);
+        }
+    }
+    libc::_exit(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::record::read_captured;
+    use crate::testutil::tempdir;
+    use std::io::Read;
+
+    fn store_in(dir: &Path) -> Store {
+        Store::new(File::create(dir.join(STDERR_FILE)).unwrap())
+    }
+
+    fn finish(store: Store, dir: &Path) -> (StderrRecord, Vec<u8>) {
+        let mut rec = StderrRecord::default();
+        store.finish_into(&mut rec);
+        (rec, fs::read(dir.join(STDERR_FILE)).unwrap())
+    }
+
+    #[test]
+    fn small_output_is_kept_whole() {
+        let d = tempdir("capture-small");
+        let mut s = store_in(&d);
+        s.push(b"partial ");
+        s.push(b"line\n\xff\x00binary");
+        let (rec, bytes) = finish(s, &d);
+        assert_eq!(bytes, b"partial line\n\xff\x00binary");
+        assert_eq!(rec.bytes, 21);
+        assert!(!rec.truncated);
+        assert_eq!(read_captured(&d).unwrap(), "partial line\n\u{fffd}\0binary");
+    }
+
+    #[test]
+    fn exactly_two_keeps_is_not_truncated() {
+        let d = tempdir("capture-edge");
+        let data: Vec<u8> = (0..2 * KEEP).map(|i| (i % 251) as u8).collect();
+        let mut s = store_in(&d);
+        for c in data.chunks(CHUNK - 7) {
+            s.push(c);
+        }
+        let (rec, bytes) = finish(s, &d);
+        assert!(!rec.truncated);
+        assert_eq!(rec.bytes, data.len() as u64);
+        assert!(bytes == data);
+    }
+
+    #[test]
+    fn large_output_keeps_head_and_tail() {
+        let d = tempdir("capture-large");
+        let data: Vec<u8> = (0..(5 << 20)).map(|i: usize| (i % 253) as u8).collect();
+        let mut s = store_in(&d);
+        // Uneven pieces, one larger than KEEP.
+        let mut rest = &data[..];
+        for size in [10usize, KEEP + 3, 1, CHUNK, 3 * KEEP].iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let n = (*size).min(rest.len());
+            s.push(&rest[..n]);
+            rest = &rest[n..];
+        }
+        let (rec, bytes) = finish(s, &d);
+        assert!(rec.truncated);
+        assert_eq!(rec.bytes, data.len() as u64);
+        assert!(bytes[..KEEP] == data[..KEEP]);
+        assert!(bytes[bytes.len() - KEEP..] == data[data.len() - KEEP..]);
+        let marker = String::from_utf8_lossy(&bytes[KEEP..bytes.len() - KEEP]).into_owned();
+        let lost = data.len() - 2 * KEEP;
+        assert_eq!(
+            marker,
+            format!("\n[cudnn-trace: {lost} bytes left out here; stderr.txt keeps the first and the last 256 KiB]\n")
+        );
+        let text = read_captured(&d).unwrap();
+        assert!(text.contains("bytes left out here"));
+    }
+
+    #[test]
+    fn skip_leaves_a_gap() {
+        let d = tempdir("capture-skip");
+        let mut s = store_in(&d);
+        s.push(&vec![b'a'; KEEP]);
+        s.skip(100);
+        s.push(&vec![b'z'; KEEP]);
+        let (rec, bytes) = finish(s, &d);
+        assert!(rec.truncated);
+        assert_eq!(rec.bytes, 2 * KEEP as u64 + 100);
+        assert!(bytes.starts_with(&vec![b'a'; KEEP]));
+        assert!(bytes.ends_with(&vec![b'z'; KEEP]));
+        assert!(String::from_utf8_lossy(&bytes).contains("100 bytes left out"));
+    }
+
+    #[test]
+    fn read_captured_needs_a_regular_file() {
+        let d = tempdir("capture-read");
+        assert_eq!(read_captured(&d), None);
+        fs::create_dir(d.join(STDERR_FILE)).unwrap();
+        assert_eq!(read_captured(&d), None);
+        let e = tempdir("capture-read-empty");
+        fs::write(e.join(STDERR_FILE), b"").unwrap();
+        assert_eq!(read_captured(&e).as_deref(), Some(""));
+    }
+
+    #[test]
+    fn record_json_shape() {
+        let rec = StderrRecord {
+            file: Some(STDERR_FILE.into()),
+            how: "pipe".into(),
+            bytes: 12,
+            truncated: false,
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&rec).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"file": "stderr.txt", "how": "pipe", "bytes": 12, "truncated": false})
+        );
+        let back: StderrRecord = serde_json::from_value(serde_json::json!({"how": "pty"})).unwrap();
+        assert_eq!(back.how, "pty");
+        assert_eq!(back.file, None);
+    }
+
+    #[test]
+    fn journal_stream_is_recognised() {
+        let (_r, w) = pipe_cloexec().unwrap();
+        let st = fstat(w.as_raw_fd()).unwrap();
+        let var = |v: &str| std::ffi::OsString::from(v);
+        let same = var(&format!("{}:{}", st.st_dev, st.st_ino));
+        assert!(is_journal_stream(Some(&same), &st));
+        let other = var(&format!("{}:{}", st.st_dev, st.st_ino + 1));
+        assert!(!is_journal_stream(Some(&other), &st));
+        assert!(!is_journal_stream(Some(&var("junk")), &st));
+        assert!(!is_journal_stream(None, &st));
+    }
+
+    #[test]
+    fn pty_passes_bytes_unchanged() {
+        let Ok((m, s)) = open_pty() else {
+            eprintln!("no pseudo-terminals here");
+            return;
+        };
+        let mut slave = File::from(s);
+        slave.write_all(b"a\nb\r\n\tc").unwrap();
+        drop(slave);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        loop {
+            // SAFETY: reading into a local buffer.
+            let n = unsafe { libc::read(m.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n as usize]);
+        }
+        assert_eq!(got, b"a\nb\r\n\tc");
+    }
+
+    /// A relay from a new pipe into another pipe (standing for the real
+    /// stderr), in a thread as in the launcher.
+    fn relay_into_pipe(d: &Path) -> (File, OwnedFd, JoinHandle<RelayEnd>, File) {
+        let (r, w) = open_pipe().unwrap();
+        let (dst_r, dst_w) = pipe_cloexec().unwrap();
+        let (ended_r, ended_w) = pipe_cloexec().unwrap();
+        let relay = Relay {
+            src: r,
+            dst: dst_w.as_raw_fd(),
+            pty: false,
+            ended: ended_r,
+            winch: None,
+            store: store_in(d),
+        };
+        let t = std::thread::spawn(move || {
+            let _keep = dst_w;
+            relay.run()
+        });
+        (File::from(w), ended_w, t, File::from(dst_r))
+    }
+
+    #[test]
+    fn relay_copies_until_every_writer_closed() {
+        let d = tempdir("capture-relay");
+        let (mut w, ended, t, mut dst) = relay_into_pipe(&d);
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 256) as u8).collect();
+        let reader = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            dst.read_to_end(&mut v).unwrap();
+            v
+        });
+        w.write_all(&data[..5]).unwrap();
+        w.write_all(&data[5..]).unwrap();
+        // A second writer (a child that inherited fd 2) keeps it open after
+        // the program's end, then closes it within the grace period.
+        let w2 = w.try_clone().unwrap();
+        drop(w);
+        drop(ended);
+        drop(w2);
+        let end = t.join().unwrap();
+        assert!(!end.left_open);
+        assert!(end.note.is_none());
+        assert!(reader.join().unwrap() == data);
+        let mut rec = StderrRecord::default();
+        end.store.finish_into(&mut rec);
+        assert_eq!(rec.bytes, data.len() as u64);
+        assert!(!rec.truncated);
+        assert!(fs::read(d.join(STDERR_FILE)).unwrap() == data);
+    }
+
+    #[test]
+    fn relay_stops_when_the_reader_is_gone() {
+        let d = tempdir("capture-epipe");
+        let (mut w, _ended, t, dst) = relay_into_pipe(&d);
+        drop(dst);
+        // The relay reads this, fails to pass it on, and closes its end.
+        w.write_all(b"line\n").unwrap();
+        let end = t.join().unwrap();
+        // Our own SIGPIPE is ignored (Rust's runtime does that), so the
+        // next write returns EPIPE.
+        assert_eq!(
+            w.write_all(b"line\n").map_err(|e| e.raw_os_error()),
+            Err(Some(libc::EPIPE)),
+            "writes must fail once the relay is gone"
+        );
+        let mut rec = StderrRecord::default();
+        end.store.finish_into(&mut rec);
+        assert_eq!(rec.bytes, 5, "what was read is in the copy");
+        assert!(end
+            .note
+            .unwrap_or_default()
+            .contains("stopped taking output"));
+    }
+}

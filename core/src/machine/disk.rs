@@ -1,0 +1,200 @@
+//! The file system behind [`Machine`](super::Machine): the few questions the
+//! analysis asks of a disk, behind a trait so that the rules' tests answer
+//! them from a fake disk (`FakeDisk`) and the real one is read in one
+//! place ([`RealDisk`]). Nothing here is cached: the `Machine` keeps the
+//! answers.
+
+use crate::model::elf::{self, DynInfo};
+#[cfg(test)]
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// The machine's files, as far as the analysis needs them.
+pub trait Disk {
+    /// File and directory names in a directory (empty when unreadable).
+    fn list_dir(&self, dir: &str) -> Vec<String>;
+    /// Whether a path names an existing file (following symlinks).
+    fn exists(&self, path: &str) -> bool;
+    /// `(dev, ino)` of the file a path names (following symlinks).
+    fn identity(&self, path: &str) -> Option<(u64, u64)>;
+    /// The path with symlinks resolved.
+    fn canonical(&self, path: &str) -> Option<String>;
+    /// The ld.so cache: `(name, path)` pairs, as `ldconfig -p` lists them.
+    fn ld_cache(&self) -> Vec<(String, String)>;
+    /// DT_RPATH / DT_RUNPATH / DT_NEEDED / DT_SONAME of an ELF file.
+    fn dynamic(&self, path: &str) -> Option<DynInfo>;
+    /// The loaded NVIDIA kernel module's version (`/proc/driver/nvidia/version`).
+    fn kernel_driver(&self) -> Option<String>;
+    /// This machine's host name (to tell whether the trace came from here).
+    fn hostname(&self) -> Option<String>;
+}
+
+/// The disk of the machine this runs on.
+pub struct RealDisk;
+
+/// Most directory entries read from one directory.
+const MAX_ENTRIES: usize = 20_000;
+
+impl Disk for RealDisk {
+    fn list_dir(&self, dir: &str) -> Vec<String> {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        rd.flatten()
+            .take(MAX_ENTRIES)
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect()
+    }
+    fn exists(&self, path: &str) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    }
+    fn identity(&self, path: &str) -> Option<(u64, u64)> {
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    fn canonical(&self, path: &str) -> Option<String> {
+        std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.to_str().map(str::to_string))
+    }
+    fn ld_cache(&self) -> Vec<(String, String)> {
+        super::ldcache::read()
+    }
+    fn dynamic(&self, path: &str) -> Option<DynInfo> {
+        elf::read_dynamic(Path::new(path))
+    }
+    fn kernel_driver(&self) -> Option<String> {
+        let ok = std::fs::metadata("/proc/driver/nvidia/version").is_ok_and(|m| m.is_file());
+        if !ok {
+            return None;
+        }
+        let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+        parse_nvrm_version(&text)
+    }
+    fn hostname(&self) -> Option<String> {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is valid for its length; gethostname writes at most that.
+        let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        if r != 0 {
+            return None;
+        }
+        let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+        std::str::from_utf8(&buf[..end]).ok().map(str::to_string)
+    }
+}
+
+/// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  …` → `580.159.04`
+/// (compat-facts §1.3).
+pub fn parse_nvrm_version(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.starts_with("NVRM version"))?;
+    line.split_whitespace()
+        .find(|w| {
+            w.contains('.')
+                && w.split('.').count() >= 2
+                && w.split('.')
+                    .all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()))
+        })
+        .map(str::to_string)
+}
+
+/// A fake disk for tests: files with identities, ELF dynamic info,
+/// symlinks, a cache and a kernel driver.
+#[cfg(test)]
+#[derive(Default, Clone)]
+pub struct FakeDisk {
+    /// path → (dev, ino); a symlink maps to its target's identity.
+    pub files: BTreeMap<String, (u64, u64)>,
+    /// symlink path → target path.
+    pub links: BTreeMap<String, String>,
+    pub dynamic: BTreeMap<String, DynInfo>,
+    pub cache: Vec<(String, String)>,
+    pub kernel: Option<String>,
+    pub host: Option<String>,
+    pub extra_dirs: BTreeSet<String>,
+}
+
+#[cfg(test)]
+impl FakeDisk {
+    pub fn file(&mut self, path: &str) -> &mut Self {
+        let n = self.files.len() as u64 + 100;
+        self.files.insert(path.to_string(), (1, n));
+        self
+    }
+    pub fn link(&mut self, path: &str, target: &str) -> &mut Self {
+        let id = self.files.get(target).copied().unwrap_or((9, 9));
+        self.files.insert(path.to_string(), id);
+        self.links.insert(path.to_string(), target.to_string());
+        self
+    }
+    pub fn dir(&mut self, path: &str) -> &mut Self {
+        self.extra_dirs
+            .insert(path.trim_end_matches('/').to_string());
+        self
+    }
+    pub fn elf(&mut self, path: &str, d: DynInfo) -> &mut Self {
+        if !self.files.contains_key(path) {
+            self.file(path);
+        }
+        self.dynamic.insert(path.to_string(), d);
+        self
+    }
+}
+
+#[cfg(test)]
+impl Disk for FakeDisk {
+    fn list_dir(&self, dir: &str) -> Vec<String> {
+        let d = format!("{}/", dir.trim_end_matches('/'));
+        let mut out = BTreeSet::new();
+        for p in self.files.keys().chain(self.extra_dirs.iter()) {
+            if let Some(rest) = p.strip_prefix(&d) {
+                if let Some(first) = rest.split('/').next().filter(|s| !s.is_empty()) {
+                    out.insert(first.to_string());
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+    fn exists(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+    fn identity(&self, path: &str) -> Option<(u64, u64)> {
+        self.files.get(path).copied()
+    }
+    fn canonical(&self, path: &str) -> Option<String> {
+        if !self.files.contains_key(path) {
+            return None;
+        }
+        let mut p = path.to_string();
+        for _ in 0..8 {
+            match self.links.get(&p) {
+                Some(t) => p = t.clone(),
+                None => break,
+            }
+        }
+        Some(p)
+    }
+    fn ld_cache(&self) -> Vec<(String, String)> {
+        self.cache.clone()
+    }
+    fn dynamic(&self, path: &str) -> Option<DynInfo> {
+        self.dynamic.get(path).cloned()
+    }
+    fn kernel_driver(&self) -> Option<String> {
+        self.kernel.clone()
+    }
+    fn hostname(&self) -> Option<String> {
+        self.host.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nvrm_version() {
+        let t = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  2 2025\nGCC version:  gcc version 12\n";
+        assert_eq!(parse_nvrm_version(t).as_deref(), Some("580.159.04"));
+        assert_eq!(parse_nvrm_version("nothing"), None);
+    }
+}

@@ -1,0 +1,508 @@
+//! Reading the versions inside a cuDNN copy, in a separate process.
+//!
+//! The version that matters is the one the libraries report, not the one in
+//! their names (pip wheels have only `.so.9`; a copied file keeps any name).
+//! Reading it means loading the library, and loading cuDNN can end the
+//! process that does it: the dispatcher `libcudnn.so.N` aborts on its first
+//! call when a sub-library is missing (compat-facts §3.3, E6), and a library
+//! constructor may do anything. So the launcher runs its own executable with
+//! the hidden subcommand `__probe-cudnn DIR MAJOR` ([`child_main`]), which
+//! never loads the dispatcher:
+//!
+//! * it `dlopen`s the core library by absolute path (`libcudnn_graph.so.9`,
+//!   `libcudnn_ops_infer.so.8`: the one that implements the version queries,
+//!   compat-facts §1.2) and calls `cudnnGetVersion`, `cudnnGetCudartVersion`
+//!   and `cudnnGetMaxDeviceVersion`;
+//! * then it `dlopen`s each sub-library that exports a `*VersionCheck`, by
+//!   absolute path, in dependency order, and calls it: the sub-library
+//!   compares itself with the core library it got bound to (the one already
+//!   loaded, by SONAME) and returns non-zero when their versions differ.
+//!
+//! The child prints one JSON document ([`Probe`]) on stdout; [`run`] parses
+//! it. The child gets an environment without `LD_*` and `CUDNN_TRACE*`
+//! variables (no preloads, no other cuDNN through `LD_LIBRARY_PATH`, no
+//! tracer), its own process group, and 20 seconds.
+//!
+//! [`run`] works on any directory, not only a pin directory: it is also the
+//! way to report the versions of cuDNN copies found on disk.
+
+use serde::{Deserialize, Serialize};
+use std::ffi::{CStr, CString, OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The hidden subcommand that runs [`child_main`].
+pub const SUBCOMMAND: &str = "__probe-cudnn";
+
+/// How long the child may take. A cuDNN install is up to about 1 GB of
+/// libraries (compat-facts §6), which a cold disk may take seconds to map,
+/// but not tens of seconds; a hung library constructor must not hang the
+/// launcher.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Most bytes read from the child's stdout/stderr.
+const OUTPUT_LIMIT: u64 = 1 << 20;
+
+/// What the child read (the JSON document it prints).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The directory as the child got it.
+    pub dir: String,
+    pub major: u32,
+    pub core: Core,
+    /// One per sub-library with a `*VersionCheck`, in load order; empty
+    /// when the core library did not load.
+    pub checks: Vec<Check>,
+}
+
+/// The core library and its version queries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Core {
+    /// File name in the directory (`libcudnn_graph.so.9`).
+    pub file: String,
+    /// Why it did not load (`dlerror()`); None when it loaded.
+    pub error: Option<String>,
+    /// `cudnnGetVersion()` (91900 = 9.19.0, 8907 = 8.9.7).
+    pub version: Option<u64>,
+    /// `cudnnGetCudartVersion()` (13000 = CUDA 13.0).
+    pub cudart: Option<u64>,
+    /// `cudnnGetMaxDeviceVersion()` (1210 = SM 12.1).
+    pub max_device: Option<u64>,
+}
+
+/// One sub-library's cross-check against the core library.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// File name in the directory (`libcudnn_ops.so.9`).
+    pub file: String,
+    /// `cudnnOpsVersionCheck`.
+    pub function: String,
+    /// Why it could not be called (load failure, missing symbol).
+    pub error: Option<String>,
+    /// What it returned: 0 = same version as the core library.
+    pub status: Option<i64>,
+}
+
+/// Stem of the library that implements the version queries.
+pub fn core_stem(major: u32) -> Option<&'static str> {
+    match major {
+        9 => Some("libcudnn_graph"),
+        8 => Some("libcudnn_ops_infer"),
+        _ => None,
+    }
+}
+
+/// Sub-libraries with a version cross-check: (stem, function), in an order
+/// where each one's cuDNN dependencies (DT_NEEDED, compat-facts §3.3) are
+/// already loaded, so that they bind to this directory's copies by SONAME
+/// even without RUNPATH (NVIDIA's v8 tarballs have none on sub-libraries).
+pub fn version_checks(major: u32) -> &'static [(&'static str, &'static str)] {
+    match major {
+        9 => &[
+            ("libcudnn_ops", "cudnnOpsVersionCheck"),
+            ("libcudnn_cnn", "cudnnCnnVersionCheck"),
+            ("libcudnn_adv", "cudnnAdvVersionCheck"),
+        ],
+        8 => &[
+            ("libcudnn_ops_train", "cudnnOpsTrainVersionCheck"),
+            ("libcudnn_cnn_infer", "cudnnCnnInferVersionCheck"),
+            ("libcudnn_cnn_train", "cudnnCnnTrainVersionCheck"),
+            ("libcudnn_adv_infer", "cudnnAdvInferVersionCheck"),
+            ("libcudnn_adv_train", "cudnnAdvTrainVersionCheck"),
+        ],
+        _ => &[],
+    }
+}
+
+/// The name of a non-zero `*VersionCheck` status (compat-facts §3.4).
+pub fn status_name(major: u32, status: i64) -> Option<&'static str> {
+    match (major >= 9, status) {
+        (true, 1002) => Some("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
+        (true, 1001) => Some("CUDNN_STATUS_NOT_INITIALIZED"),
+        (false, 14) => Some("CUDNN_STATUS_VERSION_MISMATCH"),
+        (false, 1) => Some("CUDNN_STATUS_NOT_INITIALIZED"),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parent side
+
+/// Reads the versions of the cuDNN `major` copy in `dir` (absolute) in a
+/// child process of this executable. Err: one line saying why nothing could
+/// be read (the child could not start, crashed, hung, printed no result).
+pub fn run(dir: &Path, major: u32) -> Result<Probe, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program's executable ({e})"))?;
+    run_with(&exe, dir, major, TIMEOUT)
+}
+
+/// Whether a variable is left out of the child's environment: the loader's
+/// (a preload or an audit module in the child, or another cuDNN found
+/// through LD_LIBRARY_PATH, would falsify the result) and the tracer's.
+fn cleared(key: &OsStr) -> bool {
+    let k = key.as_bytes();
+    k.starts_with(b"LD_") || k.starts_with(b"CUDNN_TRACE")
+}
+
+enum Msg {
+    Exit(std::io::Result<std::process::ExitStatus>),
+    Stdout(Vec<u8>),
+    Stderr(Vec<u8>),
+}
+
+/// [`run`] with an explicit executable (which must understand
+/// [`SUBCOMMAND`]) and time limit.
+pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result<Probe, String> {
+    let mut cmd = Command::new(exe);
+    cmd.arg(SUBCOMMAND)
+        .arg(dir)
+        .arg(major.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group: on timeout the whole group is killed, including
+        // anything a library constructor started.
+        .process_group(0);
+    for (k, _) in std::env::vars_os() {
+        if cleared(&k) {
+            cmd.env_remove(k);
+        }
+    }
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // Not in the terminal's process group, so Ctrl-C does not reach
+            // it: it must go when the launcher goes.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(128 + libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the probe process {}: {e}", exe.display()))?;
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = mpsc::channel();
+    let read = |r: Option<Box<dyn Read + Send>>, wrap: fn(Vec<u8>) -> Msg| {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(r) = r {
+                let _ = r.take(OUTPUT_LIMIT).read_to_end(&mut v);
+            }
+            let _ = tx.send(wrap(v));
+        });
+    };
+    read(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        Msg::Stdout,
+    );
+    read(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        Msg::Stderr,
+    );
+    {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(Msg::Exit(child.wait()));
+        });
+    }
+    drop(tx);
+    // The three threads report; stop waiting at the deadline (a grandchild
+    // holding the pipes open would otherwise keep the readers forever).
+    let deadline = Instant::now() + timeout;
+    let (mut status, mut out, mut err) = (None, None, None);
+    while status.is_none() || out.is_none() || err.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Msg::Exit(s)) => status = Some(s),
+            Ok(Msg::Stdout(v)) => out = Some(v),
+            Ok(Msg::Stderr(v)) => err = Some(v),
+            Err(_) => break,
+        }
+    }
+    let Some(status) = status else {
+        // SAFETY: kill of the process group we created.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let limit = if timeout.subsec_millis() == 0 {
+            format!("{} s", timeout.as_secs())
+        } else {
+            format!("{} ms", timeout.as_millis())
+        };
+        return Err(format!("the probe process did not finish within {limit}"));
+    };
+    let status = status.map_err(|e| format!("waiting for the probe process: {e}"))?;
+    let last = last_line(err.as_deref().unwrap_or_default());
+    let said = |s: String| match &last {
+        Some(l) => format!("{s}; its last message: {l}"),
+        None => s,
+    };
+    if let Some(sig) = status.signal() {
+        let name = crate::model::signal_name(sig)
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        return Err(said(format!(
+            "the probe process was killed by signal {sig}{name}"
+        )));
+    }
+    let out = out.unwrap_or_default();
+    match serde_json::from_slice::<Probe>(&out) {
+        Ok(p) if status.success() => Ok(p),
+        _ => Err(said(format!(
+            "the probe process printed no result ({status})"
+        ))),
+    }
+}
+
+/// The last non-empty line of `bytes`, shortened.
+fn last_line(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    let mut s: String = line.chars().take(300).collect();
+    if s.len() < line.len() {
+        s.push('…');
+    }
+    Some(s)
+}
+
+// ---------------------------------------------------------------------------
+// Child side
+
+/// `dlerror()` as text.
+fn dl_error() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the
+    // next dl* call on this thread; it is copied at once.
+    let p = unsafe { libc::dlerror() };
+    if p.is_null() {
+        "unknown error".into()
+    } else {
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+/// `dlopen(path, RTLD_NOW | RTLD_LOCAL)`: every symbol bound now, so that a
+/// sub-library that cannot bind to the core library fails here, and nothing
+/// added to the global scope where a later library could bind to it.
+fn dl_open(path: &Path) -> Result<*mut libc::c_void, String> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| "NUL in path".to_string())?;
+    // SAFETY: a valid C string; dlopen has no other preconditions.
+    let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    if h.is_null() {
+        Err(dl_error())
+    } else {
+        Ok(h)
+    }
+}
+
+fn dl_sym(h: *mut libc::c_void, name: &str) -> Option<*mut libc::c_void> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: a handle from dlopen and a valid C string.
+    let p = unsafe { libc::dlsym(h, c.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
+/// Calls `size_t name(void)` from the library `h`.
+fn call_size(h: *mut libc::c_void, name: &str) -> Option<u64> {
+    let p = dl_sym(h, name)?;
+    // SAFETY: cuDNN declares these as `size_t f(void)` (cudnn_graph.h,
+    // cudnn_ops_infer.h).
+    let f: unsafe extern "C" fn() -> libc::size_t = unsafe { std::mem::transmute(p) };
+    Some(unsafe { f() } as u64)
+}
+
+/// Reads everything (in this process: the child).
+fn probe(dir: &Path, major: u32) -> Probe {
+    let mut p = Probe {
+        dir: dir.to_string_lossy().into_owned(),
+        major,
+        core: Core {
+            file: String::new(),
+            error: None,
+            version: None,
+            cudart: None,
+            max_device: None,
+        },
+        checks: Vec::new(),
+    };
+    let Some(stem) = core_stem(major) else {
+        p.core.error = Some(format!("cuDNN {major} is not supported"));
+        return p;
+    };
+    p.core.file = format!("{stem}.so.{major}");
+    let core = match dl_open(&dir.join(&p.core.file)) {
+        Ok(h) => h,
+        Err(e) => {
+            p.core.error = Some(e);
+            return p;
+        }
+    };
+    p.core.version = call_size(core, "cudnnGetVersion");
+    p.core.cudart = call_size(core, "cudnnGetCudartVersion");
+    p.core.max_device = call_size(core, "cudnnGetMaxDeviceVersion");
+    for &(stem, function) in version_checks(major) {
+        let file = format!("{stem}.so.{major}");
+        let mut c = Check {
+            file: file.clone(),
+            function: function.into(),
+            error: None,
+            status: None,
+        };
+        match dl_open(&dir.join(&file)) {
+            Err(e) => c.error = Some(e),
+            Ok(h) => match dl_sym(h, function) {
+                None => c.error = Some(format!("it has no {function}")),
+                Some(f) => {
+                    // SAFETY: `cudnnStatus_t f(void)`; cudnnStatus_t is an
+                    // int-sized enum.
+                    let f: unsafe extern "C" fn() -> libc::c_int =
+                        unsafe { std::mem::transmute(f) };
+                    c.status = Some(i64::from(unsafe { f() }));
+                }
+            },
+        }
+        p.checks.push(c);
+    }
+    p
+}
+
+/// Writes to stderr, ignoring errors (the parent reads stdout only).
+fn say(s: &str) {
+    let _ = std::io::stderr().write_all(s.as_bytes());
+}
+
+/// `cudnn-trace __probe-cudnn DIR MAJOR`: prints a [`Probe`] as JSON on
+/// stdout; returns the exit status (2: bad arguments).
+pub fn child_main(args: &[OsString]) -> i32 {
+    let (Some(dir), Some(major), None) = (
+        args.first(),
+        args.get(1).and_then(|m| m.to_str()?.parse::<u32>().ok()),
+        args.get(2),
+    ) else {
+        say(&format!("usage: cudnn-trace {SUBCOMMAND} DIR MAJOR\n"));
+        return 2;
+    };
+    // Library constructors may print on stdout: keep the real stdout for
+    // the result and point fd 1 at stderr meanwhile.
+    // SAFETY: plain descriptor calls on this process's own descriptors.
+    let result_fd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
+    if result_fd < 0 || unsafe { libc::dup2(2, 1) } < 0 {
+        say("cudnn-trace: probe: cannot set up stdout\n");
+        return 1;
+    }
+    let p = probe(Path::new(dir), major);
+    let Ok(mut text) = serde_json::to_vec(&p) else {
+        return 1;
+    };
+    text.push(b'\n');
+    // SAFETY: result_fd is ours (duplicated above) and owned by this File.
+    let mut out = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(result_fd) };
+    match out.write_all(&text) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names() {
+        assert_eq!(
+            status_name(9, 1002),
+            Some("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH")
+        );
+        assert_eq!(status_name(8, 14), Some("CUDNN_STATUS_VERSION_MISMATCH"));
+        assert_eq!(status_name(8, 1002), None);
+    }
+
+    #[test]
+    fn environment_is_cleared() {
+        for k in [
+            "LD_PRELOAD",
+            "LD_AUDIT",
+            "LD_LIBRARY_PATH",
+            "CUDNN_TRACE_PIN",
+            "CUDNN_TRACE",
+        ] {
+            assert!(cleared(OsStr::new(k)), "{k}");
+        }
+        for k in ["PATH", "HOME", "CUDA_VISIBLE_DEVICES"] {
+            assert!(!cleared(OsStr::new(k)), "{k}");
+        }
+    }
+
+    #[test]
+    fn probe_in_this_process_reports_load_errors() {
+        let d = crate::testutil::tempdir("probe-empty");
+        let p = probe(&d, 9);
+        assert_eq!(p.core.file, "libcudnn_graph.so.9");
+        let e = p.core.error.unwrap();
+        assert!(e.contains("libcudnn_graph.so.9"), "{e}");
+        assert!(p.checks.is_empty());
+        assert_eq!(
+            probe(&d, 7).core.error.as_deref(),
+            Some("cuDNN 7 is not supported")
+        );
+    }
+
+    #[test]
+    fn parent_reports_what_went_wrong() {
+        // A stand-in for the executable: a script that answers like the
+        // child would, or misbehaves.
+        let d = crate::testutil::tempdir("probe-parent");
+        let script = |name: &str, body: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            let p = d.join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let good = script(
+            "good",
+            r#"test "$1" = __probe-cudnn && test "$3" = 9 && test -z "$LD_PRELOAD$CUDNN_TRACE_PIN" || exit 9
+echo '{"dir":"'"$2"'","major":9,"core":{"file":"libcudnn_graph.so.9","error":null,"version":91900,"cudart":13000,"max_device":1210},"checks":[]}'"#,
+        );
+        let p = run_with(&good, Path::new("/x"), 9, TIMEOUT).unwrap();
+        assert_eq!(p.dir, "/x");
+        assert_eq!(p.core.version, Some(91900));
+
+        // (SIGTERM rather than the SIGABRT of a real abort: no core dump.)
+        let killed = script(
+            "killed",
+            "echo 'Could not load library x' >&2; kill -TERM $$",
+        );
+        assert_eq!(
+            run_with(&killed, Path::new("/x"), 9, TIMEOUT).unwrap_err(),
+            "the probe process was killed by signal 15 (SIGTERM); its last message: Could not load library x"
+        );
+        let junk = script("junk", "echo not json; exit 0");
+        assert_eq!(
+            run_with(&junk, Path::new("/x"), 9, TIMEOUT).unwrap_err(),
+            "the probe process printed no result (exit status: 0)"
+        );
+        // Hangs, with a grandchild holding the pipes: both are killed.
+        let hang = script("hang", "sleep 30 & wait");
+        let start = Instant::now();
+        assert_eq!(
+            run_with(&hang, Path::new("/x"), 9, Duration::from_millis(300)).unwrap_err(),
+            "the probe process did not finish within 300 ms"
+        );
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+}

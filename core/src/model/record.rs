@@ -1,0 +1,229 @@
+//! The launcher's files in a trace directory, next to the trace files:
+//! `launcher.json` (the run: command, how it ended, the pin, the findings
+//! gate) and `stderr.txt` (the program's stderr, captured by
+//! `launch::capture` for the findings that quote a framework's message).
+
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// Name of the launcher's record in a trace directory.
+pub const LAUNCHER_FILE: &str = "launcher.json";
+
+/// The program's stderr as captured, in the trace directory.
+pub const STDERR_FILE: &str = "stderr.txt";
+
+/// `stderr.txt` keeps the first and the last this many bytes.
+pub const KEEP: usize = 256 << 10;
+
+/// What the launcher records in `launcher.json`. Every field is optional on
+/// reading, so a partial or older record still helps.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LauncherRecord {
+    pub launcher_version: String,
+    /// The program as typed.
+    pub program: String,
+    /// The file that was executed (after the PATH search).
+    pub command: Option<String>,
+    /// argv of the program, `argv[0]` as typed.
+    pub argv: Vec<String>,
+    pub cwd: Option<String>,
+    pub out_dir: String,
+    pub mode: String,
+    pub shim: Option<String>,
+    pub hostname: Option<String>,
+    pub launcher_pid: u32,
+    /// Pid of the program (the top traced process).
+    pub pid: Option<u32>,
+    pub start_wall_ms: u64,
+    pub start: String,
+    pub end_wall_ms: Option<u64>,
+    pub end: Option<String>,
+    /// Exit status when the program exited.
+    pub exit_code: Option<i32>,
+    /// Signal number when the program was killed by a signal.
+    pub signal: Option<i32>,
+    pub signal_name: Option<String>,
+    pub core_dumped: Option<bool>,
+    /// The launcher's own exit status.
+    pub status: Option<i32>,
+    /// Why (part of) the run cannot be traced: static or setuid program, ….
+    pub warnings: Vec<String>,
+    /// The program could not be started.
+    pub error: Option<String>,
+    /// The cuDNN pin (`--pin`) and what validation found; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<PinRecord>,
+    /// How the program's stderr was captured (`stderr.txt`, launch::capture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<StderrRecord>,
+    /// Findings counts and the `--fail-on` gate, written when the run ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<FindingsRecord>,
+}
+
+/// `findings` of `launcher.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct FindingsRecord {
+    pub error: usize,
+    pub warning: usize,
+    pub info: usize,
+    /// `--fail-on LEVEL`, when given.
+    pub fail_on: Option<String>,
+    /// Whether a finding reached LEVEL (the launcher then exits 3 if the
+    /// program exited 0).
+    pub tripped: bool,
+}
+
+/// `pin` of `launcher.json` (`docs/pin.md`): what `--pin` validated.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct PinRecord {
+    /// The pin directory, canonical.
+    pub dir: String,
+    /// `strict` or `warn`.
+    pub mode: String,
+    /// cuDNN major of the directory's layout (8 or 9).
+    pub major: Option<u32>,
+    /// "9.19.0", when it could be read.
+    pub version: Option<String>,
+    /// `cudnnGetCudartVersion()` of the pinned cuDNN (13000 = built for CUDA 13.0).
+    pub cuda_build: Option<u32>,
+    /// `cudnnGetMaxDeviceVersion()` (900 = SM 9.0).
+    pub max_device: Option<u32>,
+    /// The cuDNN file names in the directory.
+    pub files: Vec<String>,
+    /// What validation warned about.
+    pub warnings: Vec<String>,
+}
+
+impl LauncherRecord {
+    /// "exit status 0", "killed by signal 9 (SIGKILL)", … when known.
+    pub fn ending(&self) -> Option<String> {
+        if let Some(sig) = self.signal {
+            let name = self
+                .signal_name
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
+            let core = if self.core_dumped == Some(true) {
+                ", core dumped"
+            } else {
+                ""
+            };
+            return Some(format!("killed by signal {sig}{name}{core}"));
+        }
+        if let Some(code) = self.exit_code {
+            return Some(format!("exit status {code}"));
+        }
+        if let Some(e) = &self.error {
+            return Some(format!("not started: {e}"));
+        }
+        if self.end_wall_ms.is_none() {
+            return Some("still running, or the launcher was killed".into());
+        }
+        None
+    }
+}
+
+/// `stderr` of `launcher.json`: how the program's stderr was captured.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct StderrRecord {
+    /// The copy, relative to the trace directory (`stderr.txt`); absent when
+    /// nothing was captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// `pty`, `pipe`, `socket` (relayed), `file` (read back from the file
+    /// stderr was redirected to) or `none`.
+    pub how: String,
+    /// Bytes the program wrote while it was captured (the file holds all of
+    /// them unless `truncated`).
+    pub bytes: u64,
+    /// Whether the middle was left out (see [`KEEP`]).
+    pub truncated: bool,
+    /// stdout went to the same place (`2>&1`), so the copy holds it too.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub with_stdout: bool,
+    /// A process still held stderr open `launch::capture::GRACE` after the program had
+    /// ended: what it wrote later was relayed, not captured.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub left_open: bool,
+    /// Why nothing (or not everything) was captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The program's captured stderr in the trace directory `run_dir`, as text
+/// (invalid UTF-8 replaced); None when there is none.
+// Called by report and the launcher's summary (the findings that quote the
+// frameworks' messages).
+pub fn read_captured(run_dir: &Path) -> Option<String> {
+    let path = run_dir.join(STDERR_FILE);
+    if !fs::metadata(&path).ok()?.is_file() {
+        return None;
+    }
+    // Non-blocking, and checked again once open: a FIFO put there must not
+    // hang the report.
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(&path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    // The launcher writes at most 2 × KEEP bytes and the marker line.
+    let cap = (2 * KEEP + 4096) as u64;
+    let mut bytes = Vec::new();
+    f.take(cap).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The program's captured stderr (`stderr.txt`), if one of `paths` is a run
+/// directory that has it.
+pub fn captured_stderr(paths: &[PathBuf]) -> Option<String> {
+    paths.iter().find_map(|p| read_captured(p))
+}
+
+/// Name of a signal (`SIGKILL`), for the common ones.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGCHLD => "SIGCHLD",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(9), Some("SIGKILL"));
+        assert_eq!(signal_name(11), Some("SIGSEGV"));
+        assert_eq!(signal_name(64), None);
+    }
+}

@@ -1,0 +1,222 @@
+//! The one pipeline behind `run`'s summary and `report` (and any other
+//! front end): read the traces (`model`) → the machine the report runs on
+//! (`machine`) → analyse (`analysis`) → render (`render`).
+//!
+//! ```text
+//! let report = Report::read(&paths);       // read, describe the machine, analyse
+//! print!("{}", report.summary_text(&opts)); // render: text ...
+//! print!("{}", report.json(all)?);          // ... or the JSON document
+//! ```
+
+use crate::analysis::findings::Severity;
+use crate::analysis::{self, Analysis, Knowledge};
+use crate::machine::Machine;
+use crate::model::{self, FindingsRecord, TraceSet};
+use crate::render::{self, json::Document, summary::TextOptions};
+use std::path::PathBuf;
+
+/// A trace set and what the analysis made of it.
+pub struct Report {
+    pub set: TraceSet,
+    pub analysis: Analysis,
+}
+
+impl Report {
+    /// Reads trace directories and files, and analyses them on this
+    /// machine with the knowledge tables. The program's stderr is taken
+    /// from the first run directory that has a `stderr.txt`.
+    pub fn read(paths: &[PathBuf]) -> Report {
+        let set = model::read_paths(paths);
+        let stderr = model::captured_stderr(paths);
+        Report::analyse(set, stderr.as_deref(), &Machine::this_host())
+    }
+
+    /// Analyses a trace set already read, with the program's `stderr` (when
+    /// captured), on `machine`, with the knowledge tables.
+    pub fn analyse(set: TraceSet, stderr: Option<&str>, machine: &Machine) -> Report {
+        let (knowledge, warnings) = Knowledge::load();
+        let analysis = analysis::analyse(&set, stderr, machine, &knowledge, warnings);
+        Report { set, analysis }
+    }
+
+    /// The text summary: the process tree and each process's libraries.
+    pub fn summary_text(&self, opts: &TextOptions) -> String {
+        render::summary::render(&self.set, &self.analysis.tree, opts)
+    }
+
+    /// The findings section that follows the summary.
+    pub fn findings_text(&self) -> String {
+        render::findings::findings_text(&self.analysis.diagnosis)
+    }
+
+    /// What could not be read, one line each (bounded).
+    pub fn problems_text(&self) -> String {
+        render::findings::problems_text(&self.set.problems)
+    }
+
+    /// The machine-readable document. `all`: include libraries outside the
+    /// CUDA family (only in traces taken with `--all`).
+    pub fn document(&self, all: bool) -> Document<'_> {
+        render::json::document(
+            &self.set,
+            &self.analysis.tree,
+            all,
+            &self.analysis.diagnosis,
+        )
+    }
+
+    /// [`Report::document`] as pretty-printed JSON.
+    pub fn json(&self, all: bool) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(&self.document(all))
+    }
+
+    /// Why there is nothing to report, when no trace file was read (`report`
+    /// then exits 1); None when at least one was.
+    pub fn nothing_read(&self) -> Option<&'static str> {
+        if !self.set.images.is_empty() {
+            None
+        } else if !self.set.launchers.is_empty() {
+            Some("a launcher record but no trace file was found")
+        } else {
+            Some("no readable trace found")
+        }
+    }
+
+    /// `--fail-on LEVEL`: whether a finding reached it.
+    pub fn trips(&self, level: Option<Severity>) -> bool {
+        self.analysis.diagnosis.trips(level)
+    }
+
+    /// The findings counts and the `--fail-on` gate, as `launcher.json`
+    /// records them.
+    pub fn findings_record(&self, fail_on: Option<Severity>) -> FindingsRecord {
+        let d = &self.analysis.diagnosis;
+        let count = |s: Severity| d.all().filter(|f| f.severity == s).count();
+        FindingsRecord {
+            error: count(Severity::Error),
+            warning: count(Severity::Warning),
+            info: count(Severity::Info),
+            fail_on: fail_on.map(|l| l.as_str().to_string()),
+            tripped: self.trips(fail_on),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::LauncherRecord;
+    use crate::testutil::{header, tempdir};
+    use std::fs;
+
+    /// The set analysed on this machine.
+    fn report(set: TraceSet) -> Report {
+        Report::analyse(set, None, &Machine::this_host())
+    }
+
+    #[test]
+    fn json_document_with_problems() {
+        let d = tempdir("reportjson");
+        let load = r#"{"ev":"load","seq":1,"t_ns":10,"pid":10,"ppid":1,"tid":10,"name":"libcudnn.so.9","path":"/l/libcudnn.so.9","realpath":"/l/libcudnn.so.9.1.0","reason":"LD_LIBRARY_PATH","reason_owner":null,"search_dir":"/l","requester":"/usr/bin/python3.11","via":"dlopen","mode":1,"lmid":0,"soname":"libcudnn.so.9","dev":1,"ino":2,"size":3,"build_id":null,"family":"cudnn","tried":[{"path":"/l/libcudnn.so.9","reason":"LD_LIBRARY_PATH","result":"used"}],"new":true}"#;
+        let failed = r#"{"ev":"load_failed","seq":2,"t_ns":11,"pid":10,"ppid":1,"tid":10,"name":"libcudnn_adv.so.9","requester":"/l/libcudnn.so.9","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":"E1","errno":2}"#;
+        let dlerr =
+            r#"{"ev":"dlerror","seq":3,"t_ns":12,"pid":10,"ppid":1,"tid":10,"req":2,"error":"E2"}"#;
+        let note = r#"{"ev":"note","seq":4,"t_ns":13,"pid":10,"ppid":1,"tid":10,"level":"warning","msg":"hello"}"#;
+        fs::write(
+            d.join("10.jsonl"),
+            format!("{}\n{load}\n{failed}\n{dlerr}\n{note}\n{{\"ev\":\"mystery\"}}\n{{\"ev\":\"load\",\"s", header(10, 1, "exec")),
+        )
+        .unwrap();
+        fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
+        let r = report(model::read_paths(std::slice::from_ref(&d)));
+        let v = serde_json::to_value(r.document(false)).unwrap();
+        assert_eq!(v["report_version"], 1);
+        assert_eq!(v["processes"].as_array().unwrap().len(), 1);
+        let p = &v["processes"][0];
+        assert_eq!(p["pid"], 10);
+        assert_eq!(p["libraries"][0]["version"]["version"], "9.1.0");
+        assert_eq!(p["libraries"][0]["version"]["kind"], "full");
+        assert_eq!(
+            p["failed_loads"][0]["errors"],
+            serde_json::json!(["E1", "E2"])
+        );
+        assert_eq!(p["notes"][0]["msg"], "hello");
+        let probs = v["problems"].as_array().unwrap();
+        assert_eq!(probs.len(), 3, "{probs:?}");
+        assert_eq!(r.nothing_read(), None);
+
+        // Text rendering of the same set does not panic and names the failure.
+        let text = r.summary_text(&TextOptions::default());
+        assert!(text.contains("FAILED  libcudnn_adv.so.9"), "{text}");
+        assert!(text.contains("error: E1"), "{text}");
+        assert!(text.contains("note    warning: hello"), "{text}");
+    }
+
+    #[test]
+    fn nothing_readable_exits_1() {
+        let d = tempdir("reportnone");
+        fs::write(d.join("1.jsonl"), "").unwrap();
+        let set = model::read_paths(&[d]);
+        let r = report(set);
+        assert_eq!(r.nothing_read(), Some("no readable trace found"));
+        let _ = r.summary_text(&TextOptions::default());
+        let _ = serde_json::to_string(&r.document(true)).unwrap();
+    }
+
+    #[test]
+    fn terminal_escapes_from_traces_are_escaped() {
+        let d = tempdir("reportesc");
+        let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{7f}";
+        let h = header(10, 1, "exec")
+            .replace(
+                r#""argv":["python","train.py"]"#,
+                r#""argv":["py\u001b[31m","a\nb"]"#,
+            )
+            .replace("/usr/bin/python3.11", r"/usr/bin/\u001b[1mpy");
+        let note = format!(
+            r#"{{"ev":"note","seq":4,"t_ns":13,"pid":10,"ppid":1,"tid":10,"level":"warning","msg":{}}}"#,
+            serde_json::to_string(evil).unwrap()
+        );
+        let failed = r#"{"ev":"load_failed","seq":2,"t_ns":11,"pid":10,"ppid":1,"tid":10,"name":"libcudnn\u001b[8m.so","requester":"/l/x\u0007.so","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[{"path":"/a\u001b/libcudnn\u001b[8m.so","reason":"LD_LIBRARY_PATH","result":"missing"}],"error":"E\u001b[1A\r\nforged line","errno":2}"#;
+        fs::write(
+            d.join("10.jsonl"),
+            format!("{h}\n{failed}\n{note}\nnot json \u{1b}[5m\n"),
+        )
+        .unwrap();
+        fs::write(d.join("bad\u{1b}[7m.jsonl"), "x\n").unwrap();
+        let mut set = model::read_paths(std::slice::from_ref(&d));
+        set.launchers.push((
+            d.join(model::LAUNCHER_FILE),
+            LauncherRecord {
+                argv: vec!["run\u{1b}c".into()],
+                warnings: vec!["w\u{1b}[0m".into()],
+                error: Some("no\u{85}such".into()),
+                ..Default::default()
+            },
+        ));
+        let r = report(set);
+        let text = r.summary_text(&TextOptions::default());
+        let problems = r.problems_text();
+        for out in [&text, &problems] {
+            assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        }
+        assert!(text.contains(r"py\x1b[31m"), "{text}");
+        assert!(
+            text.contains(r"note    warning: \x1b]0;pwned\x07\x1b[2J\u{9b}31m\x7f"),
+            "{text}"
+        );
+        assert!(
+            text.contains(r"error: E\x1b[1A\x0d\x0aforged line"),
+            "{text}"
+        );
+        assert!(!text.contains("\nforged line"), "{text}");
+        assert!(text.contains(r"FAILED  libcudnn\x1b[8m.so"), "{text}");
+        assert!(text.contains(r"[/usr/bin/\x1b[1mpy]"), "{text}");
+        assert!(text.contains(r"warning: w\x1b[0m"), "{text}");
+        assert!(text.contains(r"not started: no\u{85}such"), "{text}");
+        assert!(problems.contains(r"bad\x1b[7m.jsonl"), "{problems}");
+        // JSON keeps the text as it is (serde escapes it).
+        let json = serde_json::to_string(&r.document(false)).unwrap();
+        assert!(json.contains(r"\u001b]0;pwned"), "{json}");
+    }
+}

@@ -1,0 +1,200 @@
+//! The machine-readable document of `report --json` and the launcher's
+//! `--json-summary`.
+
+use crate::analysis::findings::{Finding, Severity};
+use crate::analysis::libraries::{libraries, LibraryView};
+use crate::analysis::pin::{pin_view, PinView};
+use crate::analysis::{Diagnosis, Link, ProcessTree};
+use crate::model::{LauncherRecord, Problem, TraceSet};
+use cudnn_trace_format::read::Tried;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Version of the JSON document; bump when a field changes meaning.
+pub const REPORT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+pub struct Document<'a> {
+    pub report_version: u32,
+    pub tool_version: &'static str,
+    pub sources: Vec<String>,
+    pub launchers: Vec<&'a LauncherRecord>,
+    pub processes: Vec<ProcessDoc<'a>>,
+    pub problems: &'a [Problem],
+    /// How many findings of each severity, over all processes.
+    pub findings_total: BTreeMap<&'static str, usize>,
+    /// Where each knowledge table came from (`embedded` or an override path).
+    pub knowledge: &'a BTreeMap<String, String>,
+    pub knowledge_warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+pub struct ProcessDoc<'a> {
+    pub file: String,
+    pub pid: u32,
+    pub ppid: u32,
+    /// `n` of `<pid>.<n>.jsonl`: 0 for the first image of a pid.
+    pub image: u32,
+    pub hostname: Option<&'a str>,
+    pub exe: Option<&'a str>,
+    pub argv: &'a [String],
+    pub cwd: Option<&'a str>,
+    /// `exec` or `fork`.
+    pub origin: &'a str,
+    pub mode: &'a str,
+    pub shim: &'a str,
+    pub glibc: Option<&'a str>,
+    pub preload: bool,
+    pub wall_ms: u64,
+    pub env: &'a BTreeMap<String, String>,
+    /// The trace file of the parent image in the tree (its process, or for
+    /// an exec, the previous image of the same pid).
+    pub parent: Option<String>,
+    /// `child`, `exec` (new image of `parent`'s pid) or `root`.
+    pub link: &'static str,
+    /// Whether this pid is the program the launcher started.
+    pub top: bool,
+    /// How it ended, when the launcher knows.
+    pub ended: Option<String>,
+    pub libraries: Vec<LibraryView>,
+    pub failed_loads: Vec<FailedDoc<'a>>,
+    pub notes: Vec<NoteDoc<'a>>,
+    /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
+    pub findings: &'a [Finding],
+    /// The cuDNN pin of this process and what it did; absent when not pinned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<PinView>,
+}
+
+#[derive(Serialize)]
+pub struct FailedDoc<'a> {
+    pub seq: u64,
+    pub name: &'a str,
+    pub family: Option<&'a str>,
+    pub requester: Option<&'a str>,
+    pub via: &'a str,
+    pub mode: Option<i64>,
+    pub lmid: i64,
+    pub tried: Vec<TriedDoc<'a>>,
+    /// The loader's error texts (recorded with the failure, and what the
+    /// program read from `dlerror()`), without repeats.
+    pub errors: Vec<&'a str>,
+    pub errno: Option<i32>,
+}
+
+#[derive(Serialize)]
+pub struct TriedDoc<'a> {
+    pub path: &'a str,
+    pub reason: &'a str,
+    pub result: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct NoteDoc<'a> {
+    pub seq: u64,
+    pub level: &'a str,
+    pub msg: &'a str,
+}
+
+fn tried(t: &Tried) -> TriedDoc<'_> {
+    TriedDoc {
+        path: &t.path,
+        reason: &t.reason,
+        result: &t.result,
+    }
+}
+
+/// The machine-readable document. `all`: include libraries outside the
+/// CUDA family (only in traces taken with `--all`).
+pub fn document<'a>(
+    set: &'a TraceSet,
+    tree: &ProcessTree,
+    all: bool,
+    d: &'a Diagnosis,
+) -> Document<'a> {
+    let processes = set
+        .images
+        .iter()
+        .enumerate()
+        .map(|(i, img)| {
+            let h = &img.header;
+            let (parent, link) = match tree.link[i] {
+                Link::Root => (None, "root"),
+                Link::Child(p) => (Some(set.images[p].file.display().to_string()), "child"),
+                Link::Exec(p) => (Some(set.images[p].file.display().to_string()), "exec"),
+            };
+            ProcessDoc {
+                file: img.file.display().to_string(),
+                pid: h.pid,
+                ppid: h.ppid,
+                image: img.index,
+                hostname: h.hostname.as_deref(),
+                exe: h.exe.as_deref(),
+                argv: &h.argv,
+                cwd: h.cwd.as_deref(),
+                origin: &h.origin,
+                mode: &h.mode,
+                shim: &h.shim,
+                glibc: h.glibc.as_deref(),
+                preload: h.preload,
+                wall_ms: h.wall_ms,
+                env: &h.env,
+                parent,
+                link,
+                top: tree.top[i],
+                ended: tree.ending[i].clone(),
+                libraries: libraries(img, all),
+                failed_loads: img
+                    .failed
+                    .iter()
+                    .map(|f| FailedDoc {
+                        seq: f.ev.seq,
+                        name: &f.ev.name,
+                        family: f.ev.family.as_deref(),
+                        requester: f.ev.requester.as_deref(),
+                        via: &f.ev.via,
+                        mode: f.ev.mode,
+                        lmid: f.ev.lmid,
+                        tried: f.ev.tried.iter().map(tried).collect(),
+                        errors: f.errors(),
+                        errno: f.ev.errno,
+                    })
+                    .collect(),
+                notes: img
+                    .notes
+                    .iter()
+                    .map(|n| NoteDoc {
+                        seq: n.seq,
+                        level: &n.level,
+                        msg: &n.msg,
+                    })
+                    .collect(),
+                pin: pin_view(img),
+                findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
+            }
+        })
+        .collect();
+    Document {
+        report_version: REPORT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        sources: set
+            .sources
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        launchers: launchers(set),
+        processes,
+        problems: &set.problems,
+        findings_total: [Severity::Error, Severity::Warning, Severity::Info]
+            .into_iter()
+            .map(|s| (s.as_str(), d.all().filter(|f| f.severity == s).count()))
+            .collect(),
+        knowledge: &d.knowledge_origin,
+        knowledge_warnings: &d.knowledge_warnings,
+    }
+}
+
+/// The launcher records of the set, for the JSON document.
+pub fn launchers(set: &TraceSet) -> Vec<&LauncherRecord> {
+    set.launchers.iter().map(|(_, r)| r).collect()
+}

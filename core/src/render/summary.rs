@@ -1,0 +1,1289 @@
+//! The text summary of a trace set: the process tree, and per process the
+//! CUDA-family libraries (path, version, why, who asked), failed loads, the
+//! pin's decisions and shim notes. Shared by the launcher and `report`.
+//!
+//! It writes what the analysis found (`analysis::{tree, libraries,
+//! failures, pin}`); the findings have their own section
+//! (`render::findings`).
+
+use super::text::{argv_text, esc, esc_lines};
+use crate::analysis::failures::{
+    blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
+};
+use crate::analysis::libraries::{libraries, other_count, LibraryView};
+use crate::analysis::pin::pin_view;
+use crate::analysis::{Link, ProcessTree};
+use crate::model::name_version::NameVersion;
+use crate::model::Ver;
+use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
+use cudnn_trace_format::{reason, via};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+/// Appends one line of the summary, its control characters escaped.
+fn line(out: &mut String, s: &str) {
+    out.push_str(&esc(s));
+    out.push('\n');
+}
+
+/// Shortens object paths to their file name where that is unambiguous among
+/// every path this image's summary mentions.
+struct Shortener {
+    names: HashMap<String, BTreeSet<String>>,
+    /// A long directory prefix shown as `…/` (see [`common_prefix`]).
+    prefix: Option<String>,
+}
+
+impl Shortener {
+    fn new(img: &Image, prefix: Option<&str>) -> Self {
+        // A path and its resolved path (`…/torch/lib/../../nvidia/x.so` and
+        // `…/nvidia/x.so`) are one object: count it once.
+        let canon: HashMap<&str, &str> = img
+            .loads
+            .iter()
+            .filter_map(|l| Some((l.path.as_str(), l.realpath.as_deref()?)))
+            .collect();
+        let mut names: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut add = |p: &str| {
+            if p.contains('/') {
+                let key = canon.get(p).copied().unwrap_or(p);
+                names
+                    .entry(basename(p).to_string())
+                    .or_default()
+                    .insert(key.to_string());
+            }
+        };
+        if let Some(e) = &img.header.exe {
+            add(e);
+        }
+        for l in &img.loads {
+            add(&l.path);
+            l.realpath.as_deref().map(&mut add);
+            l.requester.as_deref().map(&mut add);
+            l.reason_owner.as_deref().map(&mut add);
+        }
+        for f in &img.failed {
+            f.ev.requester.as_deref().map(&mut add);
+        }
+        Shortener {
+            names,
+            prefix: prefix.map(str::to_string),
+        }
+    }
+
+    /// An object's file name when that is unambiguous, else its path.
+    fn short(&self, p: &str) -> String {
+        let b = basename(p);
+        match self.names.get(b) {
+            Some(set) if set.len() == 1 && !b.is_empty() => b.to_string(),
+            _ => self.abbr(p),
+        }
+    }
+
+    /// A path with the common prefix written `…/`.
+    fn abbr(&self, p: &str) -> String {
+        match &self.prefix {
+            Some(pre) if p.starts_with(pre.as_str()) && p.len() > pre.len() => {
+                format!("…/{}", &p[pre.len()..])
+            }
+            _ => p.to_string(),
+        }
+    }
+}
+
+/// Who asked, as the summary names it: the main program (the empty
+/// requester), else the object's short name.
+fn requester_name(sh: &Shortener, requester: Option<&str>) -> Option<String> {
+    match requester? {
+        "" => Some("the main program".to_string()),
+        r => Some(sh.short(r)),
+    }
+}
+
+fn requester_text(sh: &Shortener, via_: &str, requester: Option<&str>) -> String {
+    let who = requester_name(sh, requester);
+    let by = |verb: &str| match &who {
+        Some(who) => format!("{verb} by {who}"),
+        None => verb.to_string(),
+    };
+    match via_ {
+        via::NEEDED => by("needed"),
+        via::DLOPEN => by("dlopen"),
+        via::DLMOPEN => by("dlmopen"),
+        via::PRELOAD => "LD_PRELOAD".into(),
+        via::STARTUP => "startup".into(),
+        via::LOADER => by("loader request"),
+        other => by(other),
+    }
+}
+
+fn why_text(sh: &Shortener, v: &LibraryView) -> String {
+    let mut s = match (v.reason.as_str(), v.reason_owner.as_deref()) {
+        (reason::RPATH | reason::RUNPATH | reason::RPATH_OR_RUNPATH, Some(owner))
+            if !owner.is_empty() =>
+        {
+            format!("{} of {}", v.reason, sh.short(owner))
+        }
+        (reason::PATH, _) => "path given".into(),
+        (reason::PIN, _) => match v.name.as_deref() {
+            // The whole path: that it named another copy is the point.
+            Some(n) if n.contains('/') => format!("pinned, asked for {}", sh.abbr(n)),
+            Some(n) if Some(n) != Some(basename(&v.path)) => format!("pinned, asked for {n}"),
+            _ => "pinned".into(),
+        },
+        (r, _) => r.to_string(),
+    };
+    if v.lmid != 0 {
+        let _ = write!(s, " [namespace {}]", v.lmid);
+    }
+    s
+}
+
+/// Options of the text summary.
+#[derive(Debug, Default, Clone)]
+pub struct TextOptions {
+    /// List libraries outside the CUDA family too.
+    pub all: bool,
+    /// Where the trace is, as shown to the user.
+    pub location: Vec<String>,
+    /// Written `…/` in paths; `render` chooses it (see [`common_prefix`]).
+    pub prefix: Option<String>,
+}
+
+/// A long directory prefix that many paths of the summary share (say
+/// `/opt/venv/lib/python3.12/site-packages/`), to write as `…/` with one
+/// legend line. None when no prefix is worth it.
+pub fn common_prefix(set: &TraceSet, all: bool) -> Option<String> {
+    // Distinct library and requester paths; the many candidates of failed
+    // requests would otherwise outvote them.
+    let mut paths: BTreeSet<&str> = BTreeSet::new();
+    for img in &set.images {
+        for l in img.loads.iter().filter(|l| all || l.family.is_some()) {
+            paths.insert(&l.path);
+            paths.extend(l.requester.as_deref());
+        }
+    }
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for p in &paths {
+        for (i, c) in p.char_indices() {
+            // Directory prefixes of at least 24 characters, up to a '/'.
+            if c == '/' && i + 1 >= 24 && i + 1 < p.len() {
+                *counts.entry(&p[..=i]).or_default() += 1;
+            }
+        }
+    }
+    // The one that covers the most paths; the longest of those.
+    counts
+        .into_iter()
+        .filter(|&(_, n)| n >= 4)
+        .max_by_key(|&(pre, n)| (n, pre.len(), std::cmp::Reverse(pre)))
+        .map(|(pre, _)| pre.to_string())
+}
+
+/// The trace set and its tree, as the summary walks them.
+struct View<'a> {
+    set: &'a TraceSet,
+    tree: &'a ProcessTree,
+}
+
+/// Whether an image has something to show beyond its header line.
+fn interesting(a: &View<'_>, i: usize, all: bool) -> bool {
+    let img = &a.set.images[i];
+    a.tree.top[i]
+        || img.loads.iter().any(|l| all || l.family.is_some())
+        || !img.failed.is_empty()
+        || !img.notes.is_empty()
+}
+
+/// The text summary.
+pub fn render(set: &TraceSet, tree: &ProcessTree, opts: &TextOptions) -> String {
+    let a = &View { set, tree };
+    let mut opts = opts.clone();
+    if opts.prefix.is_none() {
+        opts.prefix = common_prefix(set, opts.all);
+    }
+    let opts = &opts;
+    let n = set.images.len();
+    let mut out = String::new();
+    let with_cuda = set
+        .images
+        .iter()
+        .filter(|img| img.loads.iter().any(|l| l.family.is_some()))
+        .count();
+    let pids: BTreeSet<(&str, u32)> = set
+        .images
+        .iter()
+        .map(|i| (i.host(), i.header.pid))
+        .collect();
+    let _ = writeln!(
+        out,
+        "cudnn-trace: {} process{} traced ({n} program image{}), {with_cuda} image{} with CUDA libraries",
+        pids.len(),
+        if pids.len() == 1 { "" } else { "es" },
+        if n == 1 { "" } else { "s" },
+        if with_cuda == 1 { "" } else { "s" },
+    );
+    for loc in &opts.location {
+        line(&mut out, &format!("trace: {loc}"));
+    }
+    if let Some(p) = &opts.prefix {
+        line(&mut out, &format!("paths: …/ stands for {p}"));
+    }
+    for (path, rec) in &set.launchers {
+        let mut l = format!("program: {}", argv_text(&rec.argv, 100));
+        if let Some(pid) = rec.pid {
+            let _ = write!(l, "  (pid {pid})");
+        }
+        if let Some(e) = rec.ending() {
+            let _ = write!(l, "  {}", esc(&e));
+        }
+        line(&mut out, &l);
+        for w in &rec.warnings {
+            line(&mut out, &format!("warning: {w}"));
+        }
+        if let Some(p) = &rec.pin {
+            render_pin_record(set, rec, p, &mut out);
+        }
+        if n == 0 && rec.error.is_none() {
+            line(
+                &mut out,
+                &format!("no trace files were written next to {}", path.display()),
+            );
+        }
+    }
+    let hosts: BTreeSet<&str> = set.images.iter().map(Image::host).collect();
+    let multi_host = hosts.len() > 1;
+
+    // Which images to show: the interesting ones and everything above them;
+    // the rest is collapsed into one line unless there are only a few.
+    let mut shown = vec![false; n];
+    for i in 0..n {
+        if interesting(a, i, opts.all) {
+            // Up to the first image already shown: each is marked once.
+            let mut cur = i;
+            while !shown[cur] {
+                shown[cur] = true;
+                match a.tree.link[cur] {
+                    Link::Root => break,
+                    Link::Child(p) | Link::Exec(p) => cur = p,
+                }
+            }
+        }
+    }
+    let hidden = shown.iter().filter(|s| !**s).count();
+    if hidden <= 5 {
+        shown.iter_mut().for_each(|s| *s = true);
+    }
+    render_forest(a, &shown, multi_host, opts, &mut out);
+    if hidden > 5 {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for i in (0..n).filter(|&i| !shown[i]) {
+            *counts.entry(program_name(&set.images[i])).or_default() += 1;
+        }
+        let mut v: Vec<(String, usize)> = counts.into_iter().collect();
+        v.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        let list = v
+            .iter()
+            .take(8)
+            .map(|(name, c)| {
+                if *c > 1 {
+                    format!("{name} ×{c}")
+                } else {
+                    name.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = if v.len() > 8 { ", …" } else { "" };
+        let _ = writeln!(
+            out,
+            "\n{hidden} other process images loaded no CUDA library: {}{more}",
+            esc(&list)
+        );
+    }
+    // Every line above escapes what came from a trace; make sure.
+    match esc_lines(&out) {
+        Cow::Borrowed(_) => out,
+        Cow::Owned(t) => t,
+    }
+}
+
+/// The launcher's pin: what was pinned, and when the program failed, how
+/// the pin may be the reason (a framework refuses a cuDNN older than its
+/// build: compat-facts §4).
+fn render_pin_record(set: &TraceSet, rec: &LauncherRecord, p: &PinRecord, out: &mut String) {
+    let what = match &p.version {
+        Some(v) => format!("cuDNN {v}"),
+        None => match p.major {
+            Some(m) => format!("cuDNN {m}.x"),
+            None => "cuDNN".into(),
+        },
+    };
+    let built = p
+        .cuda_build
+        .map(|c| format!(", built for CUDA {}", Ver::from_cuda_int(u64::from(c))))
+        .unwrap_or_default();
+    line(
+        out,
+        &format!("pin: {what}{built} from {} ({})", esc(&p.dir), esc(&p.mode)),
+    );
+    for w in &p.warnings {
+        line(out, &format!("pin warning: {w}"));
+    }
+    let failed = rec.signal.is_some() || rec.exit_code.is_some_and(|c| c != 0);
+    if !failed {
+        return;
+    }
+    let outside: usize = set
+        .images
+        .iter()
+        .filter_map(pin_view)
+        .map(|v| v.outside.len())
+        .sum();
+    let whence = if outside == 0 {
+        format!("every cuDNN file came from {}", esc(&p.dir))
+    } else {
+        format!("{outside} cuDNN file(s) came from elsewhere, see below")
+    };
+    line(
+        out,
+        &format!(
+            "pin: the program failed while cuDNN was pinned to {what} ({whence}). If its error is a cuDNN version check"
+        ),
+    );
+    line(
+        out,
+        "     (PyTorch \"compiled against (9, X, 0) but found runtime version\", XLA \"Loaded runtime CuDNN library\", JAX \"Outdated cuDNN installation\"),",
+    );
+    line(
+        out,
+        "     it is the pin's effect: frameworks need the major they were built with and at least its minor; pin that version or a newer one.",
+    );
+}
+
+fn program_name(img: &Image) -> String {
+    img.header
+        .argv
+        .first()
+        .map(|a| esc(basename(a)).into_owned())
+        .or_else(|| {
+            img.header
+                .exe
+                .as_deref()
+                .map(|e| esc(basename(e)).into_owned())
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Whether an image's block would be its header line only.
+fn plain(a: &View<'_>, i: usize, all: bool) -> bool {
+    let img = &a.set.images[i];
+    a.tree.ending[i].is_none()
+        && !img.loads.iter().any(|l| all || l.family.is_some())
+        && img.failed.is_empty()
+        && img.notes.is_empty()
+}
+
+/// Deeper process chains are shown without further indentation.
+pub const MAX_DEPTH: usize = 64;
+
+/// For each image, how many child-process levels of shown images hang below
+/// it (exec successors add none).
+fn levels_below(a: &View<'_>, shown: &[bool]) -> Vec<usize> {
+    let n = a.tree.link.len();
+    // Parents before children, then children first.
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    order.extend(&a.tree.roots);
+    let mut k = 0;
+    while k < order.len() {
+        order.extend(&a.tree.children[order[k]]);
+        k += 1;
+    }
+    let mut levels = vec![0; n];
+    for &i in order.iter().rev() {
+        if !shown[i] {
+            continue;
+        }
+        if let Link::Child(p) | Link::Exec(p) = a.tree.link[i] {
+            let add = usize::from(matches!(a.tree.link[i], Link::Child(_)));
+            levels[p] = levels[p].max(levels[i] + add);
+        }
+    }
+    levels
+}
+
+/// Renders the tree, without recursion. A plain image (header only) that
+/// exec'd into the next one is shown on that one's line.
+fn render_forest(
+    a: &View<'_>,
+    shown: &[bool],
+    multi_host: bool,
+    opts: &TextOptions,
+    out: &mut String,
+) {
+    enum Item {
+        /// An image at `depth`; `chain`: names of the plain images of the
+        /// same pid that exec'd into it.
+        Image {
+            i: usize,
+            depth: usize,
+            chain: Vec<(String, Link)>,
+        },
+        /// The levels below [`MAX_DEPTH`], before they are shown flat.
+        Deeper(usize),
+    }
+    let levels = levels_below(a, shown);
+    let mut stack: Vec<Item> = a
+        .tree
+        .roots
+        .iter()
+        .rev()
+        .map(|&i| Item::Image {
+            i,
+            depth: 0,
+            chain: Vec::new(),
+        })
+        .collect();
+    while let Some(item) = stack.pop() {
+        let (i, depth, mut chain) = match item {
+            Item::Image { i, depth, chain } => (i, depth, chain),
+            Item::Deeper(k) => {
+                let _ = writeln!(
+                    out,
+                    "\n{}… {k} more level{} below, shown without further indentation",
+                    "   ".repeat(MAX_DEPTH + 1),
+                    if k == 1 { "" } else { "s" }
+                );
+                continue;
+            }
+        };
+        if !shown[i] {
+            continue;
+        }
+        let kids = &a.tree.children[i];
+        let mut exec_next = kids
+            .iter()
+            .copied()
+            .filter(|&c| shown[c] && matches!(a.tree.link[c], Link::Exec(_)));
+        let forks = kids
+            .iter()
+            .any(|&c| shown[c] && matches!(a.tree.link[c], Link::Child(_)));
+        if plain(a, i, opts.all) && !forks {
+            if let (Some(next), None) = (exec_next.next(), exec_next.next()) {
+                chain.push((program_name(&a.set.images[i]), a.tree.link[i]));
+                stack.push(Item::Image {
+                    i: next,
+                    depth,
+                    chain,
+                });
+                continue;
+            }
+        }
+        render_image(
+            a,
+            i,
+            depth.min(MAX_DEPTH + 1),
+            multi_host,
+            opts,
+            &chain,
+            out,
+        );
+        for &c in kids.iter().rev() {
+            let d = if matches!(a.tree.link[c], Link::Exec(_)) {
+                depth
+            } else {
+                depth + 1
+            };
+            stack.push(Item::Image {
+                i: c,
+                depth: d,
+                chain: Vec::new(),
+            });
+        }
+        if depth == MAX_DEPTH && forks {
+            stack.push(Item::Deeper(levels[i]));
+        }
+    }
+}
+
+fn render_image(
+    a: &View<'_>,
+    i: usize,
+    depth: usize,
+    multi_host: bool,
+    opts: &TextOptions,
+    chain: &[(String, Link)],
+    out: &mut String,
+) {
+    let img = &a.set.images[i];
+    let pad = "   ".repeat(depth);
+    let body = format!("{pad}  ");
+    let libs = libraries(img, opts.all);
+    let mut head = image_head(a, i, &pad, multi_host, chain);
+    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() && img.pins.is_empty() {
+        head.push_str("  — no CUDA library");
+    }
+    out.push('\n');
+    line(out, &head);
+
+    let sh = Shortener::new(img, opts.prefix.as_deref());
+    // Libraries, one aligned row each, grouped by family.
+    let rows: Vec<[String; 6]> = libs.iter().map(|v| library_row(&sh, img, v)).collect();
+    write_rows(&rows, &body, out);
+    if !opts.all && img.header.mode == "all" {
+        let others = other_count(img);
+        if others > 0 {
+            let _ = writeln!(
+                out,
+                "{body}(+{others} other librar{} recorded; `cudnn-trace report --all` lists them)",
+                if others == 1 { "y" } else { "ies" }
+            );
+        }
+    }
+    render_pin(&sh, img, &body, out);
+    for (f, times) in grouped_failures(img) {
+        // Shown on the pin's BLOCKED line, unless the program read the
+        // loader's text, which is worth showing as it was.
+        if blocked_by_pin(f) && f.errors().is_empty() {
+            continue;
+        }
+        render_failed(&sh, f, times, &body, out);
+    }
+    for note in &img.notes {
+        line(out, &format!("{body}note    {}: {}", note.level, note.msg));
+    }
+}
+
+/// The first line of an image's block: pid, how it hangs in the tree, the
+/// exec chain that led to it (`chain`: the plain images before it), its
+/// command line and how it ended.
+fn image_head(
+    a: &View<'_>,
+    i: usize,
+    pad: &str,
+    multi_host: bool,
+    chain: &[(String, Link)],
+) -> String {
+    let img = &a.set.images[i];
+    let h = &img.header;
+    let mut head = String::new();
+    let pid = if multi_host {
+        format!("{}:{}", esc(img.host()), h.pid)
+    } else {
+        h.pid.to_string()
+    };
+    // The line starts as the first image of the chain would.
+    let (link, origin) = match chain.first() {
+        Some((_, l)) => (*l, None),
+        None => (a.tree.link[i], Some(h.origin.as_str())),
+    };
+    match link {
+        Link::Exec(_) => {
+            let _ = write!(head, "{pad}pid {pid} exec → ");
+        }
+        Link::Child(_) => {
+            let _ = write!(head, "{pad}└ pid {pid} ");
+        }
+        Link::Root => {
+            let _ = write!(head, "{pad}pid {pid} (ppid {}) ", h.ppid);
+        }
+    }
+    if origin == Some("fork") {
+        head.push_str("(fork) ");
+    }
+    if !head.ends_with("→ ") {
+        head.push(' ');
+    }
+    // A long exec chain: its first and last images.
+    const CHAIN: usize = 6;
+    for (k, (name, _)) in chain.iter().enumerate() {
+        if chain.len() > CHAIN && k >= CHAIN / 2 && k < chain.len() - CHAIN / 2 {
+            if k == CHAIN / 2 {
+                let _ = write!(head, "… {} more → ", chain.len() - CHAIN);
+            }
+            continue;
+        }
+        let _ = write!(head, "{name} → ");
+    }
+    if !chain.is_empty() {
+        head.push_str("exec ");
+    }
+    head.push_str(&argv_text(&h.argv, 80));
+    if let Some(exe) = &h.exe {
+        if h.argv.first() != Some(exe) {
+            let _ = write!(head, "  [{}]", esc(exe));
+        }
+    }
+    if let Some(e) = &a.tree.ending[i] {
+        let _ = write!(head, "  → {}", esc(e));
+    }
+    head
+}
+
+/// One library's cells: family, file, version, why, who asked, where
+/// (with the name variants missed before it and its later requests).
+fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
+    let mut dir = sh.abbr(dirname(&v.path));
+    if let Some(rp) = &v.realpath {
+        if rp != &v.path && dirname(rp) != dirname(&v.path) {
+            let _ = write!(dir, " (→ {})", sh.abbr(rp));
+        }
+    }
+    let mut extra = Vec::new();
+    let missed = variants_missed(img, v);
+    if !missed.is_empty() {
+        let stem = v.name.as_deref().and_then(so_stem).unwrap_or("");
+        extra.push(format!(
+            "after {} not found",
+            short_variants(&missed, stem, 0).join(", ")
+        ));
+    }
+    let again = v.requests.len();
+    if again > 0 {
+        extra.push(format!(
+            "+{} more request{}",
+            again,
+            if again == 1 { "" } else { "s" }
+        ));
+    }
+    if !extra.is_empty() {
+        let _ = write!(dir, "  ({})", extra.join(", "));
+    }
+    [
+        v.family.clone().unwrap_or_else(|| "other".into()),
+        basename(&v.path).to_string(),
+        v.version
+            .as_ref()
+            .map(NameVersion::text)
+            .unwrap_or_else(|| "-".into()),
+        why_text(sh, v),
+        requester_text(sh, &v.via, v.requester.as_deref()),
+        dir,
+    ]
+    .map(|cell| esc(&cell).into_owned())
+}
+
+/// The library rows, columns aligned, the family named once per group.
+fn write_rows(rows: &[[String; 6]], body: &str, out: &mut String) {
+    let widths: Vec<usize> = (0..5)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut last_family = String::new();
+    for r in rows {
+        let fam = if r[0] == last_family {
+            ""
+        } else {
+            r[0].as_str()
+        };
+        let mut l = format!("{body}{}", padr(fam, widths[0]));
+        for c in 1..5 {
+            let _ = write!(l, "  {}", padr(&r[c], widths[c]));
+        }
+        let _ = write!(l, "  {}", r[5]);
+        line(out, l.trim_end());
+        last_family = r[0].clone();
+    }
+}
+
+fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut String) {
+    let ev = &f.ev;
+    let fam = ev
+        .family
+        .as_deref()
+        .map(|f| format!(" [{f}]"))
+        .unwrap_or_default();
+    let ns = if ev.lmid != 0 {
+        format!(" [namespace {}]", ev.lmid)
+    } else {
+        String::new()
+    };
+    let again = if times > 1 {
+        format!("  ({times} times)")
+    } else {
+        String::new()
+    };
+    let dep = if ev.dependency_failed {
+        "  (a dependency could not be loaded)"
+    } else {
+        ""
+    };
+    line(
+        out,
+        &format!(
+            "{body}FAILED  {}{fam}  {}{ns}{again}{dep}",
+            ev.name,
+            requester_text(sh, &ev.via, ev.requester.as_deref())
+        ),
+    );
+    let errors = f.errors();
+    if errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "{body}        error: not read by the program (it did not call dlerror)"
+        );
+    }
+    for e in errors {
+        line(out, &format!("{body}        error: {e}"));
+    }
+    let rows = compact_tried(&ev.tried);
+    if rows.is_empty() {
+        return;
+    }
+    let all_missing = rows
+        .iter()
+        .all(|r| r.result == cudnn_trace_format::tried::MISSING);
+    let _ = writeln!(
+        out,
+        "{body}        tried{}:",
+        if all_missing { ", all missing" } else { "" }
+    );
+    // One line per search step, in the loader's order.
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    let want = basename(&ev.name);
+    for r in &rows {
+        let mut item = if basename(&r.path) == want {
+            sh.abbr(dirname(&r.path))
+        } else {
+            sh.abbr(&r.path)
+        };
+        if r.folded > 0 {
+            let _ = write!(
+                item,
+                " (+{} platform subdir{})",
+                r.folded,
+                if r.folded == 1 { "" } else { "s" }
+            );
+        }
+        if !all_missing {
+            let _ = write!(item, " [{}]", r.result);
+        }
+        match groups.last_mut() {
+            Some((reason, items)) if *reason == r.reason => items.push(item),
+            _ => groups.push((&r.reason, vec![item])),
+        }
+    }
+    let w = groups
+        .iter()
+        .map(|g| g.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (reason, items) in groups {
+        line(
+            out,
+            &format!("{body}          {}  {}", padr(reason, w), items.join(", ")),
+        );
+    }
+}
+
+/// Writes the pin lines of an image: the setting, what was blocked (name
+/// variants of one library on one line), and any cuDNN file from elsewhere.
+fn render_pin(sh: &Shortener, img: &Image, body: &str, out: &mut String) {
+    let Some(pv) = pin_view(img) else { return };
+    let mut counts = vec![format!("{} rerouted", pv.rerouted)];
+    if !pv.blocked.is_empty() {
+        counts.push(format!("{} blocked", pv.blocked.len()));
+    }
+    if !pv.unpinned.is_empty() {
+        counts.push(format!("{} left to the normal search", pv.unpinned.len()));
+    }
+    line(
+        out,
+        &format!(
+            "{body}pinned  cuDNN to {} ({}): {}",
+            esc(&pv.dir),
+            esc(&pv.mode),
+            counts.join(", ")
+        ),
+    );
+    // One line per library (stem) and requester.
+    let mut groups: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
+    for (label, list) in [("BLOCKED", &pv.blocked), ("unpinned", &pv.unpinned)] {
+        groups.clear();
+        for r in list.iter() {
+            let stem = so_stem(&r.name).unwrap_or(&r.name).to_string();
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == stem && g.1 == r.requester)
+            {
+                Some(g) => g.2.push(basename(&r.name).to_string()),
+                None => groups.push((
+                    stem,
+                    r.requester.clone(),
+                    vec![basename(&r.name).to_string()],
+                )),
+            }
+        }
+        for (stem, requester, names) in &groups {
+            let shown = short_variants(names, stem, 1);
+            let what = if label == "BLOCKED" {
+                "not in the pin directory, so the load failed"
+            } else {
+                "not in the pin directory; the normal search ran (warn mode)"
+            };
+            line(
+                out,
+                &esc(&format!(
+                    "{body}{label:<8}  {}  {}: {what}",
+                    shown.join(", "),
+                    match requester_name(sh, requester.as_deref()) {
+                        Some(who) => format!("asked by {who}"),
+                        None => "asked".to_string(),
+                    }
+                )),
+            );
+        }
+    }
+    for p in &pv.outside {
+        line(
+            out,
+            &esc(&format!(
+                "{body}{}  {p} entered from outside the pin directory",
+                if pv.mode == cudnn_trace_format::pin::STRICT {
+                    "NOT PINNED"
+                } else {
+                    "unpinned"
+                },
+            )),
+        );
+    }
+}
+
+/// Name variants of one library, each from the `from`-th on written without
+/// their common `stem` (`libx.so.9.1.0, .9.1` with `from` 1).
+fn short_variants<'n>(names: &'n [String], stem: &str, from: usize) -> Vec<&'n str> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| match n.strip_prefix(stem) {
+            Some(rest) if k >= from && !rest.is_empty() => rest,
+            _ => n.as_str(),
+        })
+        .collect()
+}
+
+fn padr(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.to_string()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::trace::parse_trace;
+    use crate::testutil::{header, image, load};
+    use std::path::Path;
+
+    #[test]
+    fn tree_exec_chain_and_children() {
+        let mut set = TraceSet::default();
+        let cudnn = load(
+            101,
+            1,
+            "/v/nvidia/cudnn/lib/libcudnn.so.9",
+            "/v/nvidia/cudnn/lib/libcudnn.so.9.14.0",
+            "RUNPATH",
+            "/v/torch/lib/libtorch_cuda.so",
+            "/v/torch/lib/libtorch_cuda.so",
+            "needed",
+            true,
+        );
+        set.images.push(image(100, 50, "exec", &[], "100.jsonl"));
+        set.images.push(image(
+            100,
+            50,
+            "exec",
+            std::slice::from_ref(&cudnn),
+            "100.1.jsonl",
+        ));
+        set.images
+            .push(image(101, 100, "fork", &[cudnn], "101.jsonl"));
+        for k in 0..7 {
+            set.images.push(image(
+                200 + k,
+                100,
+                "exec",
+                &[],
+                &format!("{}.jsonl", 200 + k),
+            ));
+        }
+        set.images.sort_by_key(|i| (i.header.pid, i.index));
+        set.launchers.push((
+            "launcher.json".into(),
+            LauncherRecord {
+                pid: Some(100),
+                exit_code: Some(3),
+                argv: vec!["sh".into(), "run.sh".into()],
+                ..Default::default()
+            },
+        ));
+        let a = ProcessTree::new(&set);
+        assert_eq!(a.roots, vec![0]);
+        assert_eq!(a.link[1], Link::Exec(0));
+        // The fork child started (t_ns 101000) after image 100.1 (t_ns 100000).
+        assert_eq!(a.link[2], Link::Child(1));
+        assert_eq!(a.ending[1].as_deref(), Some("exit status 3"));
+        assert_eq!(a.ending[0], None);
+        let text = render(
+            &set,
+            &a,
+            &TextOptions {
+                all: false,
+                location: vec!["out/x".into()],
+                prefix: None,
+            },
+        );
+        assert!(
+            text.contains("pid 100 (ppid 50)  python → exec python train.py"),
+            "{text}"
+        );
+        assert!(text.contains("→ exit status 3"), "{text}");
+        assert!(text.contains("9.14.0"), "{text}");
+        assert!(text.contains("RUNPATH of libtorch_cuda.so"), "{text}");
+        assert!(text.contains("needed by libtorch_cuda.so"), "{text}");
+        assert!(text.contains("/v/nvidia/cudnn/lib"), "{text}");
+        assert!(
+            text.contains("7 other process images loaded no CUDA library: python ×7"),
+            "{text}"
+        );
+        assert!(text.contains("trace: out/x"), "{text}");
+    }
+
+    #[test]
+    fn versioned_name_misses_fold_into_the_library_found() {
+        // cuDNN 9's search order: .9.1.0 and .9.1 miss, .9 is found (by the
+        // same requester); a miss by another requester stays a failure.
+        let fail = |seq: u64, name: &str, req: &str| {
+            format!(
+                r#"{{"ev":"load_failed","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"{req}","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":null,"errno":null}}"#
+            )
+        };
+        let found = r#"{"ev":"load","seq":3,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libcudnn_graph.so.9","path":"/l/libcudnn_graph.so.9","realpath":null,"reason":"RUNPATH","reason_owner":"/l/libcudnn.so.9","search_dir":"/l","requester":"/l/libcudnn.so.9","via":"dlopen","mode":2,"lmid":0,"soname":null,"dev":null,"ino":null,"size":null,"build_id":null,"family":"cudnn","tried":[],"new":true}"#;
+        let lines = vec![
+            fail(1, "libcudnn_graph.so.9.1.0", "/l/libcudnn.so.9"),
+            fail(2, "libcudnn_graph.so.9.1", "/l/libcudnn.so.9"),
+            found.to_string(),
+            fail(4, "libcudnn_graph.so.9.1.0", "/l/libcudnn.so.9"),
+            fail(5, "libcudnn_graph.so.9.1", "/other/libx.so"),
+        ];
+        let img = image(1, 0, "exec", &lines, "1.jsonl");
+        let left: Vec<u64> = grouped_failures(&img)
+            .iter()
+            .map(|(f, _)| f.ev.seq)
+            .collect();
+        assert_eq!(left, vec![5]);
+        let text = render_one(img);
+        assert!(text.contains("(after .9.1.0, .9.1 not found)"), "{text}");
+        assert!(
+            text.contains("FAILED  libcudnn_graph.so.9.1 [cudnn]  dlopen by libx.so"),
+            "{text}"
+        );
+        assert_eq!(text.matches("FAILED").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_request_failed_by_its_dependency_is_shown_with_the_text() {
+        // dlopen("lib/libm.so"): mapped, its DT_NEEDED libgone.so missing,
+        // rolled back; the program read the loader's text for the request.
+        let load = r#"{"ev":"load","seq":1,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"lib/libm.so","path":"lib/libm.so","realpath":null,"reason":"path","reason_owner":null,"search_dir":null,"requester":"/b/main","via":"dlopen","mode":2,"lmid":0,"soname":null,"dev":null,"ino":null,"size":null,"build_id":null,"family":"cudnn","tried":[],"new":true}"#;
+        let dep = r#"{"ev":"load_failed","seq":2,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"libgone.so","requester":"lib/libm.so","via":"needed","mode":null,"lmid":0,"family":null,"tried":[],"error":null,"errno":null}"#;
+        let req = r#"{"ev":"load_failed","seq":3,"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"lib/libm.so","requester":"/b/main","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":null,"errno":0,"dependency_failed":true}"#;
+        let text = r#"{"ev":"dlerror","seq":4,"t_ns":1,"pid":1,"ppid":0,"tid":1,"req":3,"error":"libgone.so: cannot open shared object file: No such file or directory"}"#;
+        let lines: Vec<String> = [load, dep, req, text]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let img = image(1, 0, "exec", &lines, "1.jsonl");
+        // Same name mapped then rolled back is not "another variant found".
+        assert_eq!(grouped_failures(&img).len(), 2);
+        assert_eq!(
+            img.failed[0].errors(),
+            vec!["libgone.so: cannot open shared object file: No such file or directory"]
+        );
+        let out = render_one(img);
+        assert!(
+            out.contains(
+                "FAILED  lib/libm.so [cudnn]  dlopen by main  (a dependency could not be loaded)"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("not read by the program"), "{out}");
+    }
+
+    /// The default text summary of a trace set holding just `img`.
+    fn render_one(img: Image) -> String {
+        let mut set = TraceSet::default();
+        set.images.push(img);
+        render(&set, &ProcessTree::new(&set), &TextOptions::default())
+    }
+
+    #[test]
+    fn identical_failures_are_grouped() {
+        let f = |seq: u64, name: &str| {
+            format!(
+                r#"{{"ev":"load_failed","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"/l/libcudnn.so.9","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[{{"path":"/a/{name}","reason":"LD_LIBRARY_PATH","result":"missing"}},{{"path":"/b/{name}","reason":"LD_LIBRARY_PATH","result":"missing"}},{{"path":"/l/{name}","reason":"RUNPATH","result":"rejected"}}],"error":null,"errno":null}}"#
+            )
+        };
+        let lines = vec![
+            f(1, "libcudnn_graph.so.9.1"),
+            f(2, "libcudnn_graph.so.9.1"),
+            f(3, "libcudnn_adv.so.9"),
+        ];
+        let img = image(1, 0, "exec", &lines, "1.jsonl");
+        let groups = grouped_failures(&img);
+        assert_eq!(groups.iter().map(|g| g.1).collect::<Vec<_>>(), vec![2, 1]);
+        let text = render_one(img);
+        assert!(
+            text.contains(
+                "FAILED  libcudnn_graph.so.9.1 [cudnn]  dlopen by libcudnn.so.9  (2 times)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("LD_LIBRARY_PATH  /a [missing], /b [missing]"),
+            "{text}"
+        );
+        assert!(text.contains("RUNPATH          /l [rejected]"), "{text}");
+        assert!(
+            text.contains("error: not read by the program (it did not call dlerror)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn reused_pids_forming_a_cycle_do_not_hang() {
+        let mut set = TraceSet::default();
+        set.images.push(image(5, 6, "exec", &[], "5.jsonl"));
+        set.images.push(image(6, 5, "exec", &[], "6.jsonl"));
+        set.images.push(image(7, 5, "exec", &[], "7.jsonl"));
+        let a = ProcessTree::new(&set);
+        assert_eq!(a.roots.len(), 1);
+        let text = render(&set, &a, &TextOptions::default());
+        assert_eq!(text.matches("python train.py").count(), 3, "{text}");
+    }
+
+    #[test]
+    fn common_prefix_is_chosen_and_written_once() {
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        let lines: Vec<String> = [
+            "cudnn/lib/libcudnn.so.9",
+            "cudnn/lib/libcudnn_graph.so.9",
+            "cu13/lib/libcublas.so.13",
+            "cu13/lib/libcudart.so.13",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let full = format!("{sp}/nvidia/{p}");
+            load(
+                1,
+                k as u64 + 1,
+                &full,
+                &full,
+                "RUNPATH",
+                &format!("{sp}/torch/lib/libtorch.so"),
+                &format!("{sp}/torch/lib/libtorch.so"),
+                "needed",
+                true,
+            )
+        })
+        .collect();
+        let mut set = TraceSet::default();
+        set.images.push(image(1, 0, "exec", &lines, "1.jsonl"));
+        assert_eq!(
+            common_prefix(&set, false).as_deref(),
+            Some("/opt/venv/lib/python3.12/site-packages/")
+        );
+        let a = ProcessTree::new(&set);
+        let text = render(&set, &a, &TextOptions::default());
+        assert!(
+            text.contains("paths: …/ stands for /opt/venv/lib/python3.12/site-packages/"),
+            "{text}"
+        );
+        assert!(text.contains("…/nvidia/cudnn/lib"), "{text}");
+        assert_eq!(text.matches(sp).count(), 1, "{text}");
+    }
+
+    #[test]
+    fn shortening_only_when_unambiguous() {
+        let a = load(
+            1,
+            1,
+            "/a/libcudnn.so.9",
+            "/a/libcudnn.so.9",
+            "RUNPATH",
+            "/a/libtorch.so",
+            "/a/libtorch.so",
+            "needed",
+            true,
+        );
+        let b = load(
+            1,
+            2,
+            "/b/libcudnn.so.9",
+            "/b/libcudnn.so.9",
+            "RUNPATH",
+            "/b/libtorch.so",
+            "/b/libtorch.so",
+            "needed",
+            true,
+        );
+        let img = image(1, 0, "exec", &[a, b], "1.jsonl");
+        let sh = Shortener::new(&img, None);
+        assert_eq!(sh.short("/a/libtorch.so"), "/a/libtorch.so");
+        assert_eq!(sh.short("/usr/bin/python3.11"), "python3.11");
+    }
+
+    #[test]
+    fn deep_process_chains_render_flat_and_fast() {
+        // 3000 processes, each the child of the previous one; the last
+        // loaded cuDNN, so every one of them is shown.
+        const N: u32 = 3000;
+        let cudnn = load(
+            N,
+            1,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9",
+            "LD_LIBRARY_PATH",
+            "",
+            "/x/libtorch.so",
+            "dlopen",
+            true,
+        );
+        let mut set = TraceSet::default();
+        for pid in 1..=N {
+            let lines = if pid == N {
+                vec![cudnn.clone()]
+            } else {
+                Vec::new()
+            };
+            set.images
+                .push(image(pid, pid - 1, "exec", &lines, &format!("{pid}.jsonl")));
+        }
+        // And one pid that exec'd 3000 times without loading anything
+        // before its last image.
+        let mut chain: Vec<Image> = (0..N)
+            .map(|k| image(9000, 8999, "exec", &[], &format!("9000.{k}.jsonl")))
+            .collect();
+        chain.last_mut().unwrap().loads = set.images[N as usize - 1].loads.clone();
+        set.images.extend(chain);
+        let start = std::time::Instant::now();
+        // A thread with a small stack: rendering must not recurse per level.
+        let text = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let a = ProcessTree::new(&set);
+                render(&set, &a, &TextOptions::default())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+        let longest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(longest < 600, "longest line: {longest} characters");
+        assert!(
+            text.contains(&format!(
+                "… {} more levels below, shown without further indentation",
+                N as usize - 1 - MAX_DEPTH
+            )),
+            "{}",
+            &text[..2000]
+        );
+        assert_eq!(text.matches("\n└ pid").count(), 0);
+        assert_eq!(text.matches("└ pid").count(), N as usize - 1);
+        // The exec chain is one line: its first and last images.
+        assert!(text.contains("python → python → python → … 2993 more → python → python → python → exec python train.py"), "{}", &text[..2000]);
+    }
+
+    /// A pinned process: the reroutes show on the library rows, the blocked
+    /// name variants of one library on one line (not as four failures), and
+    /// a cuDNN file from outside the directory is called out.
+    #[test]
+    fn pinned_process_rows_blocked_line_and_outside_file() {
+        let pin = |seq: u64, name: &str, action: &str, to: &str| {
+            format!(
+                r#"{{"ev":"pin","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"/pin/libcudnn_graph.so.9","action":"{action}","rule":"x","to":{to},"dir":"/pin","mode":"strict"}}"#
+            )
+        };
+        let blocked = |seq: u64, name: &str| {
+            format!(
+                r#"{{"ev":"load_failed","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","requester":"/pin/libcudnn_graph.so.9","via":"dlopen","mode":1,"lmid":0,"family":"cudnn","tried":[{{"path":"/pin/{name}","reason":"pin","result":"missing"}}],"error":null,"errno":null}}"#
+            )
+        };
+        let load = |seq: u64, name: &str, path: &str, reason: &str| {
+            format!(
+                r#"{{"ev":"load","seq":{seq},"t_ns":1,"pid":1,"ppid":0,"tid":1,"name":"{name}","path":"{path}","realpath":"{path}","reason":"{reason}","reason_owner":null,"search_dir":"/pin","requester":"/pin/libcudnn.so.9","via":"dlopen","mode":1,"lmid":0,"soname":null,"dev":1,"ino":2,"size":3,"build_id":null,"family":"cudnn","tried":[],"new":true}}"#
+            )
+        };
+        let lines = vec![
+            pin(
+                1,
+                "libcudnn_graph.so.9.19.0",
+                "rerouted",
+                r#""/pin/libcudnn_graph.so.9""#,
+            ),
+            load(
+                2,
+                "libcudnn_graph.so.9.19.0",
+                "/pin/libcudnn_graph.so.9",
+                "pin",
+            ),
+            pin(
+                3,
+                "libcudnn_heuristic.so.9.19.0",
+                "blocked",
+                r#""/pin/libcudnn_heuristic.so.9.19.0""#,
+            ),
+            blocked(4, "libcudnn_heuristic.so.9.19.0"),
+            pin(
+                5,
+                "libcudnn_heuristic.so.9",
+                "blocked",
+                r#""/pin/libcudnn_heuristic.so.9""#,
+            ),
+            blocked(6, "libcudnn_heuristic.so.9"),
+            load(7, "/x/libcudnn_ops.so.9", "/x/libcudnn_ops.so.9", "path"),
+        ];
+        let mut s = header(1, 0, "exec").replace(
+            r#""preload":true}"#,
+            r#""preload":true,"pin":{"dir":"/pin","mode":"strict"}}"#,
+        );
+        s.push('\n');
+        for l in &lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+        let (img, probs) = parse_trace(s.as_bytes(), Path::new("1.jsonl"));
+        assert!(probs.is_empty(), "{probs:?}");
+        let img = img.unwrap();
+        let pv = pin_view(&img).unwrap();
+        assert_eq!((pv.rerouted, pv.blocked.len()), (1, 2));
+        assert_eq!(pv.outside, vec!["/x/libcudnn_ops.so.9".to_string()]);
+        let text = render_one(img);
+        assert!(
+            text.contains("pinned, asked for libcudnn_graph.so.9.19.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pinned  cuDNN to /pin (strict): 1 rerouted, 2 blocked"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "BLOCKED   libcudnn_heuristic.so.9.19.0, .9  asked by libcudnn_graph.so.9: not in the pin directory, so the load failed"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("FAILED"), "{text}");
+        assert!(
+            text.contains(
+                "NOT PINNED  /x/libcudnn_ops.so.9 entered from outside the pin directory"
+            ),
+            "{text}"
+        );
+    }
+}

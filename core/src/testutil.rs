@@ -1,0 +1,66 @@
+//! Helpers for unit tests.
+
+use crate::model::trace::{parse_trace, Image};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A fresh, empty directory under the system temp dir.
+pub fn tempdir(name: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "cudnn-trace-test-{}-{name}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A process header line.
+pub fn header(pid: u32, ppid: u32, origin: &str) -> String {
+    format!(
+        r#"{{"ev":"process","v":1,"shim":"0.1.0","pid":{pid},"ppid":{ppid},"tid":{pid},"t_ns":{t},"wall_ms":1763700000000,"exe":"/usr/bin/python3.11","argv":["python","train.py"],"hostname":"node1","cwd":"/w","env":{{"LD_LIBRARY_PATH":"/usr/local/cuda/lib64"}},"mode":"cuda","origin":"{origin}","glibc":"2.36","preload":true}}"#,
+        t = u64::from(pid) * 1000
+    )
+}
+
+/// A `load` event line (family from the path, identity from its bytes).
+#[allow(clippy::too_many_arguments)]
+pub fn load(
+    pid: u32,
+    seq: u64,
+    path: &str,
+    real: &str,
+    reason: &str,
+    owner: &str,
+    req: &str,
+    via: &str,
+    new: bool,
+) -> String {
+    let fam = cudnn_trace_format::cuda_family(path.as_bytes())
+        .map(|f| format!("\"{f}\""))
+        .unwrap_or_else(|| "null".into());
+    format!(
+        r#"{{"ev":"load","seq":{seq},"t_ns":1,"pid":{pid},"ppid":1,"tid":{pid},"name":"x","path":"{path}","realpath":"{real}","reason":"{reason}","reason_owner":{owner},"search_dir":null,"requester":"{req}","via":"{via}","mode":null,"lmid":0,"soname":null,"dev":1,"ino":{ino},"size":3,"build_id":null,"family":{fam},"tried":[],"new":{new}}}"#,
+        ino = path.bytes().map(u64::from).sum::<u64>(),
+        owner = if owner.is_empty() {
+            "null".to_string()
+        } else {
+            format!("\"{owner}\"")
+        }
+    )
+}
+
+/// One process image parsed from `header(pid, ppid, origin)` and `lines`.
+pub fn image(pid: u32, ppid: u32, origin: &str, lines: &[String], file: &str) -> Image {
+    let mut s = header(pid, ppid, origin);
+    s.push('\n');
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    let (img, probs) = parse_trace(s.as_bytes(), Path::new(file));
+    assert!(probs.is_empty(), "{probs:?}");
+    img.unwrap()
+}

@@ -1,0 +1,549 @@
+//! Golden files of what users read: the launcher's end-of-run summary and
+//! findings, `report` (text and `--json`), `explain`, `env --pin`, and an
+//! error path, for a few fixture runs under the real launcher.
+//!
+//! The other tests check facts (a finding's code, its evidence); these pin
+//! down the whole output, so that a change to the wording, the layout or the
+//! JSON document shows up as a diff of `tests/golden/*.txt` to review. After
+//! an intended change:
+//!
+//! ```sh
+//! UPDATE_GOLDEN=1 cargo test -p cudnn-trace-integration --test golden
+//! git diff tests/golden/
+//! ```
+//!
+//! What varies from run to run is replaced before comparing: the work
+//! directory (`{W}`), the shim's cache directory (`{CACHE}`), pids
+//! (`{PID1}`, `{PID2}`, … in order of appearance), and in the JSON document
+//! times, host name, thread ids, file identities, sizes, build-ids and the
+//! glibc version (which depend on the machine and its compiler).
+
+use cudnn_trace_integration::launcher_support::{
+    build_stack, cc, compile, launcher, run, run_cc, shim_cache, work_dir, Output,
+};
+use cudnn_trace_integration::tools;
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+// ---------------------------------------------------------------------------
+// Comparing with the golden files
+
+fn golden_dir() -> PathBuf {
+    tools::package_dir().join("golden")
+}
+
+/// Compares `actual` with `tests/golden/NAME.txt`, or writes it there under
+/// `UPDATE_GOLDEN=1`.
+fn check_golden(name: &str, actual: &str) {
+    let path = golden_dir().join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        fs::create_dir_all(golden_dir()).unwrap();
+        fs::write(&path, actual).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        eprintln!("updated {}", path.display());
+        return;
+    }
+    let want = fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "reading {}: {e}; run with UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
+    });
+    if want == actual {
+        return;
+    }
+    let (w, a): (Vec<&str>, Vec<&str>) = (want.lines().collect(), actual.lines().collect());
+    let first = w
+        .iter()
+        .zip(&a)
+        .position(|(x, y)| x != y)
+        .unwrap_or(w.len().min(a.len()));
+    let show = |v: &[&str]| {
+        v.iter()
+            .skip(first.saturating_sub(3))
+            .take(12)
+            .enumerate()
+            .map(|(k, l)| format!("{:5} | {l}\n", first.saturating_sub(3) + k + 1))
+            .collect::<String>()
+    };
+    let new = path.with_extension("actual.txt");
+    let _ = fs::write(&new, actual);
+    panic!(
+        "{} differs from this run's output from line {} on.\n--- golden\n{}--- actual\n{}\
+         The whole output is in {}. If the change is intended: \
+         UPDATE_GOLDEN=1 cargo test -p cudnn-trace-integration --test golden, then review \
+         git diff tests/golden/",
+        path.display(),
+        first + 1,
+        show(&w),
+        show(&a),
+        new.display()
+    );
+}
+
+/// What varies between runs, replaced by placeholders.
+struct Normalizer {
+    /// (text, placeholder), longest text first.
+    paths: Vec<(String, String)>,
+    /// pids in order of first appearance.
+    pids: Vec<u64>,
+}
+
+impl Normalizer {
+    fn new(work: &Path) -> Normalizer {
+        let mut paths = Vec::new();
+        for (p, ph) in [(work.to_path_buf(), "{W}"), (shim_cache(), "{CACHE}")] {
+            if let Ok(c) = fs::canonicalize(&p) {
+                paths.push((c.display().to_string(), ph.to_string()));
+            }
+            paths.push((p.display().to_string(), ph.to_string()));
+        }
+        paths.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        paths.dedup();
+        Normalizer {
+            paths,
+            pids: Vec::new(),
+        }
+    }
+
+    /// Learns the pids of a `report --json` document (processes, launchers).
+    fn learn_pids(&mut self, doc: &Value) {
+        let mut add = |v: &Value| {
+            if let Some(n) = v.as_u64() {
+                if n > 1 && !self.pids.contains(&n) {
+                    self.pids.push(n);
+                }
+            }
+        };
+        for l in doc["launchers"].as_array().into_iter().flatten() {
+            add(&l["launcher_pid"]);
+            add(&l["pid"]);
+        }
+        for p in doc["processes"].as_array().into_iter().flatten() {
+            add(&p["pid"]);
+            add(&p["ppid"]);
+        }
+    }
+
+    fn pid(&self, n: u64) -> Option<String> {
+        let k = self.pids.iter().position(|&p| p == n)?;
+        Some(format!("{{PID{}}}", k + 1))
+    }
+
+    /// Paths, and pids where a line talks about pids or trace files (a bare
+    /// number elsewhere may be a version that happens to equal a pid).
+    fn text(&self, s: &str) -> String {
+        let mut t = s.to_string();
+        for (p, ph) in &self.paths {
+            t = t.replace(p.as_str(), ph);
+        }
+        let t = shim_paths(&t);
+        t.split_inclusive('\n')
+            .map(|line| {
+                // `forker: child PID exit N`: the fixture's own line.
+                if line.contains("pid") || line.contains(".jsonl") || line.contains("forker:") {
+                    self.pids_in(line)
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect()
+    }
+
+    /// Whole numbers of a line that are known pids, replaced.
+    fn pids_in(&self, line: &str) -> String {
+        let mut out = String::new();
+        let mut digits = String::new();
+        let flush = |digits: &mut String, out: &mut String| {
+            match digits.parse().ok().and_then(|n| self.pid(n)) {
+                Some(ph) => out.push_str(&ph),
+                None => out.push_str(digits),
+            }
+            digits.clear();
+        };
+        for c in line.chars() {
+            if c.is_ascii_digit() {
+                digits.push(c);
+            } else {
+                flush(&mut digits, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut digits, &mut out);
+        out
+    }
+
+    /// The pretty-printed JSON document, line by line (so that the order
+    /// and layout of its fields stay checked): machine- and run-dependent
+    /// values replaced, pids mapped.
+    fn json(&self, pretty: &str) -> String {
+        const VARYING: &[&str] = &[
+            "t_ns",
+            "wall_ms",
+            "start_wall_ms",
+            "end_wall_ms",
+            "start",
+            "end",
+            "hostname",
+            "tid",
+            "dev",
+            "ino",
+            "size",
+            "build_id",
+            "glibc",
+            "launcher_version",
+            "tool_version",
+        ];
+        pretty
+            .split_inclusive('\n')
+            .map(|line| {
+                let body = line.trim_start();
+                let indent = &line[..line.len() - body.len()];
+                let Some((key, value)) = body.strip_prefix('"').and_then(|b| b.split_once("\": "))
+                else {
+                    return self.text(line);
+                };
+                let (value, tail) = match value.trim_end_matches('\n').strip_suffix(',') {
+                    Some(v) => (v, ",\n"),
+                    None => (value.trim_end_matches('\n'), "\n"),
+                };
+                if value == "null" || value.starts_with('{') || value.starts_with('[') {
+                    return self.text(line);
+                }
+                let value = if VARYING.contains(&key) {
+                    format!("\"{{{key}}}\"")
+                } else if matches!(key, "pid" | "ppid" | "launcher_pid") {
+                    match value.parse().ok().and_then(|n| self.pid(n)) {
+                        Some(ph) => format!("\"{ph}\""),
+                        None => value.to_string(),
+                    }
+                } else {
+                    self.text(value)
+                };
+                format!("{indent}\"{key}\": {value}{tail}")
+            })
+            .collect()
+    }
+}
+
+/// Paths of the shim and of its preload helper (`…/<version>-<hash>/
+/// libcdtrace.so`, a hash that changes with every change to the shim)
+/// written `{SHIM}` and `{PRELOAD}`.
+fn shim_paths(s: &str) -> String {
+    shim_file_paths(
+        &shim_file_paths(s, "libcdtrace.so", "{SHIM}"),
+        "libcdtrace_preload.so",
+        "{PRELOAD}",
+    )
+}
+
+fn shim_file_paths(s: &str, file: &'static str, token: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(file) {
+        let before = &rest[..i];
+        let start = before
+            .rfind(|c: char| c.is_whitespace() || "\"'(=:,".contains(c))
+            .map_or(0, |k| k + 1);
+        if before[start..].starts_with('/') || before[start..].starts_with('{') {
+            out.push_str(&before[..start]);
+            out.push_str(token);
+        } else {
+            out.push_str(before);
+            out.push_str(file);
+        }
+        rest = &rest[i + file.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One command's outcome as a golden section.
+fn section(title: &str, out: &Output, n: &Normalizer) -> String {
+    let ended = match (out.code(), out.signal()) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => "?".into(),
+    };
+    format!(
+        "== {title} ({ended})\n-- stdout\n{}-- stderr\n{}",
+        n.text(&out.out()),
+        n.text(&out.err())
+    )
+}
+
+// ---------------------------------------------------------------------------
+// The situations (as in findings.rs)
+
+const PY: &str = "venv/bin/python3.12";
+
+struct Case {
+    dir: PathBuf,
+}
+
+impl Case {
+    fn new(name: &str) -> Case {
+        Case {
+            dir: work_dir(&format!("golden-{name}")),
+        }
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    fn site(&self) -> PathBuf {
+        self.p("venv/lib/python3.12/site-packages")
+    }
+
+    fn stack(&self, rel: &str, args: &[&str]) -> PathBuf {
+        let out = self.p(rel);
+        build_stack(args[0], &out, &args[1..]);
+        out
+    }
+
+    /// A pip cuDNN 9 in the wheel layout, with its dist-info directory.
+    fn pip_cudnn9(&self, version: &str, cuda: &str) -> PathBuf {
+        let lib = self.site().join("nvidia/cudnn/lib");
+        build_stack("cudnn9", &lib, &["--version", version, "--cuda", cuda]);
+        let cu = cuda.split('.').next().unwrap();
+        fs::create_dir_all(
+            self.site()
+                .join(format!("nvidia_cudnn_cu{cu}-{version}.56.dist-info")),
+        )
+        .unwrap();
+        lib
+    }
+
+    fn driver(&self) -> PathBuf {
+        self.stack(
+            "usr/local/nvidia/lib64",
+            &["cuda", "--driver", "580.159.04", "--cuda", "13.0"],
+        )
+    }
+
+    /// `tests/findings/SRC` compiled into the venv's bin, linked like
+    /// libtorch_cuda.so: `-l:SONAME` found through a DT_RPATH to `dir`.
+    fn compile(&self, src: &str, links: &[(&Path, &str)]) -> PathBuf {
+        let bin = self.p(PY);
+        fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        let mut cmd = cc();
+        cmd.args(["-std=gnu11", "-O2", "-Wall", "-Wextra"])
+            .arg(format!(
+                "-I{}",
+                tools::package_dir().join("fixtures/stack").display()
+            ))
+            .arg("-o")
+            .arg(&bin)
+            .arg(tools::package_dir().join("findings").join(src));
+        for (dir, soname) in links {
+            cmd.arg(format!("-L{}", dir.display()))
+                .arg(format!("-l:{soname}"))
+                .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", dir.display()));
+        }
+        cmd.arg("-ldl");
+        run_cc(&mut cmd, src, true);
+        bin
+    }
+
+    /// The launcher with its summary (no `-q`), `report DIR` and `report
+    /// --json DIR`, normalized, as one golden text.
+    /// `prog`: the command line, relative to the work directory (as typed,
+    /// so that what the summary shows does not depend on where the
+    /// repository is).
+    fn golden_run(&self, llp: &[&Path], prog: &[&str]) -> String {
+        let llp: Vec<String> = llp.iter().map(|d| d.display().to_string()).collect();
+        let mut cmd = launcher(&self.dir);
+        cmd.env("LD_LIBRARY_PATH", llp.join(":"))
+            .args(["--out", "t", "--"])
+            .args(prog);
+        let ran = run(cmd, None);
+        let mut text_cmd = launcher(&self.dir);
+        text_cmd.args(["report", "t"]);
+        let text = run(text_cmd, None);
+        let mut json_cmd = launcher(&self.dir);
+        json_cmd.args(["report", "--json", "t"]);
+        let json = run(json_cmd, None);
+        let doc: Value = serde_json::from_slice(&json.stdout)
+            .unwrap_or_else(|e| panic!("report --json: {e}\n{}", json.show()));
+
+        let mut n = Normalizer::new(&self.dir);
+        n.learn_pids(&doc);
+        let mut out = section("cudnn-trace --out t -- PROG...", &ran, &n);
+        out += &section("cudnn-trace report t", &text, &n);
+        out += &format!(
+            "== cudnn-trace report --json t (exit {})\n-- stderr\n{}-- stdout\n{}",
+            json.code().unwrap_or(-1),
+            n.text(&json.err()),
+            n.json(&json.out())
+        );
+        out
+    }
+}
+
+/// Whether this machine's loader would find `name*` by itself (then a
+/// missing-library situation cannot be staged, as in findings.rs).
+fn machine_provides(name: &str) -> bool {
+    [
+        "/lib",
+        "/usr/lib",
+        "/lib64",
+        "/usr/lib64",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+    ]
+    .iter()
+    .any(|d| {
+        fs::read_dir(d).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(name))
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The golden runs
+
+/// PyTorch's "compiled against (9, 19, 0) but found runtime version (9, 14,
+/// 0)": pip cuDNN 9.19 through the DT_RPATH, the system 9.14 first on
+/// LD_LIBRARY_PATH (CDT008, CDT010; copies on disk and a dist-info).
+#[test]
+fn pytorch_mixup() {
+    let case = Case::new("pytorch");
+    let pip = case.pip_cudnn9("9.19.0", "13.0");
+    let system = case.stack(
+        "usr/lib/x86_64-linux-gnu",
+        &["cudnn9", "--version", "9.14.0", "--versioned-files"],
+    );
+    let drv = case.driver();
+    case.compile("12_pytorch_message/main.c", &[(&pip, "libcudnn.so.9")]);
+    check_golden("pytorch_mixup", &case.golden_run(&[&system, &drv], &[PY]));
+}
+
+/// cuDNN 9 sub-libraries of two installs, graph through a directory of
+/// symlinks on LD_LIBRARY_PATH (CDT002, CDT008).
+#[test]
+fn cudnn9_two_installs() {
+    let case = Case::new("two-installs");
+    let pip = case.pip_cudnn9("9.19.0", "13.0");
+    let system = case.stack(
+        "usr/lib/x86_64-linux-gnu",
+        &["cudnn9", "--version", "9.14.0", "--versioned-files"],
+    );
+    let drv = case.driver();
+    let graph = case.p("opt/cudnn-9.14-graph/lib");
+    fs::create_dir_all(&graph).unwrap();
+    let mut names: Vec<String> = fs::read_dir(&system)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    for name in names {
+        let keep = ["libcudnn_graph", "libcudnn_engines", "libcudnn_heuristic"];
+        if keep.iter().any(|k| name.starts_with(k)) {
+            std::os::unix::fs::symlink(system.join(&name), graph.join(&name)).unwrap();
+        }
+    }
+    case.compile("02_cudnn9_two_installs/main.c", &[(&pip, "libcudnn.so.9")]);
+    check_golden(
+        "cudnn9_two_installs",
+        &case.golden_run(&[&graph, &drv], &[PY]),
+    );
+}
+
+/// Situation 02 in a child process: a parent that loads nothing forks and
+/// execs the program (the process tree; findings name the child's pid).
+/// The JSON lists processes by pid: should the pids wrap around between
+/// parent and child, its order (and this test) would change.
+#[test]
+fn cudnn9_two_installs_in_a_child() {
+    let case = Case::new("forked");
+    let pip = case.pip_cudnn9("9.19.0", "13.0");
+    let system = case.stack(
+        "usr/lib/x86_64-linux-gnu",
+        &["cudnn9", "--version", "9.14.0", "--versioned-files"],
+    );
+    let drv = case.driver();
+    case.compile("02_cudnn9_two_installs/main.c", &[(&pip, "libcudnn.so.9")]);
+    let forker = case.p("forker");
+    compile::<&str>("forker.c", &forker, &[]);
+    check_golden(
+        "cudnn9_two_installs_in_a_child",
+        &case.golden_run(&[&system, &drv], &["./forker", PY]),
+    );
+}
+
+/// The dispatcher cannot load libcudnn_graph and aborts (CDT006 with its
+/// name variants, CDT010 for cuDNN's own message; the launcher ends by the
+/// program's signal).
+#[test]
+fn missing_graph_v9() {
+    if machine_provides("libcudnn_graph.so") {
+        eprintln!("skipped: this machine's loader finds a libcudnn_graph.so* by itself");
+        return;
+    }
+    let case = Case::new("missing-graph");
+    let pip = case.pip_cudnn9("9.1.0", "12.2");
+    let drv = case.driver();
+    case.compile("07_missing_sublibrary/main.c", &[(&pip, "libcudnn.so.9")]);
+    let held = case.p("held");
+    fs::create_dir_all(&held).unwrap();
+    fs::rename(
+        pip.join("libcudnn_graph.so.9"),
+        held.join("libcudnn_graph.so.9"),
+    )
+    .unwrap();
+    check_golden("missing_graph_v9", &case.golden_run(&[&drv], &[PY]));
+}
+
+/// One pip install of everything: no finding.
+#[test]
+fn clean_pip() {
+    let case = Case::new("clean");
+    let pip = case.pip_cudnn9("9.19.0", "13.0");
+    let rt = case.stack(
+        "venv/lib/python3.12/site-packages/nvidia/cu13/lib",
+        &["cudart", "--version", "13.0"],
+    );
+    let drv = case.driver();
+    case.compile(
+        "16_clean_pip/main.c",
+        &[(&rt, "libcudart.so.13"), (&pip, "libcudnn.so.9")],
+    );
+    check_golden("clean_pip", &case.golden_run(&[&drv], &[PY]));
+}
+
+/// `explain` (the list, one code, an unknown code), `env --pin` on a valid
+/// directory, and `report` of a path that does not exist.
+#[test]
+fn explain_env_and_errors() {
+    let case = Case::new("commands");
+    let pip = case.pip_cudnn9("9.19.0", "13.0");
+    let n = Normalizer::new(&case.dir);
+    let mut out = String::new();
+    for (title, args) in [
+        ("cudnn-trace explain", vec!["explain"]),
+        ("cudnn-trace explain CDT008", vec!["explain", "CDT008"]),
+        ("cudnn-trace explain cdt002", vec!["explain", "cdt002"]),
+        ("cudnn-trace explain CDT999", vec!["explain", "CDT999"]),
+        (
+            "cudnn-trace env --pin PIP",
+            vec!["env", "--pin", pip.to_str().unwrap()],
+        ),
+        (
+            "cudnn-trace env --pin DIR/missing",
+            vec!["env", "--pin", "missing"],
+        ),
+        ("cudnn-trace report missing", vec!["report", "missing"]),
+        (
+            "cudnn-trace report --json missing",
+            vec!["report", "--json", "missing"],
+        ),
+        ("cudnn-trace report --bogus", vec!["report", "--bogus"]),
+    ] {
+        let mut cmd = launcher(&case.dir);
+        cmd.args(&args);
+        out += &section(title, &run(cmd, None), &n);
+    }
+    check_golden("explain_env_and_errors", &out);
+}
