@@ -15,7 +15,7 @@
 /// embeddings, overrides and isolates) and the zero-width and invisible
 /// format characters that can hide text (ZWSP, ZWNJ, ZWJ, word joiner,
 /// BOM).
-fn invisible(c: char) -> bool {
+pub fn invisible(c: char) -> bool {
     matches!(
         c,
         '\u{061c}'
@@ -25,6 +25,46 @@ fn invisible(c: char) -> bool {
             | '\u{2066}'..='\u{2069}'
             | '\u{feff}'
     )
+}
+
+/// Bytes that are not UTF-8 in a Rust `String` read from a trace: the
+/// reader turns the trace's `\udcNN` escape ([`crate::json`]) into the
+/// character `U+10FF00 + NN` (Supplementary Private Use Area-B, which no
+/// path uses), so that text stays a `String` and every byte survives:
+/// [`to_bytes`] gives the bytes back, [`escape`] shows `\xNN`, and the
+/// CLI's JSON output writes `\udcNN` again.
+pub const RAW_BYTE_BASE: u32 = 0x10_ff00;
+
+/// The byte a character of [`RAW_BYTE_BASE`] stands for.
+pub fn raw_byte(c: char) -> Option<u8> {
+    let v = (c as u32).checked_sub(RAW_BYTE_BASE)?;
+    (0x80..=0xff).contains(&v).then_some(v as u8)
+}
+
+/// `bytes` as a `String`: valid UTF-8 as it is, each other byte as its
+/// [`RAW_BYTE_BASE`] character.
+pub fn from_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for &b in chunk.invalid() {
+            out.extend(char::from_u32(RAW_BYTE_BASE + u32::from(b)));
+        }
+    }
+    out
+}
+
+/// The bytes a `String` from [`from_bytes`] (or the trace reader) stands
+/// for: a path to open, an argument to pass.
+pub fn to_bytes(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    for c in s.chars() {
+        match raw_byte(c) {
+            Some(b) => out.push(b),
+            None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out
 }
 
 /// `bytes` as one line of printable UTF-8: `\n`, `\r`, `\t` and `\\` for
@@ -46,7 +86,10 @@ pub fn escape(bytes: &[u8]) -> String {
                 c if ('\u{80}'..='\u{9f}').contains(&c) || invisible(c) => {
                     out.push_str(&format!("\\u{{{:04x}}}", c as u32))
                 }
-                c => out.push(c),
+                c => match raw_byte(c) {
+                    Some(b) => out.push_str(&format!("\\x{b:02x}")),
+                    None => out.push(c),
+                },
             }
         }
         for b in chunk.invalid() {
@@ -58,7 +101,7 @@ pub fn escape(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::{escape, from_bytes, to_bytes};
 
     #[test]
     fn printable_text_is_kept() {
@@ -79,6 +122,16 @@ mod tests {
         assert_eq!(escape("\u{85}\u{7f}".as_bytes()), "\\u{0085}\\x7f");
         // A truncated multi-byte sequence is bytes, not a character.
         assert_eq!(escape(b"\xe2\x80"), "\\xe2\\x80");
+    }
+
+    #[test]
+    fn bytes_survive_a_string() {
+        let b = b"caf\xc3\xa9 \xff\xfe/x";
+        let s = from_bytes(b);
+        assert_eq!(to_bytes(&s), b);
+        assert!(s.starts_with("caf\u{e9} "));
+        assert_eq!(escape(s.as_bytes()), "caf\u{e9} \\xff\\xfe/x");
+        assert_eq!(from_bytes("plain ü".as_bytes()), "plain ü");
     }
 
     #[test]
