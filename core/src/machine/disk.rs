@@ -5,10 +5,10 @@
 //! answers.
 
 use crate::model::elf::{self, DynInfo};
+use crate::model::path::{from_os, fs_path};
 #[cfg(test)]
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 
 /// The machine's files, as far as the analysis needs them.
 pub trait Disk {
@@ -38,30 +38,32 @@ const MAX_ENTRIES: usize = 20_000;
 
 impl Disk for RealDisk {
     fn list_dir(&self, dir: &str) -> Vec<String> {
-        let Ok(rd) = std::fs::read_dir(dir) else {
+        let Ok(rd) = std::fs::read_dir(fs_path(dir)) else {
             return Vec::new();
         };
         rd.flatten()
             .take(MAX_ENTRIES)
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .map(|e| from_os(&e.file_name()))
             .collect()
     }
     fn exists(&self, path: &str) -> bool {
-        std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        std::fs::metadata(fs_path(path)).is_ok_and(|m| m.is_file())
     }
     fn identity(&self, path: &str) -> Option<(u64, u64)> {
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+        std::fs::metadata(fs_path(path))
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
     }
     fn canonical(&self, path: &str) -> Option<String> {
-        std::fs::canonicalize(path)
+        std::fs::canonicalize(fs_path(path))
             .ok()
-            .and_then(|p| p.to_str().map(str::to_string))
+            .map(|p| from_os(p.as_os_str()))
     }
     fn ld_cache(&self) -> Vec<(String, String)> {
         super::ldcache::read()
     }
     fn dynamic(&self, path: &str) -> Option<DynInfo> {
-        elf::read_dynamic(Path::new(path))
+        elf::read_dynamic(&fs_path(path))
     }
     fn kernel_driver(&self) -> Option<String> {
         let ok = std::fs::metadata("/proc/driver/nvidia/version").is_ok_and(|m| m.is_file());
