@@ -1,16 +1,19 @@
 //! Fuzzing the trace reader and `report` (issue 11), bounded, on stable
 //! Rust: random bytes become damaged trace directories
-//! (`cudnn_trace_integration::fuzz`), and the real `cudnn-trace report` and
-//! `report --json` read each. Every run must end by itself (no panic: exit
-//! status 0 or 1, never 101 nor a signal) within 10 s, print nothing a
-//! terminal would take as a control (an escape sequence, a bidi override:
-//! the traces are written by other people's programs), and `--json` must
-//! print JSON.
+//! (`cudnn_trace_integration::fuzz`), read two ways:
 //!
-//! `CDT_FUZZ_SECS` (default 10) bounds the loop; `CDT_FUZZ_SEED` replays
-//! one run. A failing input is kept under `<target>/cdt-fuzz/` with the
-//! command that shows the failure. The coverage-guided long run is
-//! `fuzz/afl` (see its README).
+//! - in this process, through the report pipeline (`cudnn_trace_core`),
+//!   fast (hundreds of directories a second): no panic, no control or bidi
+//!   character in the text or the JSON (the traces are written by other
+//!   people's programs, and the output goes to a terminal), JSON that parses;
+//! - by the real `cudnn-trace report` and `report --json`, fewer: each must
+//!   end by itself within 10 s with status 0 or 1 (never 101, a panic, nor a
+//!   signal), with the same checks on what it prints.
+//!
+//! `CDT_FUZZ_SECS` (default 10) bounds each loop; `CDT_FUZZ_SEED` replays
+//! one. A failing input is kept under `<target>/cdt-fuzz/` with the command
+//! that shows the failure. The coverage-guided long run is `fuzz/afl` (see
+//! its README).
 //!
 //! ```sh
 //! cargo test -p cudnn-trace-integration --test fuzz_report
@@ -18,7 +21,7 @@
 //! ```
 
 use arbitrary::{Arbitrary, Unstructured};
-use cudnn_trace_integration::fuzz::{unsafe_for_terminal, TraceDir};
+use cudnn_trace_integration::fuzz::{report_in_process, unsafe_for_terminal, TraceDir};
 use cudnn_trace_integration::launcher_support::{launcher, run};
 use cudnn_trace_integration::tools;
 use std::path::Path;
@@ -64,14 +67,80 @@ fn check(dir: &Path) -> Option<String> {
                 return Some(format!("{what} printed {bad} on {stream}:\n{}", o.show()));
             }
         }
-        if json
-            && o.code() == Some(0)
-            && serde_json::from_slice::<serde_json::Value>(&o.stdout).is_err()
-        {
-            return Some(format!("{what} printed no JSON:\n{}", o.show()));
+        // A byte that is not UTF-8 is `\udcNN`, which serde_json refuses:
+        // read as the trace reader reads (docs/trace-format.md).
+        let text = String::from_utf8_lossy(&o.stdout);
+        let decoded = cudnn_trace_format::read::decode_byte_escapes(&text);
+        if json && o.code() == Some(0) {
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&decoded) {
+                return Some(format!("{what} printed no JSON ({e}):\n{}", o.show()));
+            }
         }
     }
     None
+}
+
+/// The loop's seed and time limit: `CDT_FUZZ_SEED` (a replay: 200 inputs),
+/// `CDT_FUZZ_SECS`.
+fn budget() -> (u64, Option<u64>, Duration) {
+    let secs: u64 = std::env::var("CDT_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let fixed = std::env::var("CDT_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let seed = fixed.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+            | 1
+    });
+    (seed, fixed, Duration::from_secs(secs))
+}
+
+#[test]
+fn report_pipeline_survives_damaged_and_hostile_traces_in_process() {
+    let (seed, fixed, secs) = budget();
+    let root = tools::target_dir().join("cdt-fuzz");
+    let dir = root.join(format!("inproc-{}", std::process::id()));
+    let mut rng = Rng(seed);
+    let deadline = Instant::now() + secs;
+    let mut runs = 0u64;
+    loop {
+        let case_seed = rng.next() | 1;
+        let data = Rng(case_seed).bytes();
+        let Ok(trace) = TraceDir::arbitrary(&mut Unstructured::new(&data)) else {
+            continue;
+        };
+        trace.write(&dir).unwrap();
+        let outcome = std::panic::catch_unwind(|| report_in_process(&dir)).unwrap_or_else(|p| {
+            Err(format!(
+                "panicked: {}",
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            ))
+        });
+        if let Err(why) = outcome {
+            let keep = root.join(format!("failure-{case_seed}"));
+            let _ = std::fs::remove_dir_all(&keep);
+            std::fs::rename(&dir, &keep).unwrap();
+            panic!(
+                "{why}\ninput kept in {} (CDT_FUZZ_SEED={seed}); show it with: cudnn-trace report {}",
+                keep.display(),
+                keep.display()
+            );
+        }
+        runs += 1;
+        if fixed.is_some() && runs >= 200 || Instant::now() > deadline {
+            break;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("fuzz_report (in process): {runs} trace directories (CDT_FUZZ_SEED={seed})");
+    assert!(runs > 0);
 }
 
 #[test]

@@ -384,6 +384,38 @@ fn launcher(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
     Ok(l.into_bytes())
 }
 
+/// Reads `dir` through the report pipeline in this process
+/// (`cudnn_trace_core::pipeline::Report`, what `report` runs): the text
+/// summary, the findings, the problems and the JSON document. Why the
+/// output is wrong, if it is; a panic is the caller's to catch.
+pub fn report_in_process(dir: &Path) -> std::result::Result<(), String> {
+    use cudnn_trace_core::pipeline::Report;
+    use cudnn_trace_core::render::summary::TextOptions;
+    let report = Report::read(&[dir.to_path_buf()]);
+    let opts = TextOptions {
+        all: true,
+        location: vec![dir.display().to_string()],
+        prefix: None,
+    };
+    let text = format!(
+        "{}{}{}",
+        report.problems_text(),
+        report.summary_text(&opts),
+        report.findings_text()
+    );
+    if let Some(bad) = unsafe_for_terminal(text.as_bytes()) {
+        return Err(format!("the text printed {bad}:\n{text}"));
+    }
+    let json = report.json(true).map_err(|e| format!("no JSON: {e}"))?;
+    if let Some(bad) = unsafe_for_terminal(json.as_bytes()) {
+        return Err(format!("the JSON printed {bad}:\n{json}"));
+    }
+    let decoded = cudnn_trace_format::read::decode_byte_escapes(&json);
+    serde_json::from_str::<serde_json::Value>(&decoded)
+        .map_err(|e| format!("the JSON does not parse ({e}):\n{json}"))?;
+    Ok(())
+}
+
 /// What a terminal must never get from `report`: escape sequences and
 /// other control characters (but newline and tab), C1 controls, and the
 /// bidi / invisible characters `cudnn_trace_format::escape` escapes.
