@@ -442,3 +442,93 @@ fn report_reads_no_trace_file_through_a_link() {
     assert!(!all.contains("SECRET"), "{all}");
     assert!(all.contains("1.jsonl") && all.contains("2.jsonl"), "{all}");
 }
+
+// ---------------------------------------------------------------------------
+// Reading: old glibc, continued files
+
+/// A header line as the shim writes it (padded loss fields first).
+fn header(pid: u32, origin: &str, glibc: &str, calls: &str) -> String {
+    format!(
+        r#"{{"ev":"process","lost":0                   ,"lost_errno":0    ,"v":1,"shim":"0.1.0","pid":{pid},"ppid":1,"tid":{pid},"t_ns":1,"wall_ms":1,"exe":"/bin/prog","argv":["prog"],"hostname":"h","cwd":"/","env":{{}},"mode":"cuda","origin":"{origin}","glibc":"{glibc}","calls":"{calls}","preload":true}}"#
+    )
+}
+
+fn failed(pid: u32, seq: u64, name: &str) -> String {
+    format!(
+        r#"{{"ev":"load_failed","seq":{seq},"t_ns":2,"pid":{pid},"ppid":1,"tid":{pid},"name":"{name}","requester":"/bin/prog","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":null,"errno":2}}"#
+    )
+}
+
+/// On glibc before 2.35 calls and in-library versions are not recorded
+/// (docs/glibc.md): the summary says it once for the run, not per process.
+#[test]
+fn old_glibc_is_said_once_per_run() {
+    let d = work_dir("safety-old-glibc");
+    let t = d.join("t");
+    fs::create_dir(&t).unwrap();
+    for pid in [10, 11, 12] {
+        fs::write(
+            t.join(format!("{pid}.jsonl")),
+            format!("{}\n", header(pid, "exec", "2.31", "needs-glibc-2.35")),
+        )
+        .unwrap();
+    }
+    let mut cmd = launcher(&d);
+    cmd.args(["report", "t"]);
+    let o = run(cmd, None);
+    let said: Vec<String> = o
+        .out()
+        .lines()
+        .filter(|l| l.contains("glibc 2.31"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(said.len(), 1, "{}", o.show());
+    assert!(
+        said[0].contains("3 process images") && said[0].contains("2.35"),
+        "{}",
+        said[0]
+    );
+}
+
+/// A file the shim started when the process's own file was replaced
+/// (origin "reopen", tests/production.rs) continues that process image:
+/// one image, with the events of both files and the note that says why.
+#[test]
+fn a_continued_trace_file_joins_its_image() {
+    let d = work_dir("safety-reopen");
+    let t = d.join("t");
+    fs::create_dir(&t).unwrap();
+    fs::write(
+        t.join("20.jsonl"),
+        format!(
+            "{}\n{}\n",
+            header(20, "exec", "2.36", "on"),
+            failed(20, 1, "libcudnn_a.so.9")
+        ),
+    )
+    .unwrap();
+    let note = r#"{"ev":"note","seq":1,"t_ns":3,"pid":20,"ppid":1,"tid":20,"level":"warning","msg":"the trace file /t/20.jsonl was replaced by another file or a symlink"}"#;
+    fs::write(
+        t.join("20.1.jsonl"),
+        format!(
+            "{}\n{note}\n{}\n",
+            header(20, "reopen", "2.36", "on"),
+            failed(20, 2, "libcudnn_b.so.9")
+        ),
+    )
+    .unwrap();
+    let mut cmd = launcher(&d);
+    cmd.args(["report", "--json", "t"]);
+    let o = run(cmd, None);
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let procs = doc["processes"].as_array().unwrap();
+    assert_eq!(procs.len(), 1, "{}", o.out());
+    let text = procs[0].to_string();
+    assert!(
+        text.contains("libcudnn_a.so.9")
+            && text.contains("libcudnn_b.so.9")
+            && text.contains("was replaced"),
+        "{text}"
+    );
+}
