@@ -70,6 +70,9 @@ fi
 exec unshare --mount --propagation private -- bash -s -- "$root" "$repo" "$@" <<'INNER'
 set -euo pipefail
 root=$1 repo=$2; shift 2
+# The root a mount point of its own, so that a test can make a mount
+# namespace of its own inside (unshare needs / to be one).
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
