@@ -539,6 +539,25 @@ fn error_paths_say_one_thing_and_print_no_empty_summary() {
         o.show()
     );
 
+    // A launcher record alone (no trace file was written): how the run went
+    // is still shown, and the exit status says nothing was traced.
+    let o = cli(&d, &["-q", "--out", "ran", "true"]);
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    fs::create_dir_all(d.join("record-only")).unwrap();
+    fs::copy(
+        d.join("ran/launcher.json"),
+        d.join("record-only/launcher.json"),
+    )
+    .unwrap();
+    let o = cli(&d, &["report", "record-only"]);
+    assert_eq!(o.code(), Some(1), "{}", o.show());
+    assert!(o.out().contains("program: true"), "{}", o.show());
+    assert!(!o.out().contains("findings"), "{}", o.show());
+    assert_eq!(
+        o.err(),
+        "cudnn-trace: a launcher record but no trace file was found in record-only\n"
+    );
+
     // Where a file cannot be written, the OS's words without Rust's suffix.
     for args in [
         vec!["man", "--dir", "afile/m"],

@@ -33,19 +33,35 @@ pub fn run(args: ReportArgs) -> i32 {
     };
     let report = Report::read(&paths).with_policy(&policy);
     eprint(&report.problems_text());
-    // An error path prints why, and no empty summary.
-    if let Some(why) = report.nothing_read() {
+    // An error path prints why, and no empty summary; a launcher record
+    // alone still says how the run went (a static program, say).
+    let nothing = report.nothing_read();
+    if nothing.is_none() || !report.set.launchers.is_empty() {
+        if let Err(status) = print(&report, &args, format, &paths) {
+            return status;
+        }
+    }
+    if let Some(why) = nothing {
         if !every_path_unreadable(&report, &paths) {
             errln!("cudnn-trace: {why} in {}", shown(&paths));
         }
         return NOTHING_READ;
     }
+    if report.trips(args.fail_on) {
+        super::run::EXIT_FINDINGS
+    } else {
+        0
+    }
+}
+
+/// Prints the report in `format`. Err: the exit status when it cannot.
+fn print(report: &Report, args: &ReportArgs, format: Format, paths: &[PathBuf]) -> Result<(), i32> {
     match format {
         Format::Json => match report.json(args.all) {
             Ok(s) => print_stdout(&(s + "\n")),
             Err(e) => {
                 errln!("cudnn-trace: cannot write JSON: {e}");
-                return 1;
+                return Err(1);
             }
         },
         Format::Text | Format::Markdown /* refused above */ => {
@@ -58,14 +74,12 @@ pub fn run(args: ReportArgs) -> i32 {
                 prefix: None,
             };
             print_stdout(&report.summary_text(&opts));
-            print_stdout(&report.findings_text());
+            if !report.set.images.is_empty() {
+                print_stdout(&report.findings_text());
+            }
         }
     }
-    if report.trips(args.fail_on) {
-        super::run::EXIT_FINDINGS
-    } else {
-        0
-    }
+    Ok(())
 }
 
 /// The paths to read: those given, else the newest run (None, after
