@@ -16,6 +16,7 @@ pub mod failures;
 pub mod findings;
 pub mod libraries;
 pub mod pin;
+pub mod policy;
 pub mod tree;
 
 pub use findings::{Finding, Knowledge, Severity};
@@ -52,13 +53,23 @@ pub fn analyse(
 pub struct Diagnosis {
     /// One entry per image, in `TraceSet::images` order.
     pub images: Vec<findings::ImageFindings>,
+    /// The findings a [`policy::Policy`] ignored, in the same order as
+    /// `images` (empty when no policy applied): not counted, not shown
+    /// in the text, not gated on, but kept for the JSON document.
+    pub ignored: Vec<findings::ImageFindings>,
     pub knowledge_origin: BTreeMap<String, String>,
     pub knowledge_warnings: Vec<String>,
 }
 
 impl Diagnosis {
+    /// The findings in force (not those a policy ignored).
     pub fn all(&self) -> impl Iterator<Item = &Finding> {
         self.images.iter().flat_map(|i| i.findings.iter())
+    }
+
+    /// The findings a policy ignored.
+    pub fn ignored_all(&self) -> impl Iterator<Item = &Finding> {
+        self.ignored.iter().flat_map(|i| i.findings.iter())
     }
 
     /// `--fail-on LEVEL`: whether a finding reached it.
@@ -81,6 +92,7 @@ pub fn diagnose(
     let ctx = findings::Context { knowledge, machine };
     Diagnosis {
         images: findings::analyze_set(set, stderr, &ctx),
+        ignored: Vec::new(),
         knowledge_origin: knowledge.origin.clone(),
         knowledge_warnings,
     }

@@ -26,6 +26,7 @@
 //! [`run`] works on any directory, not only a pin directory: it is also the
 //! way to report the versions of cuDNN copies found on disk.
 
+use crate::model::io_msg;
 use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::io::{Read, Write};
@@ -138,7 +139,7 @@ pub fn status_name(major: u32, status: i64) -> Option<&'static str> {
 /// be read (the child could not start, crashed, hung, printed no result).
 pub fn run(dir: &Path, major: u32) -> Result<Probe, String> {
     let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find this program's executable ({e})"))?;
+        .map_err(|e| format!("cannot find this program's executable ({})", io_msg(&e)))?;
     run_with(&exe, dir, major, TIMEOUT)
 }
 
@@ -187,9 +188,13 @@ pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result
             Ok(())
         });
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the probe process {}: {e}", exe.display()))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        format!(
+            "cannot start the probe process {}: {}",
+            exe.display(),
+            io_msg(&e)
+        )
+    })?;
     let pid = child.id() as libc::pid_t;
     let (tx, rx) = mpsc::channel();
     let read = |r: Option<Box<dyn Read + Send>>, wrap: fn(Vec<u8>) -> Msg| {
@@ -246,7 +251,7 @@ pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result
         };
         return Err(format!("the probe process did not finish within {limit}"));
     };
-    let status = status.map_err(|e| format!("waiting for the probe process: {e}"))?;
+    let status = status.map_err(|e| format!("waiting for the probe process: {}", io_msg(&e)))?;
     let last = last_line(err.as_deref().unwrap_or_default());
     let said = |s: String| match &last {
         Some(l) => format!("{s}; its last message: {l}"),

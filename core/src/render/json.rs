@@ -23,6 +23,10 @@ pub struct Document<'a> {
     pub problems: &'a [Problem],
     /// How many findings of each severity, over all processes.
     pub findings_total: BTreeMap<&'static str, usize>,
+    /// How many findings `--ignore` or the configuration file left out
+    /// (each process lists them in `ignored_findings`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub findings_ignored: usize,
     /// Where each knowledge table came from (`embedded` or an override path).
     pub knowledge: &'a BTreeMap<String, String>,
     pub knowledge_warnings: &'a [String],
@@ -61,6 +65,10 @@ pub struct ProcessDoc<'a> {
     pub notes: Vec<NoteDoc<'a>>,
     /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
     pub findings: &'a [Finding],
+    /// Findings that `--ignore` or the configuration file left out, each
+    /// with its `policy` mark; absent when none.
+    #[serde(skip_serializing_if = "<[Finding]>::is_empty")]
+    pub ignored_findings: &'a [Finding],
     /// The cuDNN pin of this process and what it did; absent when not pinned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin: Option<PinView>,
@@ -171,6 +179,7 @@ pub fn document<'a>(
                     .collect(),
                 pin: pin_view(img),
                 findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
+                ignored_findings: d.ignored.get(i).map_or(&[][..], |f| &f.findings[..]),
             }
         })
         .collect();
@@ -189,9 +198,14 @@ pub fn document<'a>(
             .into_iter()
             .map(|s| (s.as_str(), d.all().filter(|f| f.severity == s).count()))
             .collect(),
+        findings_ignored: d.ignored_all().count(),
         knowledge: &d.knowledge_origin,
         knowledge_warnings: &d.knowledge_warnings,
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The launcher records of the set, for the JSON document.

@@ -157,6 +157,25 @@ pub struct Finding {
     pub remedy: String,
     /// compat-facts sources of the rule and the data it used.
     pub sources: Vec<SourceRef>,
+    /// What `--ignore`/`--severity` or the configuration file did to it
+    /// (`analysis::policy`); None when nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyMark>,
+}
+
+/// What a per-code policy (`--ignore`, `--severity`, the configuration
+/// file: `analysis::policy`) did to a finding; its `policy` field in the
+/// JSON document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyMark {
+    /// True when the finding was ignored (it is then in
+    /// `Diagnosis::ignored`, not among the findings).
+    pub ignored: bool,
+    /// The rule's own severity, when the policy changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_severity: Option<Severity>,
+    /// `--ignore`, `--severity`, or the configuration file.
+    pub by: String,
 }
 
 /// Every code a rule can emit, with its short name. The long texts are in
@@ -306,6 +325,7 @@ mod tests {
             evidence: Vec::new(),
             remedy: String::new(),
             sources: Vec::new(),
+            policy: None,
         };
         let warn = [f(Severity::Info), f(Severity::Warning)];
         assert!(fails(&warn, Severity::Warning));

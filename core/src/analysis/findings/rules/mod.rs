@@ -58,6 +58,7 @@ fn finding(
         evidence,
         remedy,
         sources: ctx.knowledge.source_refs(sources),
+        policy: None,
     }
 }
 
