@@ -4,6 +4,7 @@
 //! place ([`RealDisk`]). Nothing here is cached: the `Machine` keeps the
 //! answers.
 
+use super::Stamp;
 use crate::model::elf::{self, DynInfo};
 #[cfg(test)]
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,6 +29,9 @@ pub trait Disk {
     fn kernel_driver(&self) -> Option<String>;
     /// This machine's host name (to tell whether the trace came from here).
     fn hostname(&self) -> Option<String>;
+    /// The identity of the file a path names (following symlinks), to
+    /// compare with the one a trace recorded.
+    fn stamp(&self, path: &str) -> Option<Stamp>;
 }
 
 /// The disk of the machine this runs on.
@@ -81,6 +85,23 @@ impl Disk for RealDisk {
         let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
         std::str::from_utf8(&buf[..end]).ok().map(str::to_string)
     }
+    fn stamp(&self, path: &str) -> Option<Stamp> {
+        let md = std::fs::metadata(path).ok()?;
+        if !md.is_file() {
+            return None;
+        }
+        let build_id = std::fs::File::open(path)
+            .ok()
+            .and_then(|mut f| elf::build_id(&mut f));
+        Some(Stamp {
+            dev: md.dev(),
+            ino: md.ino(),
+            size: md.size(),
+            mtime_ns: md.mtime() * 1_000_000_000 + md.mtime_nsec(),
+            ctime_ns: md.ctime() * 1_000_000_000 + md.ctime_nsec(),
+            build_id,
+        })
+    }
 }
 
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  …` → `580.159.04`
@@ -111,6 +132,8 @@ pub struct FakeDisk {
     pub kernel: Option<String>,
     pub host: Option<String>,
     pub extra_dirs: BTreeSet<String>,
+    /// Identities of files (see [`FakeDisk::with_stamp`]).
+    pub stamps: BTreeMap<String, Stamp>,
 }
 
 #[cfg(test)]
@@ -129,6 +152,12 @@ impl FakeDisk {
     pub fn dir(&mut self, path: &str) -> &mut Self {
         self.extra_dirs
             .insert(path.trim_end_matches('/').to_string());
+        self
+    }
+    /// A file with this identity (also a file for the other questions).
+    pub fn with_stamp(&mut self, path: &str, s: Stamp) -> &mut Self {
+        self.files.insert(path.to_string(), (s.dev, s.ino));
+        self.stamps.insert(path.to_string(), s);
         self
     }
     pub fn elf(&mut self, path: &str, d: DynInfo) -> &mut Self {
@@ -184,6 +213,15 @@ impl Disk for FakeDisk {
     }
     fn hostname(&self) -> Option<String> {
         self.host.clone()
+    }
+    /// The identity given with [`FakeDisk::with_stamp`]; other files have none
+    /// (as if they could not be read).
+    fn stamp(&self, path: &str) -> Option<Stamp> {
+        let p = self.canonical(path)?;
+        self.stamps
+            .get(&p)
+            .or_else(|| self.stamps.get(path))
+            .cloned()
     }
 }
 
