@@ -32,6 +32,9 @@ pub trait Disk {
     /// The identity of the file a path names (following symlinks), to
     /// compare with the one a trace recorded.
     fn stamp(&self, path: &str) -> Option<Stamp>;
+    /// A regular file's text (invalid UTF-8 replaced), when it is at most
+    /// `max` bytes.
+    fn read_text(&self, path: &str, max: usize) -> Option<String>;
 }
 
 /// The disk of the machine this runs on.
@@ -102,6 +105,23 @@ impl Disk for RealDisk {
             build_id,
         })
     }
+    fn read_text(&self, path: &str, max: usize) -> Option<String> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking, checked once open: a FIFO must not hang the report.
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+            .open(path)
+            .ok()?;
+        let md = f.metadata().ok()?;
+        if !md.is_file() || md.len() > max as u64 {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        f.take(max as u64).read_to_end(&mut bytes).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }
 
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  …` → `580.159.04`
@@ -134,6 +154,8 @@ pub struct FakeDisk {
     pub extra_dirs: BTreeSet<String>,
     /// Identities of files (see [`FakeDisk::with_stamp`]).
     pub stamps: BTreeMap<String, Stamp>,
+    /// Contents of text files (`RECORD`s).
+    pub texts: BTreeMap<String, String>,
 }
 
 #[cfg(test)]
@@ -222,6 +244,9 @@ impl Disk for FakeDisk {
             .get(&p)
             .or_else(|| self.stamps.get(path))
             .cloned()
+    }
+    fn read_text(&self, path: &str, max: usize) -> Option<String> {
+        self.texts.get(path).filter(|t| t.len() <= max).cloned()
     }
 }
 

@@ -27,6 +27,7 @@ pub mod cache;
 mod copies;
 pub mod disk;
 pub mod ldcache;
+pub mod packages;
 pub mod pin;
 pub mod probe;
 mod runpath;
@@ -37,6 +38,7 @@ pub use copies::{Copy, ScanPlan};
 #[cfg(test)]
 pub use disk::FakeDisk;
 pub use disk::{Disk, RealDisk};
+pub use packages::Owner;
 pub use versions::{Asked, ExeProber, Prober, Role, TraceId, Wanted};
 
 use crate::model::elf::DynInfo;
@@ -53,6 +55,7 @@ pub struct Machine {
     ld_cache: OnceCell<Vec<(String, String)>>,
     dirs: RefCell<HashMap<String, Vec<String>>>,
     dynamic: RefCell<HashMap<String, Option<DynInfo>>>,
+    owners: RefCell<HashMap<String, Option<Owner>>>,
     versions: versions::Versions,
 }
 
@@ -80,6 +83,7 @@ impl Machine {
             ld_cache: OnceCell::new(),
             dirs: RefCell::new(HashMap::new()),
             dynamic: RefCell::new(HashMap::new()),
+            owners: RefCell::new(HashMap::new()),
             versions: versions::Versions::new(None, None),
         }
     }
@@ -153,6 +157,22 @@ impl Machine {
     /// The path with symlinks resolved.
     pub fn canonical(&self, path: &str) -> Option<String> {
         self.disk.canonical(path)
+    }
+
+    /// A regular file's text, when it is at most `max` bytes.
+    pub fn read_text(&self, path: &str, max: usize) -> Option<String> {
+        self.disk.read_text(path, max)
+    }
+
+    /// The pip distribution whose `RECORD` lists `path` (a file under a
+    /// `site-packages`), with the size it lists ([`packages`]).
+    pub fn package_owner(&self, path: &str) -> Option<Owner> {
+        if let Some(o) = self.owners.borrow().get(path) {
+            return o.clone();
+        }
+        let o = packages::owner(self, path);
+        self.owners.borrow_mut().insert(path.to_string(), o.clone());
+        o
     }
 
     /// The ld.so cache: `(name, path)` pairs, as `ldconfig -p` lists them.
