@@ -1742,3 +1742,170 @@ fn text_findings_section_and_explain() {
     assert_eq!(out.code(), Some(2), "{}", out.show());
     assert!(out.out().is_empty(), "{}", out.show());
 }
+
+// ---------------------------------------------------------------------------
+// 17. Versions the program never asked, asked at report time (issue 14)
+
+/// The library of the first process whose path is `path`.
+fn library<'a>(doc: &'a Value, path: &Path) -> &'a Value {
+    let p = s(path);
+    arr(&doc["processes"])
+        .iter()
+        .flat_map(|pr| arr(&pr["libraries"]).iter())
+        .find(|l| l["path"] == p.as_str())
+        .unwrap_or_else(|| panic!("no library {p} in {doc:#}"))
+}
+
+/// `(kind, version)` of a library's version in the report.
+fn version_of(doc: &Value, path: &Path) -> (String, String) {
+    let v = &library(doc, path)["version"];
+    (text(&v["kind"]).to_string(), text(&v["version"]).to_string())
+}
+
+#[test]
+fn versions_are_asked_in_a_separate_process_by_identity() {
+    let case = Case::new("versions-asked");
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let prog = case.compile(
+        "17_versions_asked/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
+    assert_eq!(t.out.out(), "cudnnCreate=0\n");
+    // Inside the process nothing was asked that has a side effect: no
+    // sub-library check, no driver version.
+    let raw = fs::read_to_string(&trace_files(&t.trace)[0]).unwrap();
+    assert!(!raw.contains(r#""check":0"#), "a check was asked in the process");
+    assert!(!raw.contains(r#""fn":"cuDriverGetVersion""#));
+
+    let asked = |p: &Path, want: &str| {
+        let l = library(&doc, p);
+        assert_eq!(
+            (text(&l["version"]["kind"]), text(&l["version"]["version"])),
+            ("asked", want),
+            "{l:#}"
+        );
+        assert_eq!(l["found"]["source"], "asked", "{l:#}");
+        l
+    };
+    let g = asked(&pip.join("libcudnn_graph.so.9"), "9.19.0");
+    assert_eq!(g["found"]["cuda_build"], 13000);
+    for (f, func) in [
+        ("libcudnn_ops.so.9", "cudnnOpsVersionCheck"),
+        ("libcudnn_cnn.so.9", "cudnnCnnVersionCheck"),
+        ("libcudnn_adv.so.9", "cudnnAdvVersionCheck"),
+    ] {
+        let l = asked(&pip.join(f), "9.19.0");
+        assert_eq!(
+            text(&l["found"]["detail"]),
+            format!("{func}() returned 0 against libcudnn_graph.so.9 (9.19.0) of its directory")
+        );
+    }
+    // The dispatcher answers no version query of its own: the names it
+    // asked for carry its version.
+    assert_eq!(
+        version_of(&doc, &pip.join("libcudnn.so.9")),
+        ("requested".into(), "9.19.0".into())
+    );
+    let d = library(&doc, &drv.join("libcuda.so.1"));
+    assert_eq!(
+        text(&d["version"]["version"]),
+        "580.159.04, CUDA 13.0",
+        "{d:#}"
+    );
+    assert_eq!(d["found"]["detail"], "cuDriverGetVersion() = 13000");
+    assert!(all(&doc).is_empty(), "{}", show(&doc));
+
+    // Asked once: the next report reads the answers from the cache.
+    let doc = report(&t);
+    let g = library(&doc, &pip.join("libcudnn_graph.so.9"));
+    assert_eq!(g["found"]["source"], "asked-cached", "{g:#}");
+
+    // A file replaced since the trace is not asked (it is not the one the
+    // process loaded), and a file that is gone neither; the report says so.
+    let ops = pip.join("libcudnn_ops.so.9");
+    let copy = case.p("ops-copy");
+    fs::copy(&ops, &copy).unwrap();
+    fs::remove_file(&ops).unwrap();
+    fs::write(&ops, b"\x7fELF not the same file any more").unwrap();
+    fs::remove_file(pip.join("libcudnn_cnn.so.9")).unwrap();
+    let doc = report(&t);
+    let p = &arr(&doc["processes"])[0];
+    let why = |f: &str| {
+        arr(&p["versions_not_asked"])
+            .iter()
+            .find(|n| n["path"] == s(&pip.join(f)).as_str())
+            .map(|n| text(&n["why"]).to_string())
+            .unwrap_or_else(|| panic!("{f} not in versions_not_asked: {p:#}"))
+    };
+    // (The inode may be reused: the size and the build-id tell.)
+    let w = why("libcudnn_ops.so.9");
+    assert!(
+        w.starts_with("changed since the trace (") && w.contains("size ") && w.ends_with(": not asked"),
+        "{w}"
+    );
+    assert_eq!(why("libcudnn_cnn.so.9"), "no longer on disk: not asked");
+    assert_eq!(
+        version_of(&doc, &ops),
+        ("major-only".into(), "9".into())
+    );
+    // The text report says it too.
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t.trace);
+    let out = run(cmd, None);
+    assert!(
+        out.out()
+            .contains("version libcudnn_cnn.so.9: no longer on disk: not asked"),
+        "{}",
+        out.out()
+    );
+    fs::rename(&copy, &ops).unwrap();
+
+    // CUDNN_TRACE_PROBE=0: nothing is asked.
+    let (_, off) = {
+        let mut cmd = launcher(&case.dir);
+        cmd.env("CUDNN_TRACE_PROBE", "0")
+            .args(["report", "--json"])
+            .arg(&t.trace);
+        let out = run(cmd, None);
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out, doc)
+    };
+    assert_eq!(
+        version_of(&off, &pip.join("libcudnn_adv.so.9")),
+        ("major-only".into(), "9".into())
+    );
+}
+
+/// What asking tells the rules: a cuDNN built for CUDA 13.0 on a CUDA 12.2
+/// driver, in a program that asked neither version itself.
+#[test]
+fn asked_versions_feed_the_driver_rule() {
+    let case = Case::new("versions-asked-driver");
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let drv = case.driver("535.104.05", "12.2", &[]);
+    let prog = case.compile(
+        "17_versions_asked/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let (_, doc) = case.run("t", &env, &prog, &[], 0);
+    assert_errors(&doc, &["CDT004"]);
+    let f = one(&doc, "CDT004", "driver");
+    assert_eq!(
+        text(&f["title"]),
+        "the driver supports CUDA 12.2, cuDNN (built with CUDA 13.0) needs CUDA 13.x",
+        "{f:#}"
+    );
+    let libcuda = s(&drv.join("libcuda.so.1"));
+    assert!(
+        evidence(f, "driver").iter().any(|e| e["path"] == libcuda.as_str()
+            && e["version"] == "12.2"
+            && text(&e["detail"]).contains("asked in a separate process at report time")),
+        "{f:#}"
+    );
+}

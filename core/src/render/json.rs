@@ -1,8 +1,9 @@
 //! The machine-readable document of `report --json` and the launcher's
 //! `--json-summary`.
 
+use crate::analysis::files::{ImageFiles, NotAsked};
 use crate::analysis::findings::{Finding, Severity};
-use crate::analysis::libraries::{libraries, LibraryView};
+use crate::analysis::libraries::{libraries_with, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
 use crate::analysis::{Diagnosis, Link, ProcessTree};
 use crate::model::{LauncherRecord, Problem, TraceSet};
@@ -57,6 +58,9 @@ pub struct ProcessDoc<'a> {
     /// How it ended, when the launcher knows.
     pub ended: Option<String>,
     pub libraries: Vec<LibraryView>,
+    /// Libraries whose version could not be asked at report time, and why.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub versions_not_asked: &'a [NotAsked],
     pub failed_loads: Vec<FailedDoc<'a>>,
     pub notes: Vec<NoteDoc<'a>>,
     /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
@@ -112,6 +116,18 @@ pub fn document<'a>(
     all: bool,
     d: &'a Diagnosis,
 ) -> Document<'a> {
+    document_with(set, tree, all, d, &[])
+}
+
+/// [`document`] with what the machine says about each image's files
+/// (versions found outside the trace, files that could not be asked).
+pub fn document_with<'a>(
+    set: &'a TraceSet,
+    tree: &ProcessTree,
+    all: bool,
+    d: &'a Diagnosis,
+    files: &'a [ImageFiles],
+) -> Document<'a> {
     let processes = set
         .images
         .iter()
@@ -143,7 +159,8 @@ pub fn document<'a>(
                 link,
                 top: tree.top[i],
                 ended: tree.ending[i].clone(),
-                libraries: libraries(img, all),
+                libraries: libraries_with(img, all, files.get(i)),
+                versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
                 failed_loads: img
                     .failed
                     .iter()

@@ -10,7 +10,8 @@ use super::text::{argv_text, esc, esc_lines};
 use crate::analysis::failures::{
     blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
 };
-use crate::analysis::libraries::{libraries, other_count, LibraryView};
+use crate::analysis::files::ImageFiles;
+use crate::analysis::libraries::{libraries_with, other_count, LibraryView};
 use crate::analysis::pin::pin_view;
 use crate::analysis::{Link, ProcessTree};
 use crate::model::name_version::NameVersion;
@@ -185,6 +186,8 @@ pub fn common_prefix(set: &TraceSet, all: bool) -> Option<String> {
 struct View<'a> {
     set: &'a TraceSet,
     tree: &'a ProcessTree,
+    /// What the machine says about each image's files (may be empty).
+    files: &'a [ImageFiles],
 }
 
 /// Whether an image has something to show beyond its header line.
@@ -198,7 +201,18 @@ fn interesting(a: &View<'_>, i: usize, all: bool) -> bool {
 
 /// The text summary.
 pub fn render(set: &TraceSet, tree: &ProcessTree, opts: &TextOptions) -> String {
-    let a = &View { set, tree };
+    render_with(set, tree, &[], opts)
+}
+
+/// The text summary, with what the machine says about each image's files
+/// (versions found outside the trace; `analysis::files`).
+pub fn render_with(
+    set: &TraceSet,
+    tree: &ProcessTree,
+    files: &[ImageFiles],
+    opts: &TextOptions,
+) -> String {
+    let a = &View { set, tree, files };
     let mut opts = opts.clone();
     if opts.prefix.is_none() {
         opts.prefix = common_prefix(set, opts.all);
@@ -519,7 +533,8 @@ fn render_image(
     let img = &a.set.images[i];
     let pad = "   ".repeat(depth);
     let body = format!("{pad}  ");
-    let libs = libraries(img, opts.all);
+    let files = a.files.get(i);
+    let libs = libraries_with(img, opts.all, files);
     let mut head = image_head(a, i, &pad, multi_host, chain);
     if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() && img.pins.is_empty() {
         head.push_str("  — no CUDA library");
@@ -540,6 +555,9 @@ fn render_image(
                 if others == 1 { "y" } else { "ies" }
             );
         }
+    }
+    if let Some(files) = files {
+        render_not_asked(&sh, files, &body, out);
     }
     render_pin(&sh, img, &body, out);
     for (f, times) in grouped_failures(img) {
@@ -683,6 +701,22 @@ fn write_rows(rows: &[[String; 6]], body: &str, out: &mut String) {
         let _ = write!(l, "  {}", r[5]);
         line(out, l.trim_end());
         last_family = r[0].clone();
+    }
+}
+
+/// The libraries whose version could not be asked at report time, and why
+/// (the file changed since the trace, is gone, or asking failed): one line
+/// per reason, so that a trace whose files are all gone says so once.
+fn render_not_asked(sh: &Shortener, files: &ImageFiles, body: &str, out: &mut String) {
+    let mut by_why: Vec<(&str, Vec<String>)> = Vec::new();
+    for n in &files.not_asked {
+        match by_why.iter_mut().find(|(w, _)| *w == n.why) {
+            Some((_, names)) => names.push(sh.short(&n.path)),
+            None => by_why.push((&n.why, vec![sh.short(&n.path)])),
+        }
+    }
+    for (why, names) in by_why {
+        line(out, &format!("{body}version {}: {why}", names.join(", ")));
     }
 }
 

@@ -448,11 +448,18 @@ impl<'l, 'a> Install<'l, 'a> {
                 per_dir.join("; ")
             )
         };
+        // A dispatcher of another version works (E5): it is named in the
+        // title only when nothing else is odd.
+        let primary: Vec<&Odd<'_, '_>> = if odd.iter().any(|o| !o.dispatcher_only) {
+            odd.iter().filter(|o| !o.dispatcher_only).collect()
+        } else {
+            odd.iter().collect()
+        };
         // The odd ones by name, for titles that cannot give their versions
         // (a failed check leaves a sub-library's own version unknown).
         let odd_names = {
             let mut stems: Vec<&str> = Vec::new();
-            for l in odd.iter().filter_map(|o| o.lib) {
+            for l in primary.iter().filter_map(|o| o.lib) {
                 if !stems.contains(&l.stem.as_str()) {
                     stems.push(&l.stem);
                 }
@@ -469,7 +476,7 @@ impl<'l, 'a> Install<'l, 'a> {
         if let Some(t) = symbol_titles.first() {
             t.clone()
         } else if let Some((r, rv)) = reference {
-            let others: Vec<String> = odd
+            let others: Vec<String> = primary
                 .iter()
                 .filter_map(|o| o.lib)
                 .filter_map(|l| l.version().map(|(v, _)| format!("{} {v}", l.stem)))

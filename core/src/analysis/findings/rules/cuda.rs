@@ -50,10 +50,15 @@ fn cudnn_build(f: &Facts<'_>) -> Option<(Ver, Vec<Evidence>, bool)> {
             let ev = Evidence::new("version")
                 .path(l.path())
                 .version(b.to_string())
-                .detail(format!(
-                    "cudnnGetCudartVersion() = {} (cuDNN built with CUDA {b})",
-                    l.query.as_ref().and_then(|q| q.cuda_build).unwrap_or(0)
-                ));
+                .detail(match l.cuda_build_raw() {
+                    Some((v, "reported by the library")) | Some((v, "")) => {
+                        format!("cudnnGetCudartVersion() = {v} (cuDNN built with CUDA {b})")
+                    }
+                    Some((v, how)) => {
+                        format!("cudnnGetCudartVersion() = {v} (cuDNN built with CUDA {b}; {how})")
+                    }
+                    None => format!("cuDNN built with CUDA {b}"),
+                });
             return Some((b, vec![ev], true));
         }
     }
@@ -182,12 +187,16 @@ fn driver(f: &Facts<'_>) -> Driver {
     {
         if d.cuda.is_none() && v.source.as_deref() == Some("query") {
             if let Some(x) = v.version.as_deref().and_then(Ver::parse) {
+                let who = match v.asked_by.as_deref() {
+                    Some("program") => "cuDriverGetVersion(), as the program called it",
+                    _ => "cuDriverGetVersion(), read by the shim",
+                };
                 d.cuda = Some((
                     x.clone(),
                     Evidence::new("driver")
                         .path(v.path.clone())
                         .version(x.to_string())
-                        .detail("cuDriverGetVersion(), read by the shim"),
+                        .detail(who),
                 ));
             }
         }
@@ -233,6 +242,19 @@ fn driver(f: &Facts<'_>) -> Driver {
             }
             _ => {}
         }
+    }
+    if d.cuda.is_none() {
+        // Asked in a probe process at report time (the shim does not ask
+        // the driver inside the program).
+        d.cuda = f.family("cuda").find_map(|l| {
+            let found = l.found.as_ref()?;
+            let x = found.version.as_deref().and_then(Ver::parse)?;
+            let e = Evidence::new("driver")
+                .path(l.path())
+                .version(x.to_string())
+                .detail(format!("{}, {}", found.detail, found.source.words()));
+            Some((x, e))
+        });
     }
     if d.file.is_none() {
         d.file = f

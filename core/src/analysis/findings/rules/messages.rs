@@ -5,6 +5,7 @@
 
 use super::loads::copy_evidence;
 use super::{and_list, finding, is_pip, loaded};
+use crate::analysis::files::Source;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::analysis::findings::knowledge::{message_version, MessageRule};
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
@@ -266,7 +267,12 @@ impl VersionMessage<'_> {
     ) -> Vec<(String, String, String)> {
         let mut good: Vec<(String, String, String)> = Vec::new();
         for l in files {
-            if let Some((v, _)) = l.version() {
+            if let Some((v, origin)) = l.version() {
+                // A dispatcher's own version (from the names it asked for)
+                // says nothing about the libraries that do the work.
+                if origin == Source::Requests.words() {
+                    continue;
+                }
                 if self.fits(&v, b) && l.major == Some(b.major()) {
                     good.push((
                         l.path().to_string(),
