@@ -162,15 +162,14 @@ fn cudnn_major(l: &Load) -> Option<u32> {
     })
 }
 
-/// What to ask a library, when the trace does not already say it.
-fn wanted_for(img: &Image, l: &Load) -> Option<Wanted> {
-    if l.stub || !file_of(l).starts_with('/') {
-        return None;
-    }
-    let role = match l.family.as_deref()? {
+/// What asking a library of `family` called `name` (its SONAME or file
+/// name; `major`: its cuDNN major) would be: None for libraries that answer
+/// no version question (a cuDNN dispatcher, engines, heuristic).
+fn role_for(family: &str, name: &str, major: Option<u32>) -> Option<Role> {
+    Some(match family {
         "cudnn" => {
-            let major = cudnn_major(l)?;
-            let st = stem(identity_name(l));
+            let major = major?;
+            let st = stem(name);
             if probe::core_stem(major) == Some(st) {
                 Role::CudnnCore { major }
             } else {
@@ -186,7 +185,38 @@ fn wanted_for(img: &Image, l: &Load) -> Option<Wanted> {
         "cudart" => Role::Runtime,
         "cuda" => Role::Driver,
         _ => return None,
+    })
+}
+
+/// The version a library file on disk (not one the trace recorded: a copy
+/// the rules point at) gives when asked in a probe process; None when it
+/// answers no version question or could not be asked.
+pub fn ask_file(machine: &Machine, path: &str) -> Option<Found> {
+    let family = cudnn_trace_format::cuda_family(path.as_bytes())?;
+    let soname = machine.dynamic(path).and_then(|d| d.soname);
+    let name = soname.as_deref().unwrap_or_else(|| basename(path));
+    let major = [name, path].iter().find_map(|n| {
+        cudnn_trace_format::cudnn_name(n.as_bytes())?
+            .1
+            .first()
+            .copied()
+    });
+    let real = machine.canonical(path).unwrap_or_else(|| path.to_string());
+    let w = Wanted {
+        path: real,
+        role: role_for(family, name, major)?,
+        trace: TraceId::default(),
     };
+    let asked = machine.ask_versions(std::slice::from_ref(&w)).pop()?;
+    found_from(&w, asked).ok().flatten()
+}
+
+/// What to ask a library, when the trace does not already say it.
+fn wanted_for(img: &Image, l: &Load) -> Option<Wanted> {
+    if l.stub || !file_of(l).starts_with('/') {
+        return None;
+    }
+    let role = role_for(l.family.as_deref()?, identity_name(l), cudnn_major(l))?;
     if said_in_process(img, l, &role) {
         return None;
     }

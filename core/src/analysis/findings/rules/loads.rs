@@ -6,6 +6,7 @@
 
 use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded};
+use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use crate::machine::Copy;
@@ -410,12 +411,20 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         // The version of the other copy: its file name, else its pip package
         // (`*.dist-info`, compat-facts §5.2).
         let package = ctx.machine.package_of(dirname(&cand));
+        // Else what the file says when asked (in a probe process).
+        let asked = || {
+            files::ask_file(ctx.machine, &cand)
+                .and_then(|f| Ver::parse(f.version.as_deref()?))
+                .filter(|v| v.0.len() >= 2)
+        };
         let cand_ver = match crate::model::name_version::of_library(&cand, Some(&cand_real)) {
             Some(crate::model::name_version::NameVersion::Full(v)) => Ver::parse(&v),
-            _ => package
-                .as_deref()
-                .and_then(|p| p.rsplit_once('-'))
-                .and_then(|(_, v)| Ver::parse(v)),
+            _ => asked().or_else(|| {
+                package
+                    .as_deref()
+                    .and_then(|p| p.rsplit_once('-'))
+                    .and_then(|(_, v)| Ver::parse(v))
+            }),
         };
         let cand_version = match (&cand_ver, &package) {
             (Some(v), Some(p)) => Some(format!("{v}, pip {}", p.split('-').next().unwrap_or(p))),
