@@ -952,10 +952,14 @@ fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
         let f = check(&doc);
         let c = ev(&f, "on disk", &torch.join(core));
         assert_eq!(c["detail"], "found via pip");
+        // Its version as the copy says it when asked (its name has the
+        // major only), and the dispatcher's RUNPATH as written.
+        let version = if major == 9 { "9.1.0" } else { "8.9.7" };
+        assert_eq!(c["version"], version, "{c:#}");
         assert_eq!(
             text(&f["remedy"]),
             format!(
-                "a copy exists at {} ({major} (major only)): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks",
+                "a copy exists at {} ({version}): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks (its RUNPATH entry $ORIGIN)",
                 s(&torch.join(core)),
                 s(&torch)
             )
@@ -1907,5 +1911,187 @@ fn asked_versions_feed_the_driver_rule() {
             && e["version"] == "12.2"
             && text(&e["detail"]).contains("asked in a separate process at report time")),
         "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 18. A CUDA runtime missing at start-up: exit 127, one summary line, CDT006
+
+/// Situation 18: `venv/bin/python3.12` needs `libtorchlike.so` (its
+/// RUNPATH), which needs `libcudart.so.12` through its RUNPATH
+/// `$ORIGIN/../rt`, where it is no more. Returns (program, libtorchlike).
+fn startup_missing_runtime(case: &Case) -> (PathBuf, PathBuf) {
+    let site = "venv/lib/python3.12/site-packages/torchlike";
+    let rt = case.stack(&format!("{site}/rt"), &["cudart", "--version", "12.4"]);
+    let flags: Vec<String> = vec![
+        "-shared".into(),
+        "-fPIC".into(),
+        "-Wl,--no-as-needed".into(),
+        format!("-L{}", s(&rt)),
+        "-l:libcudart.so.12".into(),
+        "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../rt".into(),
+    ];
+    let lib = case.compile(
+        "18_startup_missing_runtime/lib.c",
+        &format!("{site}/lib/libtorchlike.so"),
+        &flags,
+    );
+    let libdir = lib.parent().unwrap().to_path_buf();
+    let prog = case.compile(
+        "18_startup_missing_runtime/main.c",
+        PY,
+        &[
+            format!("-L{}", s(&libdir)),
+            "-ltorchlike".into(),
+            format!("-Wl,--enable-new-dtags,-rpath,{}", s(&libdir)),
+        ],
+    );
+    fs::remove_file(rt.join("libcudart.so.12")).unwrap();
+    (prog, lib)
+}
+
+/// The launcher, not quiet: its summary on stderr.
+fn run_loud(case: &Case, label: &str, env: &[(&str, String)], prog: &Path) -> Traced {
+    let mut cmd = launcher(&case.dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(["--out", label, "--"]).arg(prog);
+    Traced {
+        out: run(cmd, None),
+        trace: case.p(label),
+    }
+}
+
+/// The summary's start-up line.
+fn startup_line(t: &Traced) -> String {
+    let err = t.out.err();
+    err.lines()
+        .find(|l| l.trim_start().starts_with("start-up: "))
+        .unwrap_or_else(|| panic!("no start-up line:\n{}", t.out.show()))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn runtime_missing_at_startup() {
+    if machine_provides("libcudart.so.12") {
+        eprintln!("skipped: this machine's loader finds a libcudart.so.12 by itself");
+        return;
+    }
+    let case = Case::new("startup-missing");
+    let (prog, lib) = startup_missing_runtime(&case);
+    // The RUNPATH entry $ORIGIN/../rt, as the loader spells the candidate.
+    let rt = lib.parent().unwrap().join("../rt");
+
+    // Nothing anywhere: the loader's own message, its 127, and one line.
+    let t = run_loud(&case, "none", &[], &prog);
+    assert_exit(&t, 127);
+    assert!(
+        t.out
+            .err()
+            .contains("error while loading shared libraries: libcudart.so.12: cannot open shared object file"),
+        "{}",
+        t.out.show()
+    );
+    let line = startup_line(&t);
+    assert!(
+        line.starts_with(
+            "start-up: the loader could not find libcudart.so.12 (needed by libtorchlike.so) and ended the program before main (exit status 127); "
+        ),
+        "{line}"
+    );
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT006"]);
+    let f = one(&doc, "CDT006", "libcudart.so.12");
+    assert_eq!(
+        text(&f["title"]),
+        "libcudart.so.12 was not found at start-up (needed by libtorchlike.so): the loader ended the program before main, exit status 127"
+    );
+    let failed = &evidence(f, "failed")[0];
+    assert_eq!(failed["requester"], s(&lib).as_str());
+    assert!(text(&failed["detail"]).contains("at start-up"), "{f:#}");
+    let tried = evidence(f, "tried");
+    assert!(
+        tried.iter().any(|e| e["path"] == s(&rt.join("libcudart.so.12")).as_str()
+            && e["reason"] == "RUNPATH"
+            && e["detail"] == "missing"),
+        "{f:#}"
+    );
+    let on_disk: Vec<&Value> = evidence(f, "on disk")
+        .into_iter()
+        .filter(|e| !text(&e["path"]).starts_with(&s(&case.dir)))
+        .collect();
+    if on_disk.is_empty() {
+        assert!(line.ends_with("; no copy on this machine"), "{line}");
+        assert!(
+            text(&f["remedy"]).starts_with("no copy was found on this machine: install the CUDA 12 runtime"),
+            "{f:#}"
+        );
+    } else {
+        eprintln!("note: this machine has CUDA runtimes of its own; 'no copy' not checked");
+    }
+    // The JSON document marks the failure fatal.
+    let p = &arr(&doc["processes"])[0];
+    assert_eq!(p["failed_loads"][0]["fatal"], true, "{p:#}");
+
+    // Only CUDA 13 on the loader's path: another major, which does not fit.
+    let cu13 = case.stack("opt/cuda-13/lib", &["cudart", "--version", "13.0"]);
+    let env = vec![("LD_LIBRARY_PATH", s(&cu13))];
+    let t = run_loud(&case, "cu13", &env, &prog);
+    assert_exit(&t, 127);
+    let line = startup_line(&t);
+    let c13 = s(&cu13.join("libcudart.so.13"));
+    assert!(
+        line.contains(&format!(
+            "only another major on this machine: {c13} (13.0), which does not fit"
+        )),
+        "{line}"
+    );
+    let doc = report(&t);
+    let f = one(&doc, "CDT006", "libcudart.so.12");
+    let c = ev(f, "on disk", &cu13.join("libcudart.so.13"));
+    assert!(
+        text(&c["detail"]).contains("another major (13): it does not fit libcudart.so.12"),
+        "{c:#}"
+    );
+    let remedy = text(&f["remedy"]);
+    assert!(!remedy.contains("make it findable"), "{remedy}");
+    assert!(
+        remedy.starts_with(&format!(
+            "only another major is on this machine ({c13} (13.0)): install the CUDA 12 runtime"
+        )),
+        "{remedy}"
+    );
+
+    // A CUDA 12 runtime where the loader does not look (a pip wheel's
+    // directory): the copy to make findable.
+    let pip = case.stack(
+        "venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib",
+        &["cudart", "--version", "12.4"],
+    );
+    let t = run_loud(&case, "pip12", &[], &prog);
+    assert_exit(&t, 127);
+    let line = startup_line(&t);
+    let c12 = s(&pip.join("libcudart.so.12"));
+    assert!(
+        line.ends_with(&format!(
+            "; a copy that fits: {c12} (12.4), in a directory the loader did not search"
+        )),
+        "{line}"
+    );
+    let doc = report(&t);
+    let f = one(&doc, "CDT006", "libcudart.so.12");
+    let remedy = text(&f["remedy"]);
+    assert!(
+        remedy.starts_with(&format!(
+            "a copy exists at {c12} (12.4): make it findable for libtorchlike.so, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH",
+            s(&pip)
+        )),
+        "{remedy}"
+    );
+    assert!(
+        remedy.ends_with("or install the library where libtorchlike.so looks (its RUNPATH entry $ORIGIN/../rt)"),
+        "{remedy}"
     );
 }

@@ -24,7 +24,7 @@
 //! JSON document and the rules see the same versions.
 
 use crate::machine::probe::{self, Answer};
-use crate::machine::{Asked, Machine, Role, TraceId, Wanted};
+use crate::machine::{Asked, Copy, Fit, Machine, Role, TraceId, Wanted};
 use crate::model::{basename, dirname, name_version, stem, Image, TraceSet, Ver};
 use cudnn_trace_format::read::Load;
 use cudnn_trace_format::version_source;
@@ -39,6 +39,29 @@ pub struct ImageFiles {
     pub versions: BTreeMap<String, Found>,
     /// Libraries that could have been asked but were not, and why.
     pub not_asked: Vec<NotAsked>,
+    /// The library the loader could not find at start-up, if that is how
+    /// the process ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup: Option<StartupFailure>,
+}
+
+/// A library the loader could not find at start-up (a DT_NEEDED or
+/// `LD_PRELOAD` name before `main`: ld.so then ends the process with status
+/// 127), and the copies of it on this machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupFailure {
+    pub name: String,
+    /// The object whose DT_NEEDED entry it is (empty: the program).
+    pub requester: Option<String>,
+    /// `seq` of its `load_failed` event.
+    pub seq: u64,
+    /// Whether copies were looked for (only on the host the trace was
+    /// taken on).
+    pub looked: bool,
+    /// Copies that would do: the name asked for, or the same major.
+    pub fitting: Vec<Copy>,
+    /// Copies of another major, which the requester cannot use.
+    pub other_major: Vec<Copy>,
 }
 
 /// A version found for a library.
@@ -127,8 +150,51 @@ pub fn of_set(set: &TraceSet, machine: &Machine) -> Vec<ImageFiles> {
     }
     for (i, img) in set.images.iter().enumerate() {
         derived_versions(img, machine, local[i], &mut out[i]);
+        out[i].startup = startup_failure(img, machine, local[i]);
     }
     out
+}
+
+/// Most copies whose version is asked when their name does not say it.
+const ASKED_COPIES: usize = 4;
+
+/// The copies of `name` the process could have used ([`Machine::copies`]),
+/// the first few with their version asked when their file name has the
+/// major only (`libcudart.so.12`: the runtime says 12.4).
+pub fn copies_with_versions(machine: &Machine, img: &Image, name: &str) -> Vec<Copy> {
+    let mut copies = machine.copies(img, name);
+    for c in copies.iter_mut().take(ASKED_COPIES) {
+        if c.version.as_deref().is_some_and(|v| v.contains('.')) {
+            continue;
+        }
+        if let Some(v) = ask_file(machine, &c.path).and_then(|f| f.version) {
+            c.version = Some(v);
+        }
+    }
+    copies
+}
+
+/// The start-up failure of an image: the search during which ld.so ended
+/// the process (`fatal`), with the copies of the library on this machine.
+fn startup_failure(img: &Image, machine: &Machine, local: bool) -> Option<StartupFailure> {
+    let f = img.failed.iter().find(|f| f.ev.fatal)?;
+    let name = f.ev.name.clone();
+    let copies = if local {
+        copies_with_versions(machine, img, &name)
+    } else {
+        Vec::new()
+    };
+    let (fitting, other_major) = copies
+        .into_iter()
+        .partition(|c| !matches!(c.fit(&name), Fit::OtherMajor(_)));
+    Some(StartupFailure {
+        name,
+        requester: f.ev.requester.clone(),
+        seq: f.ev.seq,
+        looked: local,
+        fitting,
+        other_major,
+    })
 }
 
 /// The path a library is on disk now: its real path.

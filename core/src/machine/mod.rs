@@ -34,7 +34,7 @@ mod runpath;
 pub mod versions;
 
 pub use cache::Stamp;
-pub use copies::{Copy, ScanPlan};
+pub use copies::{Copy, Fit, ScanPlan};
 #[cfg(test)]
 pub use disk::FakeDisk;
 pub use disk::{Disk, RealDisk};

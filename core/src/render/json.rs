@@ -1,7 +1,7 @@
 //! The machine-readable document of `report --json` and the launcher's
 //! `--json-summary`.
 
-use crate::analysis::files::{ImageFiles, NotAsked};
+use crate::analysis::files::{ImageFiles, NotAsked, StartupFailure};
 use crate::analysis::findings::{Finding, Severity};
 use crate::analysis::libraries::{libraries_with, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
@@ -61,6 +61,10 @@ pub struct ProcessDoc<'a> {
     /// Libraries whose version could not be asked at report time, and why.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub versions_not_asked: &'a [NotAsked],
+    /// The library the loader could not find at start-up, with the copies
+    /// on this machine, when that is how the process ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_failure: Option<&'a StartupFailure>,
     pub failed_loads: Vec<FailedDoc<'a>>,
     pub notes: Vec<NoteDoc<'a>>,
     /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
@@ -84,6 +88,10 @@ pub struct FailedDoc<'a> {
     /// program read from `dlerror()`), without repeats.
     pub errors: Vec<&'a str>,
     pub errno: Option<i32>,
+    /// ld.so gave up during this start-up search and ended the process
+    /// (exit status 127, before `main`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fatal: bool,
 }
 
 #[derive(Serialize)]
@@ -161,6 +169,7 @@ pub fn document_with<'a>(
                 ended: tree.ending[i].clone(),
                 libraries: libraries_with(img, all, files.get(i)),
                 versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
+                startup_failure: files.get(i).and_then(|f| f.startup.as_ref()),
                 failed_loads: img
                     .failed
                     .iter()
@@ -175,6 +184,7 @@ pub fn document_with<'a>(
                         tried: f.ev.tried.iter().map(tried).collect(),
                         errors: f.errors(),
                         errno: f.ev.errno,
+                        fatal: f.ev.fatal,
                     })
                     .collect(),
                 notes: img

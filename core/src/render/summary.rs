@@ -10,10 +10,11 @@ use super::text::{argv_text, esc, esc_lines};
 use crate::analysis::failures::{
     blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
 };
-use crate::analysis::files::ImageFiles;
+use crate::analysis::files::{ImageFiles, StartupFailure};
 use crate::analysis::libraries::{libraries_with, other_count, LibraryView};
 use crate::analysis::pin::pin_view;
 use crate::analysis::{Link, ProcessTree};
+use crate::machine::Copy;
 use crate::model::name_version::NameVersion;
 use crate::model::Ver;
 use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
@@ -543,6 +544,9 @@ fn render_image(
     line(out, &head);
 
     let sh = Shortener::new(img, opts.prefix.as_deref());
+    if let Some(st) = files.and_then(|f| f.startup.as_ref()) {
+        render_startup(&sh, img, st, &body, out);
+    }
     // Libraries, one aligned row each, grouped by family.
     let rows: Vec<[String; 6]> = libs.iter().map(|v| library_row(&sh, img, v)).collect();
     write_rows(&rows, &body, out);
@@ -704,6 +708,65 @@ fn write_rows(rows: &[[String; 6]], body: &str, out: &mut String) {
     }
 }
 
+/// The one line of a start-up failure: which library the loader could not
+/// find, who needed it, and the copies on this machine (one that fits, else
+/// one of another major, which does not).
+fn render_startup(sh: &Shortener, img: &Image, st: &StartupFailure, body: &str, out: &mut String) {
+    let failed = img.failed.iter().find(|f| f.ev.seq == st.seq);
+    let who = match failed.map(|f| f.ev.via.as_str()) {
+        Some(via::PRELOAD) => "LD_PRELOAD".to_string(),
+        _ => requester_name(sh, st.requester.as_deref()).unwrap_or_else(|| "the program".into()),
+    };
+    let copy = |c: &Copy| {
+        format!(
+            "{} ({})",
+            sh.abbr(&c.path),
+            c.version.as_deref().unwrap_or("version unknown")
+        )
+    };
+    let more = |n: usize| {
+        if n > 1 {
+            format!(" (+{} more)", n - 1)
+        } else {
+            String::new()
+        }
+    };
+    let copies = if !st.looked {
+        "copies not looked for: the trace is from another host".to_string()
+    } else if let Some(c) = st.fitting.first() {
+        let searched = failed.is_some_and(|f| {
+            f.ev.tried
+                .iter()
+                .any(|t| dirname(&t.path) == dirname(&c.path))
+        });
+        let where_ = if searched {
+            "in a directory the loader searched (a broken link?)"
+        } else {
+            "in a directory the loader did not search"
+        };
+        format!(
+            "a copy that fits: {}, {where_}{}",
+            copy(c),
+            more(st.fitting.len())
+        )
+    } else if let Some(c) = st.other_major.first() {
+        format!(
+            "only another major on this machine: {}, which does not fit{}",
+            copy(c),
+            more(st.other_major.len())
+        )
+    } else {
+        "no copy on this machine".to_string()
+    };
+    line(
+        out,
+        &format!(
+            "{body}start-up: the loader could not find {} (needed by {who}) and ended the program before main (exit status 127); {copies}",
+            st.name
+        ),
+    );
+}
+
 /// The libraries whose version could not be asked at report time, and why
 /// (the file changed since the trace, is gone, or asking failed): one line
 /// per reason, so that a trace whose files are all gone says so once.
@@ -751,7 +814,12 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
         ),
     );
     let errors = f.errors();
-    if errors.is_empty() {
+    if errors.is_empty() && ev.fatal {
+        let _ = writeln!(
+            out,
+            "{body}        error: ld.so gave up at start-up (\"error while loading shared libraries\" on stderr, exit status 127)"
+        );
+    } else if errors.is_empty() {
         let _ = writeln!(
             out,
             "{body}        error: not read by the program (it did not call dlerror)"

@@ -9,7 +9,7 @@ use super::{and_list, finding, loaded};
 use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
-use crate::machine::Copy;
+use crate::machine::{Copy, Fit};
 use crate::model::stem;
 use crate::model::trace::Failed;
 use cudnn_trace_format::read::Tried;
@@ -182,18 +182,67 @@ impl<'a> Failure<'a> {
     }
 
     fn finding(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Finding {
-        let copies = ctx.machine.copies(f.img, &self.name);
+        let copies = if super::local(f, ctx) {
+            files::copies_with_versions(ctx.machine, f.img, &self.name)
+        } else {
+            Vec::new()
+        };
         let mut ev = self.evidence();
-        ev.extend(copies.iter().map(copy_evidence));
+        ev.extend(copies.iter().map(|c| {
+            let mut e = copy_evidence(c);
+            if let Fit::OtherMajor(m) = c.fit(&self.name) {
+                let d = e.detail.take().unwrap_or_default();
+                e = e.detail(format!(
+                    "{d}; another major ({m}): it does not fit {}",
+                    basename(&self.name)
+                ));
+            }
+            e
+        }));
+        let looks = self.where_requester_looks(f, ctx);
         finding(
             ctx,
             "CDT006",
             self.severity(),
             self.title(),
             ev,
-            self.remedy(&copies),
+            self.remedy(&copies, looks.as_deref()),
             &["R34", "E6", "E7", "R17"],
         )
+    }
+
+    /// Whether ld.so gave up during this search at start-up (and ended the
+    /// process before `main`, exit status 127).
+    fn fatal(&self) -> bool {
+        self.fails.iter().any(|x| x.ev.fatal)
+    }
+
+    /// The requester's RPATH/RUNPATH entries as written in its file
+    /// (`$ORIGIN/../rt`): where it looks for what it needs.
+    fn where_requester_looks(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<String> {
+        let req = self.requester.as_deref().filter(|r| r.starts_with('/'))?;
+        if !super::local(f, ctx) {
+            return None;
+        }
+        let real = f
+            .img
+            .loads
+            .iter()
+            .find(|l| l.path == req)
+            .and_then(|l| l.realpath.as_deref());
+        let (kind, dirs) = ctx.machine.search_dirs(req, real)?;
+        let mut entries: Vec<&str> = Vec::new();
+        for (_, e) in &dirs {
+            if !entries.contains(&e.as_str()) {
+                entries.push(e);
+            }
+        }
+        let s = if entries.len() == 1 {
+            "entry"
+        } else {
+            "entries"
+        };
+        Some(format!("its {kind} {s} {}", entries.join(", ")))
     }
 
     /// An error for the libraries a process cannot do without, and for
@@ -227,6 +276,12 @@ impl<'a> Failure<'a> {
         } else {
             format!("; also as {}", self.variants.join(", "))
         };
+        if self.fatal() {
+            return format!(
+                "{} was not found at start-up (needed by {who}{also}): the loader ended the program before main, exit status 127",
+                self.name
+            );
+        }
         format!(
             "{} could not be loaded ({} by {who}{also}){}",
             self.name,
@@ -257,6 +312,12 @@ impl<'a> Failure<'a> {
         }
         if !errors.is_empty() {
             e = e.detail(format!("{}{times}: {}", fl.ev.via, errors.join(" / ")));
+        } else if self.fatal() {
+            e = e.detail(format!(
+                "{} at start-up: ld.so found none of the candidates and exited with status 127 before main (\"error while loading shared libraries: {}: cannot open shared object file\")",
+                fl.ev.via,
+                basename(&self.name)
+            ));
         }
         let mut ev = vec![e];
         for t in self.tried.iter().take(MAX_TRIED) {
@@ -281,8 +342,9 @@ impl<'a> Failure<'a> {
     }
 
     /// What to do, given the copies of the library on the machine: replace
-    /// a rejected file, make a copy findable, or install one.
-    fn remedy(&self, copies: &[Copy]) -> String {
+    /// a rejected file, make a copy findable, or install one. `looks`: where
+    /// the requester looks (its RUNPATH entries as written).
+    fn remedy(&self, copies: &[Copy], looks: Option<&str>) -> String {
         let rejected: Vec<String> = self
             .tried
             .iter()
@@ -305,14 +367,11 @@ impl<'a> Failure<'a> {
             .iter()
             .filter(|c| asked.contains(&basename(&c.path)))
             .collect();
-        let want_major = soname_major(&self.name);
-        let same_major = copies.iter().find(|c| {
-            want_major.is_none()
-                || soname_major(&c.path) == want_major
-                || soname_major(&c.realpath) == want_major
-        });
+        let same_major = copies
+            .iter()
+            .find(|c| !matches!(c.fit(&self.name), Fit::OtherMajor(_)));
         if let Some(c) = exact.first().copied().or(same_major) {
-            let mut r = self.findable(c);
+            let mut r = self.findable(c, looks);
             if exact.is_empty() {
                 r.push_str(&format!(
                     " (no file is named exactly {}: a link of that name may be missing)",
@@ -329,6 +388,7 @@ impl<'a> Failure<'a> {
         if copies.is_empty() {
             return format!("no copy was found on this machine: {hint}");
         }
+        // Every copy is of another major here: none fits (another ABI).
         let others: Vec<String> = copies
             .iter()
             .map(|c| {
@@ -340,14 +400,14 @@ impl<'a> Failure<'a> {
             })
             .collect();
         format!(
-            "only other versions are on this machine ({}): {hint}",
+            "only another major is on this machine ({}): {hint}",
             others.join(", ")
         )
     }
 
     /// A copy `c` of the library exists: it is the wrong file in a
     /// directory that was searched, or it must be made findable.
-    fn findable(&self, c: &Copy) -> String {
+    fn findable(&self, c: &Copy, looks: Option<&str>) -> String {
         let dir = dirname(&c.path);
         if self.tried.iter().any(|t| dirname(&t.path) == dir) {
             return format!("{} exists in {dir}, which was searched: it is the wrong file (a dangling link, or another name)", c.path);
@@ -358,11 +418,12 @@ impl<'a> Failure<'a> {
             .map(basename)
             .filter(|s| !s.is_empty());
         format!(
-            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks",
+            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks{}",
             c.path,
             c.version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
             who.unwrap_or("the program"),
-            who.unwrap_or("it")
+            who.unwrap_or("it"),
+            looks.map(|l| format!(" ({l})")).unwrap_or_default()
         )
     }
 }
