@@ -2095,3 +2095,145 @@ fn runtime_missing_at_startup() {
         "{remedy}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// 19. A static CUDA runtime: said, with its version where one can be found
+
+/// Compiles `19_static_runtime/SRC` with the fake runtime linked in
+/// (`-DFAKE_STATIC_RUNTIME`, CUDA 13.2) into `<dir>/OUT`; `shared`: a
+/// module rather than a program.
+fn with_static_runtime(case: &Case, src: &str, out: &str, shared: bool) -> PathBuf {
+    let mut flags: Vec<String> = Vec::new();
+    if shared {
+        flags.extend(["-shared".into(), "-fPIC".into(), "-fvisibility=hidden".into()]);
+    }
+    flags.extend([
+        s(&tools::package_dir().join("fixtures/stack/cudart.c")),
+        "-DFAKE_STATIC_RUNTIME".into(),
+        "-DFAKE_CUDART=13020".into(),
+        "-DFAKE_CUDART_MAJOR=13".into(),
+        "-pthread".into(),
+    ]);
+    case.compile(&format!("19_static_runtime/{src}"), out, &flags)
+}
+
+/// A pip `RECORD` listing `file` (under `site`) with its size.
+fn record(case: &Case, dist: &str, file: &Path) {
+    let rel = file.strip_prefix(case.site()).unwrap();
+    let dir = case.site().join(format!("{dist}.dist-info"));
+    fs::create_dir_all(&dir).unwrap();
+    let size = fs::metadata(file).unwrap().len();
+    fs::write(
+        dir.join("RECORD"),
+        format!("{},sha256=AAAA,{size}\n{dist}.dist-info/RECORD,,\n", s(rel)),
+    )
+    .unwrap();
+}
+
+#[test]
+fn static_cuda_runtime_is_said_with_its_version() {
+    let case = Case::new("static-runtime");
+    let module = with_static_runtime(
+        &case,
+        "app.c",
+        "venv/lib/python3.12/site-packages/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so",
+        true,
+    );
+    // An NVIDIA library carries one too: a fact, not news.
+    let cublas = with_static_runtime(
+        &case,
+        "app.c",
+        "venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13",
+        true,
+    );
+    record(&case, "cupy_cuda13x-13.6.0", &module);
+    let prog = case.compile("19_static_runtime/main.c", PY, &[]);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let mut cmd = launcher(&case.dir);
+    cmd.env("LD_LIBRARY_PATH", path_list(&[&drv]))
+        .args(["--out", "t", "--"])
+        .arg(&prog)
+        .arg(&module)
+        .arg(&cublas);
+    let t = Traced {
+        out: run(cmd, None),
+        trace: case.p("t"),
+    };
+    assert_exit(&t, 0);
+    assert_eq!(t.out.out(), "1 device(s)\n1 device(s)\n");
+    let err = t.out.err();
+    // (The summary may write a long common directory as `…/`.)
+    let said = |text: &str, file: &Path, what: &str| {
+        text.lines().any(|l| {
+            let l = l.trim();
+            l.starts_with("static  ")
+                && l.contains(&s(file.strip_prefix(&case.dir).unwrap()))
+                && l.ends_with(&format!(" carries a static CUDA runtime ({what})"))
+        })
+    };
+    assert!(
+        said(&err, &module, "CUDA 13.x, from its pip package cupy_cuda13x 13.6.0"),
+        "{}",
+        t.out.show()
+    );
+    assert!(
+        !err.contains("libcublasLt.so.13 carries"),
+        "NVIDIA's libraries are no news: {err}"
+    );
+    let doc = report(&t);
+    assert!(all(&doc).is_empty(), "{}", show(&doc));
+    let p = &arr(&doc["processes"])[0];
+    let rts = arr(&p["static_runtimes"]);
+    assert_eq!(rts.len(), 2, "{p:#}");
+    let cupy = rts.iter().find(|r| r["path"] == s(&module).as_str()).unwrap();
+    assert_eq!(
+        (cupy["nvidia"].clone(), cupy["version"].clone()),
+        (Value::Bool(false), Value::from("13.x"))
+    );
+    let nv = rts.iter().find(|r| r["path"] == s(&cublas).as_str()).unwrap();
+    assert_eq!(nv["nvidia"], true);
+    // No libcudart file in the process, and none is made up.
+    assert!(
+        !arr(&p["libraries"]).iter().any(|l| l["family"] == "cudart"),
+        "{p:#}"
+    );
+
+    // On a CUDA 12.2 driver, the CUDA 13 runtime in CuPy's module cannot
+    // work: the driver rule counts it.
+    let old = case.stack(
+        "old-driver",
+        &["cuda", "--driver", "535.104.05", "--cuda", "12.2"],
+    );
+    let env_old = vec![("LD_LIBRARY_PATH", path_list(&[&old]))];
+    let t_old = case.trace("old", &[], &env_old, &prog, &[s(&module)]);
+    let doc = report(&t_old);
+    assert_errors(&doc, &["CDT004"]);
+    let f = one(&doc, "CDT004", "driver");
+    assert!(
+        text(&f["title"]).starts_with(
+            "the driver supports CUDA 12.2, the static CUDA 13.x runtime in runtime.cpython-312-x86_64-linux-gnu.so needs CUDA 13.x"
+        ),
+        "{f:#}"
+    );
+    ev(f, "static runtime", &module);
+
+    // Without the package's RECORD: the runtime is still said, version unknown.
+    fs::remove_dir_all(case.site().join("cupy_cuda13x-13.6.0.dist-info")).unwrap();
+    let t2 = case.trace("t2", &[], &env, &prog, &[s(&module)]);
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t2.trace);
+    let out = run(cmd, None);
+    assert!(said(&out.out(), &module, "version unknown"), "{}", out.out());
+
+    // nvcc's default: the runtime inside the executable itself.
+    let nvcc = with_static_runtime(&case, "nvcc_main.c", "app/nvcc_prog", false);
+    let t3 = case.trace("nvcc", &[], &env, &nvcc, &[]);
+    assert_exit(&t3, 0);
+    assert_eq!(t3.out.out(), "status 0, 1 device(s)\n");
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t3.trace);
+    let out = run(cmd, None);
+    assert!(said(&out.out(), &nvcc, "version unknown"), "{}", out.out());
+    assert!(!out.out().contains("no CUDA library"), "{}", out.out());
+}

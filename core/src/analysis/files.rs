@@ -26,7 +26,7 @@
 use crate::machine::probe::{self, Answer};
 use crate::machine::{Asked, Copy, Fit, Machine, Role, TraceId, Wanted};
 use crate::model::{basename, dirname, name_version, stem, Image, TraceSet, Ver};
-use cudnn_trace_format::read::Load;
+use cudnn_trace_format::read::{DriverClient, Load};
 use cudnn_trace_format::version_source;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -43,6 +43,27 @@ pub struct ImageFiles {
     /// the process ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup: Option<StartupFailure>,
+    /// Objects that carry a CUDA runtime linked into them.
+    pub static_runtimes: Vec<StaticRuntime>,
+}
+
+/// An object that carries a CUDA runtime linked into it (nvcc's default;
+/// CuPy's `cupy_backends/cuda/api/runtime….so`): no `libcudart` file enters
+/// the process for it, but it asks the driver for its entry points (a
+/// `driver_client` event with `static_runtime`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StaticRuntime {
+    /// The object (the executable's path for the program itself).
+    pub path: String,
+    /// An NVIDIA library (cuDNN, cuBLAS, …): they all carry a static
+    /// runtime of their own CUDA build. A fact, not a problem, and not what
+    /// the program links.
+    pub nvidia: bool,
+    /// The runtime's version when it can be found without a side effect:
+    /// `13.2`, or a major (`13.x`); None: unknown.
+    pub version: Option<String>,
+    /// Where [`StaticRuntime::version`] comes from, in words.
+    pub version_from: Option<String>,
 }
 
 /// A library the loader could not find at start-up (a DT_NEEDED or
@@ -151,8 +172,102 @@ pub fn of_set(set: &TraceSet, machine: &Machine) -> Vec<ImageFiles> {
     for (i, img) in set.images.iter().enumerate() {
         derived_versions(img, machine, local[i], &mut out[i]);
         out[i].startup = startup_failure(img, machine, local[i]);
+        out[i].static_runtimes = static_runtimes(img, machine, local[i], &out[i]);
     }
     out
+}
+
+/// The objects of an image that carry a static CUDA runtime, each once,
+/// with the runtime's version where it can be found: the program's own
+/// `cudaRuntimeGetVersion` call served by that object, a version the shim
+/// recorded, for a cuDNN library its CUDA build (`cudnnGetCudartVersion`),
+/// else the CUDA version the name of its pip distribution gives
+/// (`cupy-cuda13x`: 13.x) when its `RECORD` lists the file with the traced
+/// size.
+fn static_runtimes(
+    img: &Image,
+    machine: &Machine,
+    local: bool,
+    files: &ImageFiles,
+) -> Vec<StaticRuntime> {
+    let mut out: Vec<StaticRuntime> = Vec::new();
+    for c in img.driver_clients.iter().filter(|c| c.static_runtime) {
+        if out.iter().any(|r| r.path == c.path) {
+            continue;
+        }
+        let family = c
+            .family
+            .as_deref()
+            .or_else(|| cudnn_trace_format::cuda_family(c.path.as_bytes()));
+        let (version, version_from) = runtime_version(img, machine, local, files, c, family)
+            .map_or((None, None), |(v, f)| (Some(v), Some(f)));
+        out.push(StaticRuntime {
+            path: c.path.clone(),
+            nvidia: family.is_some(),
+            version,
+            version_from,
+        });
+    }
+    out
+}
+
+fn runtime_version(
+    img: &Image,
+    machine: &Machine,
+    local: bool,
+    files: &ImageFiles,
+    c: &DriverClient,
+    family: Option<&str>,
+) -> Option<(String, String)> {
+    let mine = |p: &str| p == c.path || c.realpath.as_deref() == Some(p);
+    if let Some(v) = img.calls.iter().find_map(|k| {
+        (k.function == "cudaRuntimeGetVersion" && mine(&k.lib) && k.status == Some(0))
+            .then_some(k.value?)
+            .filter(|&v| v > 0)
+    }) {
+        let text = Ver::from_cuda_int(v as u64).to_string();
+        return Some((text, format!("the program's cudaRuntimeGetVersion() = {v}")));
+    }
+    if let Some(v) = &c.runtime_version {
+        let from = c
+            .runtime_version_source
+            .clone()
+            .unwrap_or_else(|| "the trace".into());
+        return Some((v.clone(), from));
+    }
+    if family == Some("cudnn") {
+        // cuDNN links the runtime of its CUDA build (compat-facts §1.2).
+        let dir = dirname(c.realpath.as_deref().unwrap_or(&c.path));
+        let built = img
+            .versions
+            .iter()
+            .filter(|v| dirname(&v.path) == dir)
+            .find_map(|v| v.cuda_build)
+            .or_else(|| {
+                files
+                    .versions
+                    .iter()
+                    .filter(|(p, _)| dirname(p) == dir)
+                    .find_map(|(_, f)| f.cuda_build)
+            })
+            .filter(|&v| v > 0)?;
+        let text = Ver::from_cuda_int(built as u64).to_string();
+        return Some((
+            text,
+            format!("its cuDNN's cudnnGetCudartVersion() = {built}"),
+        ));
+    }
+    if !local {
+        return None;
+    }
+    let o = machine.package_owner(c.realpath.as_deref().unwrap_or(&c.path))?;
+    if o.size.is_none() || o.size != c.size {
+        return None;
+    }
+    Some((
+        o.cuda()?,
+        format!("its pip package {} {}", o.name, o.version),
+    ))
 }
 
 /// Most copies whose version is asked when their name does not say it.

@@ -1,7 +1,7 @@
 //! The machine-readable document of `report --json` and the launcher's
 //! `--json-summary`.
 
-use crate::analysis::files::{ImageFiles, NotAsked, StartupFailure};
+use crate::analysis::files::{ImageFiles, NotAsked, StartupFailure, StaticRuntime};
 use crate::analysis::findings::{Finding, Severity};
 use crate::analysis::libraries::{libraries_with, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
@@ -61,6 +61,10 @@ pub struct ProcessDoc<'a> {
     /// Libraries whose version could not be asked at report time, and why.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub versions_not_asked: &'a [NotAsked],
+    /// Objects that carry a CUDA runtime linked into them (`nvidia`: one
+    /// of NVIDIA's libraries, which all do).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub static_runtimes: &'a [StaticRuntime],
     /// The library the loader could not find at start-up, with the copies
     /// on this machine, when that is how the process ended.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,6 +174,7 @@ pub fn document_with<'a>(
                 libraries: libraries_with(img, all, files.get(i)),
                 versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
                 startup_failure: files.get(i).and_then(|f| f.startup.as_ref()),
+                static_runtimes: files.get(i).map_or(&[][..], |f| &f.static_runtimes[..]),
                 failed_loads: img
                     .failed
                     .iter()

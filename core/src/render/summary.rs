@@ -537,7 +537,13 @@ fn render_image(
     let files = a.files.get(i);
     let libs = libraries_with(img, opts.all, files);
     let mut head = image_head(a, i, &pad, multi_host, chain);
-    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() && img.pins.is_empty() {
+    let static_runtime = files.is_some_and(|f| f.static_runtimes.iter().any(|r| !r.nvidia));
+    if libs.is_empty()
+        && img.failed.is_empty()
+        && img.notes.is_empty()
+        && img.pins.is_empty()
+        && !static_runtime
+    {
         head.push_str("  — no CUDA library");
     }
     out.push('\n');
@@ -550,6 +556,9 @@ fn render_image(
     // Libraries, one aligned row each, grouped by family.
     let rows: Vec<[String; 6]> = libs.iter().map(|v| library_row(&sh, img, v)).collect();
     write_rows(&rows, &body, out);
+    if let Some(files) = files {
+        render_static_runtimes(&sh, files, &body, out);
+    }
     if !opts.all && img.header.mode == "all" {
         let others = other_count(img);
         if others > 0 {
@@ -765,6 +774,26 @@ fn render_startup(sh: &Shortener, img: &Image, st: &StartupFailure, body: &str, 
             st.name
         ),
     );
+}
+
+/// The objects that carry a static CUDA runtime, other than NVIDIA's own
+/// libraries (every one of those does: no news, and not what the program
+/// links), with the runtime's version when it is known.
+fn render_static_runtimes(sh: &Shortener, files: &ImageFiles, body: &str, out: &mut String) {
+    for r in files.static_runtimes.iter().filter(|r| !r.nvidia) {
+        let version = match (&r.version, &r.version_from) {
+            (Some(v), Some(from)) => format!("CUDA {v}, from {from}"),
+            (Some(v), None) => format!("CUDA {v}"),
+            _ => "version unknown".to_string(),
+        };
+        line(
+            out,
+            &format!(
+                "{body}static  {} carries a static CUDA runtime ({version})",
+                sh.abbr(&r.path)
+            ),
+        );
+    }
 }
 
 /// The libraries whose version could not be asked at report time, and why

@@ -6,7 +6,7 @@
 
 use super::knowledge::Knowledge;
 use super::Ver;
-use crate::analysis::files::{Found, ImageFiles, Source};
+use crate::analysis::files::{Found, ImageFiles, Source, StaticRuntime};
 use crate::model::events::{self, CallEvent, VersionEvent};
 use crate::model::name_version::{self, NameVersion};
 use crate::model::trace::{Failed, Image};
@@ -182,6 +182,9 @@ pub struct Facts<'a> {
     pub stderr: Option<&'a str>,
     pub observed: Vec<Observed>,
     pub messages: Vec<MessageMatch>,
+    /// Objects that carry a CUDA runtime linked into them
+    /// (`analysis::files`).
+    pub static_runtimes: Vec<StaticRuntime>,
 }
 
 pub use crate::model::{basename, dirname};
@@ -343,6 +346,7 @@ impl<'a> Facts<'a> {
             stderr: stderr.map(|e| e.text),
             observed,
             messages,
+            static_runtimes: Vec::new(),
         }
     }
 
@@ -406,6 +410,7 @@ impl<'a> Facts<'a> {
                 });
                 lib.found = f.cloned();
             }
+            self.static_runtimes = files.static_runtimes.clone();
         }
         self
     }

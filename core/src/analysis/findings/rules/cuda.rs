@@ -5,7 +5,7 @@
 
 use super::copies::how_to_avoid;
 use super::{finding, loaded};
-use crate::analysis::findings::facts::{dirname, soname_major, Facts, Lib, Observed};
+use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, Observed};
 use crate::analysis::findings::knowledge::Knowledge;
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use std::collections::BTreeMap;
@@ -292,6 +292,34 @@ fn needers(f: &Facts<'_>) -> Vec<Needer> {
                     evidence: loaded(l),
                 });
             }
+        }
+    }
+    // A runtime linked into another object (CuPy's, an nvcc-built
+    // program's) needs a driver as much as the shared one.
+    for r in f.static_runtimes.iter().filter(|r| !r.nvidia) {
+        let Some(v) = r
+            .version
+            .as_deref()
+            .and_then(|v| Ver::parse(v.trim_end_matches(".x")))
+        else {
+            continue;
+        };
+        if !out.iter().any(|n: &Needer| n.need == v) {
+            out.push(Needer {
+                what: format!(
+                    "the static CUDA {} runtime in {}",
+                    r.version.as_deref().unwrap_or(""),
+                    basename(&r.path)
+                ),
+                need: v,
+                evidence: Evidence::new("static runtime")
+                    .path(r.path.clone())
+                    .version_opt(r.version.clone())
+                    .detail(format!(
+                        "carries a static CUDA runtime; version from {}",
+                        r.version_from.as_deref().unwrap_or("?")
+                    )),
+            });
         }
     }
     if let Some((b, ev, true)) = cudnn_build(f) {
