@@ -2237,3 +2237,65 @@ fn static_cuda_runtime_is_said_with_its_version() {
     assert!(said(&out.out(), &nvcc, "version unknown"), "{}", out.out());
     assert!(!out.out().contains("no CUDA library"), "{}", out.out());
 }
+
+// ---------------------------------------------------------------------------
+// 20. CDT011: the toolkit's stub libcuda; a stub is never a second copy
+
+#[test]
+fn stub_libcuda_is_said_and_never_a_second_copy() {
+    let case = Case::new("stub-libcuda");
+    let rt = pip_cudart13(&case);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let stubs = case.stack("usr/local/cuda-13.0/lib64/stubs", &["cuda", "--stub"]);
+    // What a Dockerfile adds so that the link step's output runs.
+    std::os::unix::fs::symlink("libcuda.so", stubs.join("libcuda.so.1")).unwrap();
+    let prog = case.compile(
+        "20_stub_libcuda/main.c",
+        PY,
+        &link_rpath(&rt, "libcudart.so.13"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&stubs, &drv]))];
+    let libcuda = drv.join("libcuda.so.1");
+    let t = case.trace("t", &[], &env, &prog, &[s(&libcuda)]);
+    assert_exit(&t, 1);
+    assert_eq!(t.out.out(), "cudaGetDeviceCount=34\ndriver loaded\n");
+    let doc = report(&t);
+    // Both libcuda objects are in the process; the stub is no second copy.
+    assert!(with_code(&doc, "CDT001").is_empty(), "{}", show(&doc));
+    assert_errors(&doc, &["CDT011"]);
+    let f = one(&doc, "CDT011", "stub");
+    assert_eq!(
+        text(&f["title"]),
+        format!(
+            "the CUDA toolkit's stub libcuda was loaded: {}",
+            s(&stubs.join("libcuda.so.1"))
+        )
+    );
+    assert!(
+        text(&f["remedy"]).starts_with(&format!(
+            "the stubs are for linking only: remove {} from LD_LIBRARY_PATH",
+            s(&stubs)
+        )),
+        "{f:#}"
+    );
+    assert!(
+        evidence(f, "call")
+            .iter()
+            .any(|e| text(&e["detail"]).contains("returned 34")),
+        "{f:#}"
+    );
+    // Labelled a stub in the document and the summary; never asked.
+    let stub = library(&doc, &stubs.join("libcuda.so.1"));
+    assert_eq!(stub["stub"], true, "{stub:#}");
+    assert!(stub["found"].is_null(), "a stub is not asked: {stub:#}");
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t.trace);
+    let out = run(cmd, None);
+    assert!(
+        out.out()
+            .lines()
+            .any(|l| l.contains("libcuda.so.1 (stub)") && l.contains("LD_LIBRARY_PATH")),
+        "{}",
+        out.out()
+    );
+}

@@ -301,6 +301,7 @@ fn startup_failure(img: &Image, machine: &Machine, local: bool) -> Option<Startu
     };
     let (fitting, other_major) = copies
         .into_iter()
+        .filter(|c| !c.is_stub())
         .partition(|c| !matches!(c.fit(&name), Fit::OtherMajor(_)));
     Some(StartupFailure {
         name,

@@ -38,6 +38,13 @@ pub enum Fit {
 }
 
 impl Copy {
+    /// A stub (the toolkit's `lib64/stubs/libcuda.so`, a `libcudart_stub.so`):
+    /// for linking only, never a copy to load.
+    pub fn is_stub(&self) -> bool {
+        let named = |p: &str| p.contains("/stubs/") || basename(p).contains("_stub");
+        named(&self.path) || named(&self.realpath)
+    }
+
     /// Whether this copy fits a request for `name`.
     pub fn fit(&self, name: &str) -> Fit {
         if basename(&self.path) == basename(name) {

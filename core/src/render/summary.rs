@@ -681,9 +681,13 @@ fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
     if !extra.is_empty() {
         let _ = write!(dir, "  ({})", extra.join(", "));
     }
+    let mut file = basename(&v.path).to_string();
+    if v.stub {
+        file.push_str(" (stub)");
+    }
     [
         v.family.clone().unwrap_or_else(|| "other".into()),
-        basename(&v.path).to_string(),
+        file,
         v.version
             .as_ref()
             .map(NameVersion::text)

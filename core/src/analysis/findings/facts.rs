@@ -65,6 +65,13 @@ impl Lib<'_> {
         }
     }
 
+    /// A stub of its family (the shim's `stub` flag; for older traces a
+    /// `stubs` directory in its path or `_stub` in its file name).
+    pub fn is_stub(&self) -> bool {
+        let named = |p: &str| p.contains("/stubs/") || basename(p).contains("_stub");
+        self.load.stub || named(self.path()) || named(self.real())
+    }
+
     /// Whether `path` names this object (its path or real path).
     pub fn is(&self, path: &str) -> bool {
         self.load.path == path || self.load.realpath.as_deref() == Some(path)
@@ -318,7 +325,11 @@ impl<'a> Facts<'a> {
             }
         }
         for v in &versions {
-            // The shim's own cuDriverGetVersion / cudaRuntimeGetVersion failed.
+            // The shim's own cuDriverGetVersion / cudaRuntimeGetVersion
+            // failed. (An answer the program got is a call event as well.)
+            if v.asked_by.as_deref() == Some("program") {
+                continue;
+            }
             if let Some(s) = v.status.filter(|&s| s != 0) {
                 observed.push(Observed {
                     value: s,

@@ -53,7 +53,10 @@ fn overlap(a: &Lib<'_>, b: &Lib<'_>) -> bool {
 /// that is a warning.
 pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let mut groups: BTreeMap<(String, String), Vec<&Lib<'_>>> = BTreeMap::new();
-    for lib in &f.libs {
+    // A stub (the toolkit's `stubs/libcuda.so`, a `libcudart_stub.so`)
+    // stands in for the library at link time: never a copy of it (CDT011
+    // says when one is loaded).
+    for lib in f.libs.iter().filter(|l| !l.is_stub()) {
         let key = match lib.family.as_str() {
             "cudnn" => ("cudnn".to_string(), lib.stem.clone()),
             "cudart" => ("cudart".to_string(), "libcudart".to_string()),

@@ -786,10 +786,7 @@ pub fn init_failed(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 /// CDT011: the CUDA toolkit's stub `libcuda.so` (`…/stubs/`, for linking
 /// only) was loaded instead of the driver's, or error 34 was seen (§1.3).
 pub fn stub_driver(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
-    let stubs: Vec<&Lib<'_>> = f
-        .family("cuda")
-        .filter(|l| l.path().contains("/stubs/") || l.real().contains("/stubs/"))
-        .collect();
+    let stubs: Vec<&Lib<'_>> = f.family("cuda").filter(|l| l.is_stub()).collect();
     let seen: Vec<&Observed> = f.observed.iter().filter(|o| o.value == 34).collect();
     if stubs.is_empty() && seen.is_empty() {
         return Vec::new();

@@ -190,7 +190,10 @@ impl<'a> Failure<'a> {
         let mut ev = self.evidence();
         ev.extend(copies.iter().map(|c| {
             let mut e = copy_evidence(c);
-            if let Fit::OtherMajor(m) = c.fit(&self.name) {
+            if c.is_stub() {
+                let d = e.detail.take().unwrap_or_default();
+                e = e.detail(format!("{d}; a stub, for linking only: not a copy to load"));
+            } else if let Fit::OtherMajor(m) = c.fit(&self.name) {
                 let d = e.detail.take().unwrap_or_default();
                 e = e.detail(format!(
                     "{d}; another major ({m}): it does not fit {}",
@@ -200,6 +203,7 @@ impl<'a> Failure<'a> {
             e
         }));
         let looks = self.where_requester_looks(f, ctx);
+        let copies: Vec<Copy> = copies.into_iter().filter(|c| !c.is_stub()).collect();
         finding(
             ctx,
             "CDT006",
@@ -789,6 +793,39 @@ mod tests {
             f.remedy.contains("no file is named exactly libnvrtc.so"),
             "{}",
             f.remedy
+        );
+    }
+
+    /// The toolkit's stub libcuda is no copy of the driver to point at.
+    #[test]
+    fn a_stub_is_no_copy_to_offer() {
+        let t = Trace::new()
+            .failed(
+                "libcuda.so.1",
+                "/v/site-packages/nvidia/cu13/lib/libcudart.so.13",
+                &[],
+                None,
+            )
+            .machine(|m| {
+                m.file("/usr/local/cuda-13.0/lib64/stubs/libcuda.so");
+                m.dir("/usr/local/cuda-13.0");
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT006");
+        assert!(
+            f.remedy.starts_with(
+                "no copy was found on this machine: libcuda.so.1 comes with the NVIDIA driver"
+            ),
+            "{}",
+            f.remedy
+        );
+        assert!(
+            f.evidence.iter().any(|e| e.what == "on disk"
+                && e.detail
+                    .as_deref()
+                    .is_some_and(|d| d.ends_with("a stub, for linking only: not a copy to load"))),
+            "{:#?}",
+            f.evidence
         );
     }
 
