@@ -2299,3 +2299,61 @@ fn stub_libcuda_is_said_and_never_a_second_copy() {
         out.out()
     );
 }
+
+// ---------------------------------------------------------------------------
+// 21. Remedies name the search-list entry, as written
+
+/// The system cuDNN's graph in the `x86_64` subdirectory of an
+/// LD_LIBRARY_PATH entry (glibc 2.36 still searches it): the entry to
+/// remove is the LD_LIBRARY_PATH entry as the variable has it, not the
+/// subdirectory the loader found the file in.
+#[test]
+fn remedies_name_the_ld_library_path_entry_as_written() {
+    let case = Case::new("search-entry");
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let system = case.stack(
+        "usr/lib/x86_64-linux-gnu",
+        &["cudnn9", "--version", "9.14.0", "--versioned-files"],
+    );
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let entry = case.p("opt/cudnn-9.14/lib");
+    let sub = entry.join("x86_64");
+    fs::create_dir_all(&sub).unwrap();
+    for e in fs::read_dir(&system).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let keep = ["libcudnn_graph", "libcudnn_engines", "libcudnn_heuristic"];
+        if keep.iter().any(|k| name.starts_with(k)) {
+            std::os::unix::fs::symlink(system.join(&name), sub.join(&name)).unwrap();
+        }
+    }
+    let prog = case.compile(
+        "02_cudnn9_two_installs/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    // The entry written with a trailing slash, as people do.
+    let written = format!("{}/", s(&entry));
+    let env = vec![("LD_LIBRARY_PATH", format!("{written}:{}", s(&drv)))];
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
+    let raw = fs::read_to_string(&trace_files(&t.trace)[0]).unwrap();
+    if !raw.contains(&format!(r#""search_dir":"{}""#, s(&sub))) {
+        eprintln!("skipped: this glibc does not search the x86_64 subdirectory");
+        return;
+    }
+    let f = one(
+        &doc,
+        "CDT008",
+        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+    );
+    let remedy = text(&f["remedy"]);
+    assert!(
+        remedy.starts_with(&format!("remove {written} from LD_LIBRARY_PATH")),
+        "{remedy}"
+    );
+    assert!(!remedy.contains("x86_64 from"), "{remedy}");
+    let f = one(&doc, "CDT002", "cuDNN 9");
+    assert!(
+        text(&f["remedy"]).contains(&format!("remove {written} from LD_LIBRARY_PATH")),
+        "{f:#}"
+    );
+}

@@ -499,11 +499,9 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             }
         };
         let severity = shadow_severity(lib, cand_ver.as_ref());
-        let search = lib
-            .load
-            .search_dir
-            .clone()
-            .unwrap_or_else(|| lib.dir().to_string());
+        // The LD_LIBRARY_PATH entry itself (a hardware-capability
+        // subdirectory searched below it is not one), as written.
+        let search = super::entry_of(f, ctx, lib).shown().to_string();
         let title = format!(
             "{name} came from LD_LIBRARY_PATH ({search}{}) although the {kind} of {} holds another copy, {cand}{}",
             lib.version_text().map(|v| format!(", {v}")).unwrap_or_default(),

@@ -328,7 +328,7 @@ fn cudnn_version(
     {
         ev.push(copy_evidence(c));
     }
-    how_they_came(&wrong, m.runtime, fixes);
+    how_they_came(f, ctx, &wrong, m.runtime, fixes);
     match good.first() {
         Some((p, v, how)) => {
             fixes.push(format!(
@@ -373,14 +373,16 @@ fn runtime_evidence(files: &[&Lib<'_>], wrong: &[&Lib<'_>], ev: &mut Vec<Evidenc
 
 /// How the files of the wrong version got in: one fix per (search step,
 /// directory), naming its files.
-fn how_they_came(wrong: &[&Lib<'_>], runtime: Option<&Ver>, fixes: &mut Vec<String>) {
+fn how_they_came(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    wrong: &[&Lib<'_>],
+    runtime: Option<&Ver>,
+    fixes: &mut Vec<String>,
+) {
     let mut ways: Vec<(String, String, Vec<String>)> = Vec::new();
     for l in wrong {
-        let d = l
-            .load
-            .search_dir
-            .clone()
-            .unwrap_or_else(|| l.dir().to_string());
+        let d = super::entry_of(f, ctx, l).shown().to_string();
         let name = basename(l.path()).to_string();
         match ways
             .iter_mut()
