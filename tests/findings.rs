@@ -1763,7 +1763,10 @@ fn library<'a>(doc: &'a Value, path: &Path) -> &'a Value {
 /// `(kind, version)` of a library's version in the report.
 fn version_of(doc: &Value, path: &Path) -> (String, String) {
     let v = &library(doc, path)["version"];
-    (text(&v["kind"]).to_string(), text(&v["version"]).to_string())
+    (
+        text(&v["kind"]).to_string(),
+        text(&v["version"]).to_string(),
+    )
 }
 
 #[test]
@@ -1782,7 +1785,10 @@ fn versions_are_asked_in_a_separate_process_by_identity() {
     // Inside the process nothing was asked that has a side effect: no
     // sub-library check, no driver version.
     let raw = fs::read_to_string(&trace_files(&t.trace)[0]).unwrap();
-    assert!(!raw.contains(r#""check":0"#), "a check was asked in the process");
+    assert!(
+        !raw.contains(r#""check":0"#),
+        "a check was asked in the process"
+    );
     assert!(!raw.contains(r#""fn":"cuDriverGetVersion""#));
 
     let asked = |p: &Path, want: &str| {
@@ -1848,14 +1854,13 @@ fn versions_are_asked_in_a_separate_process_by_identity() {
     // (The inode may be reused: the size and the build-id tell.)
     let w = why("libcudnn_ops.so.9");
     assert!(
-        w.starts_with("changed since the trace (") && w.contains("size ") && w.ends_with(": not asked"),
+        w.starts_with("changed since the trace (")
+            && w.contains("size ")
+            && w.ends_with(": not asked"),
         "{w}"
     );
     assert_eq!(why("libcudnn_cnn.so.9"), "no longer on disk: not asked");
-    assert_eq!(
-        version_of(&doc, &ops),
-        ("major-only".into(), "9".into())
-    );
+    assert_eq!(version_of(&doc, &ops), ("major-only".into(), "9".into()));
     // The text report says it too.
     let mut cmd = launcher(&case.dir);
     cmd.arg("report").arg(&t.trace);
@@ -1907,9 +1912,11 @@ fn asked_versions_feed_the_driver_rule() {
     );
     let libcuda = s(&drv.join("libcuda.so.1"));
     assert!(
-        evidence(f, "driver").iter().any(|e| e["path"] == libcuda.as_str()
-            && e["version"] == "12.2"
-            && text(&e["detail"]).contains("asked in a separate process at report time")),
+        evidence(f, "driver")
+            .iter()
+            .any(|e| e["path"] == libcuda.as_str()
+                && e["version"] == "12.2"
+                && text(&e["detail"]).contains("asked in a separate process at report time")),
         "{f:#}"
     );
 }
@@ -1988,9 +1995,9 @@ fn runtime_missing_at_startup() {
     let t = run_loud(&case, "none", &[], &prog);
     assert_exit(&t, 127);
     assert!(
-        t.out
-            .err()
-            .contains("error while loading shared libraries: libcudart.so.12: cannot open shared object file"),
+        t.out.err().contains(
+            "error while loading shared libraries: libcudart.so.12: cannot open shared object file"
+        ),
         "{}",
         t.out.show()
     );
@@ -2013,9 +2020,11 @@ fn runtime_missing_at_startup() {
     assert!(text(&failed["detail"]).contains("at start-up"), "{f:#}");
     let tried = evidence(f, "tried");
     assert!(
-        tried.iter().any(|e| e["path"] == s(&rt.join("libcudart.so.12")).as_str()
-            && e["reason"] == "RUNPATH"
-            && e["detail"] == "missing"),
+        tried
+            .iter()
+            .any(|e| e["path"] == s(&rt.join("libcudart.so.12")).as_str()
+                && e["reason"] == "RUNPATH"
+                && e["detail"] == "missing"),
         "{f:#}"
     );
     let on_disk: Vec<&Value> = evidence(f, "on disk")
@@ -2025,7 +2034,8 @@ fn runtime_missing_at_startup() {
     if on_disk.is_empty() {
         assert!(line.ends_with("; no copy on this machine"), "{line}");
         assert!(
-            text(&f["remedy"]).starts_with("no copy was found on this machine: install the CUDA 12 runtime"),
+            text(&f["remedy"])
+                .starts_with("no copy was found on this machine: install the CUDA 12 runtime"),
             "{f:#}"
         );
     } else {
@@ -2091,7 +2101,9 @@ fn runtime_missing_at_startup() {
         "{remedy}"
     );
     assert!(
-        remedy.ends_with("or install the library where libtorchlike.so looks (its RUNPATH entry $ORIGIN/../rt)"),
+        remedy.ends_with(
+            "or install the library where libtorchlike.so looks (its RUNPATH entry $ORIGIN/../rt)"
+        ),
         "{remedy}"
     );
 }
@@ -2105,7 +2117,11 @@ fn runtime_missing_at_startup() {
 fn with_static_runtime(case: &Case, src: &str, out: &str, shared: bool) -> PathBuf {
     let mut flags: Vec<String> = Vec::new();
     if shared {
-        flags.extend(["-shared".into(), "-fPIC".into(), "-fvisibility=hidden".into()]);
+        flags.extend([
+            "-shared".into(),
+            "-fPIC".into(),
+            "-fvisibility=hidden".into(),
+        ]);
     }
     flags.extend([
         s(&tools::package_dir().join("fixtures/stack/cudart.c")),
@@ -2173,7 +2189,11 @@ fn static_cuda_runtime_is_said_with_its_version() {
         })
     };
     assert!(
-        said(&err, &module, "CUDA 13.x, from its pip package cupy_cuda13x 13.6.0"),
+        said(
+            &err,
+            &module,
+            "CUDA 13.x, from its pip package cupy_cuda13x 13.6.0"
+        ),
         "{}",
         t.out.show()
     );
@@ -2186,12 +2206,18 @@ fn static_cuda_runtime_is_said_with_its_version() {
     let p = &arr(&doc["processes"])[0];
     let rts = arr(&p["static_runtimes"]);
     assert_eq!(rts.len(), 2, "{p:#}");
-    let cupy = rts.iter().find(|r| r["path"] == s(&module).as_str()).unwrap();
+    let cupy = rts
+        .iter()
+        .find(|r| r["path"] == s(&module).as_str())
+        .unwrap();
     assert_eq!(
         (cupy["nvidia"].clone(), cupy["version"].clone()),
         (Value::Bool(false), Value::from("13.x"))
     );
-    let nv = rts.iter().find(|r| r["path"] == s(&cublas).as_str()).unwrap();
+    let nv = rts
+        .iter()
+        .find(|r| r["path"] == s(&cublas).as_str())
+        .unwrap();
     assert_eq!(nv["nvidia"], true);
     // No libcudart file in the process, and none is made up.
     assert!(
@@ -2224,7 +2250,11 @@ fn static_cuda_runtime_is_said_with_its_version() {
     let mut cmd = launcher(&case.dir);
     cmd.arg("report").arg(&t2.trace);
     let out = run(cmd, None);
-    assert!(said(&out.out(), &module, "version unknown"), "{}", out.out());
+    assert!(
+        said(&out.out(), &module, "version unknown"),
+        "{}",
+        out.out()
+    );
 
     // nvcc's default: the runtime inside the executable itself.
     let nvcc = with_static_runtime(&case, "nvcc_main.c", "app/nvcc_prog", false);
@@ -2355,5 +2385,105 @@ fn remedies_name_the_ld_library_path_entry_as_written() {
     assert!(
         text(&f["remedy"]).contains(&format!("remove {written} from LD_LIBRARY_PATH")),
         "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 22. Renamed copies: under their family, with their real file name
+
+/// The fake CUDA runtime (`fixtures/stack/cudart.c`, CUDA `version`) built
+/// as `<dir>/OUT` with SONAME `soname`.
+fn renamed_runtime(case: &Case, out: &str, soname: &str, version: &str) -> PathBuf {
+    let (maj, min) = version.split_once('.').unwrap();
+    let code = maj.parse::<u32>().unwrap() * 1000 + min.parse::<u32>().unwrap() * 10;
+    let path = case.p(out);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut cmd = cc();
+    cmd.args(["-shared", "-fPIC", "-fvisibility=hidden", "-pthread"])
+        .arg(format!(
+            "-I{}",
+            s(&tools::package_dir().join("fixtures/stack"))
+        ))
+        .arg(format!("-DFAKE_CUDART={code}"))
+        .arg(format!("-DFAKE_CUDART_MAJOR={maj}"))
+        .arg(format!("-Wl,-soname,{soname}"))
+        .arg("-o")
+        .arg(&path)
+        .arg(tools::package_dir().join("fixtures/stack/cudart.c"))
+        .arg("-ldl");
+    run_cc(&mut cmd, out, false);
+    path
+}
+
+#[test]
+fn renamed_copies_are_shown_under_their_family() {
+    let case = Case::new("renamed");
+    let rt13 = pip_cudart13(&case);
+    let site = "venv/lib/python3.12/site-packages";
+    let audit = renamed_runtime(
+        &case,
+        &format!("{site}/foo.libs/libcudart-8a3b2c1d.so.12"),
+        "libcudart-8a3b2c1d.so.12",
+        "12.4",
+    );
+    let vendored = renamed_runtime(
+        &case,
+        &format!("{site}/vendor/_cudart.so"),
+        "_cudart.so",
+        "13.0",
+    );
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let prog = case.compile("22_renamed_copies/main.c", PY, &[]);
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let libs = [
+        rt13.join("libcudart.so.13"),
+        audit.clone(),
+        vendored.clone(),
+    ];
+    let args: Vec<String> = libs.iter().map(|p| s(p)).collect();
+    let (t, doc) = case.run("t", &env, &prog, &args, 0);
+    assert_eq!(
+        t.out.out(),
+        "runtime 13000 (status 0)\nruntime 12040 (status 0)\nruntime 13000 (status 0)\n"
+    );
+    // In the document: each a cudart library, the vendored one known by
+    // what it exports.
+    let v = library(&doc, &vendored);
+    assert_eq!(
+        (v["family"].clone(), v["family_by"].clone()),
+        ("cudart".into(), "symbol".into()),
+        "{v:#}"
+    );
+    assert_eq!(library(&doc, &audit)["family"], "cudart");
+    assert_eq!(version_of(&doc, &audit).1, "12.4");
+    assert_eq!(version_of(&doc, &vendored).1, "13.0");
+    // Three runtimes, two majors: the rule sees the renamed ones too.
+    let f = one(&doc, "CDT001", "libcudart");
+    ev(f, "loaded", &audit);
+    ev(f, "loaded", &vendored);
+    // In the summary: under cudart, by their real file names.
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t.trace);
+    let out = run(cmd, None);
+    let text_out = out.out();
+    let rows: Vec<&str> = text_out
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("cudart"))
+        .take(3)
+        .collect();
+    assert_eq!(rows.len(), 3, "{text_out}");
+    assert!(
+        rows[0].trim_start().starts_with("cudart  libcudart.so.13 "),
+        "{text_out}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(" libcudart-8a3b2c1d.so.12 ") && r.contains("12.4")),
+        "{text_out}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(" _cudart.so (by its exports) ") && r.contains("13.0")),
+        "{text_out}"
     );
 }

@@ -685,6 +685,14 @@ fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
     if v.stub {
         file.push_str(" (stub)");
     }
+    // A renamed copy: what told its family, when its file name does not.
+    match (v.family_by.as_deref(), v.soname.as_deref()) {
+        (Some("symbol"), _) => file.push_str(" (by its exports)"),
+        (Some("soname"), Some(so)) if so != basename(&v.path) => {
+            let _ = write!(file, " (SONAME {so})");
+        }
+        _ => {}
+    }
     [
         v.family.clone().unwrap_or_else(|| "other".into()),
         file,
