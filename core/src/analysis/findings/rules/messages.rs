@@ -5,7 +5,7 @@
 
 use super::loads::copy_evidence;
 use super::{and_list, finding, is_pip, loaded};
-use crate::analysis::files::Source;
+use crate::analysis::files::{self, Source};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::analysis::findings::knowledge::{message_version, MessageRule};
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
@@ -320,7 +320,7 @@ fn cudnn_version(
     // Where a copy of the build version is: one that passes the
     // framework's rule.
     let Some(b) = m.build else { return };
-    let copies = ctx.machine.copies(f.img, &reference_name(b.major()));
+    let copies = files::copies_with_versions(ctx.machine, f.img, &reference_name(b.major()));
     let good = m.fitting(b, &files, &copies);
     for c in copies
         .iter()
