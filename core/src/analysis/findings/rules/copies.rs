@@ -485,8 +485,13 @@ impl<'l, 'a> Install<'l, 'a> {
         let reference = self
             .reference
             .and_then(|r| r.version().map(|(v, _)| (r, v)));
+        // Only the dispatcher differs, the rest from another directory: the
+        // directories (with the dispatcher's version) tell the story best.
+        let dispatcher_only = !odd.is_empty() && odd.iter().all(|o| o.dispatcher_only);
         if let Some(t) = symbol_titles.first() {
             t.clone()
+        } else if dispatcher_only && dirs.len() >= 2 {
+            directories()
         } else if let Some((r, rv)) = reference {
             let others: Vec<String> = primary
                 .iter()
@@ -527,7 +532,7 @@ impl<'l, 'a> Install<'l, 'a> {
                 evidence.push(o.evidence.clone());
             }
         }
-        if odd.is_empty() {
+        if odd.iter().all(|o| o.dispatcher_only) {
             for l in &self.libs {
                 let e = loaded(l);
                 if !evidence.iter().any(|x| x.seq == e.seq) {
