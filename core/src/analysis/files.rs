@@ -449,6 +449,7 @@ fn found_from(w: &Wanted, a: Asked) -> Result<Option<Found>, String> {
         } => (answer, cached, core),
         Asked::Changed(why) => return Err(format!("changed since the trace ({why}): not asked")),
         Asked::Gone => return Err("no longer on disk: not asked".into()),
+        Asked::Refused(why) => return Err(format!("not asked: {why}")),
         Asked::Failed(why) => return Err(format!("could not be asked: {why}")),
         Asked::Off => return Ok(None),
     };

@@ -35,6 +35,10 @@ pub trait Disk {
     /// A regular file's text (invalid UTF-8 replaced), when it is at most
     /// `max` bytes.
     fn read_text(&self, path: &str, max: usize) -> Option<String>;
+    /// Whether the report may load the library at `path` in a probe
+    /// process: Err says why not (someone other than this user or root
+    /// could have put code there).
+    fn loadable(&self, path: &str) -> Result<(), String>;
 }
 
 /// The disk of the machine this runs on.
@@ -105,6 +109,38 @@ impl Disk for RealDisk {
             build_id,
         })
     }
+    fn loadable(&self, path: &str) -> Result<(), String> {
+        // SAFETY: geteuid has no preconditions.
+        let euid = unsafe { libc::geteuid() };
+        let real =
+            std::fs::canonicalize(path).map_err(|e| crate::model::io_err(Path::new(path), &e))?;
+        let ours = |uid: u32| uid == euid || uid == 0;
+        let md = std::fs::metadata(&real).map_err(|e| crate::model::io_err(&real, &e))?;
+        if !ours(md.uid()) {
+            return Err(format!(
+                "{} belongs to uid {}, neither you nor root: the report does not load it",
+                real.display(),
+                md.uid()
+            ));
+        }
+        if md.mode() & 0o022 != 0 {
+            return Err(format!(
+                "{} is writable by group or others (mode {:o}): the report does not load it",
+                real.display(),
+                md.mode() & 0o777
+            ));
+        }
+        let dir = real.parent().unwrap_or(Path::new("/"));
+        let dm = std::fs::metadata(dir).map_err(|e| crate::model::io_err(dir, &e))?;
+        let sticky = dm.mode() & 0o1000 != 0;
+        if !ours(dm.uid()) || (dm.mode() & 0o022 != 0 && !sticky) {
+            return Err(format!(
+                "its directory {} can be changed by others: the report does not load files from it",
+                dir.display()
+            ));
+        }
+        Ok(())
+    }
     fn read_text(&self, path: &str, max: usize) -> Option<String> {
         use std::io::Read;
         use std::os::unix::fs::OpenOptionsExt;
@@ -156,6 +192,8 @@ pub struct FakeDisk {
     pub stamps: BTreeMap<String, Stamp>,
     /// Contents of text files (`RECORD`s).
     pub texts: BTreeMap<String, String>,
+    /// Files the report must not load, and why.
+    pub not_loadable: BTreeMap<String, String>,
 }
 
 #[cfg(test)]
@@ -248,11 +286,46 @@ impl Disk for FakeDisk {
     fn read_text(&self, path: &str, max: usize) -> Option<String> {
         self.texts.get(path).filter(|t| t.len() <= max).cloned()
     }
+    fn loadable(&self, path: &str) -> Result<(), String> {
+        match self.not_loadable.get(path) {
+            Some(why) => Err(why.clone()),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_files_of_this_user_or_root_are_loadable() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = crate::testutil::tempdir("loadable");
+        let f = d.join("libx.so");
+        std::fs::write(&f, b"x").unwrap();
+        let p = f.to_str().unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(RealDisk.loadable(p), Ok(()));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(RealDisk
+            .loadable(p)
+            .unwrap_err()
+            .contains("writable by group or others (mode 666)"));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(RealDisk
+            .loadable(p)
+            .unwrap_err()
+            .contains("can be changed by others"));
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(RealDisk.loadable(p), Ok(()), "sticky, like /tmp");
+        // Root's files are fine (a system library).
+        if Path::new("/bin/sh").exists() {
+            assert_eq!(RealDisk.loadable("/bin/sh"), Ok(()));
+        }
+    }
 
     #[test]
     fn nvrm_version() {

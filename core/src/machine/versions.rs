@@ -86,6 +86,9 @@ pub enum Asked {
     Changed(String),
     /// No file at that path any more.
     Gone,
+    /// The report does not load this file (someone other than this user
+    /// or root could have changed it).
+    Refused(String),
     /// Asking failed: the probe process failed, or the library did not load.
     Failed(String),
     /// Probing is off.
@@ -203,6 +206,12 @@ impl Versions {
             };
             if let Some(why) = changed(&w.trace, &stamp) {
                 out.push((w.clone(), Asked::Changed(why)));
+                continue;
+            }
+            // Loading runs the file's code: only code nobody else could
+            // have put there (a trace may come from anywhere).
+            if let Err(why) = disk.loadable(&w.path) {
+                out.push((w.clone(), Asked::Refused(why)));
                 continue;
             }
             let key = match &w.role {
@@ -331,6 +340,7 @@ fn core_of(
         return Some((w.path.clone(), s.clone(), Some(w.clone())));
     }
     let path = format!("{dir}/{}.so.{major}", probe::core_stem(major)?);
+    disk.loadable(&path).ok()?;
     disk.stamp(&path).map(|s| (path, s, None))
 }
 
@@ -682,6 +692,18 @@ mod tests {
             Asked::Changed("another file (device and inode differ), build-id b99 → b2".into())
         );
         assert_eq!(got[1], Asked::Gone);
+        // A file someone else could have written is not loaded.
+        let mut d = FakeDisk::default();
+        d.with_stamp(&format!("{PIP}/libcudnn_graph.so.9"), stamp(1));
+        d.not_loadable.insert(
+            format!("{PIP}/libcudnn_graph.so.9"),
+            "writable by others".into(),
+        );
+        let m3 = Machine::with_disk(d).with_prober(Some(Box::new(p.clone())), None);
+        assert_eq!(
+            m3.ask_versions(&[want("libcudnn_graph.so.9", Role::CudnnCore { major: 9 }, 1)]),
+            vec![Asked::Refused("writable by others".into())]
+        );
         assert_eq!(
             got[2],
             Asked::Failed(
