@@ -381,81 +381,107 @@ impl Plan<'_> {
     }
 
     /// Answers from the cache, the rest from one probe process.
-    fn run(mut self, prober: &dyn Prober) -> Vec<(Wanted, Asked)> {
-        let mut answers: Vec<Option<(Answer, bool)>> = Vec::new();
+    fn run(self, prober: &dyn Prober) -> Vec<(Wanted, Asked)> {
+        let mut got = self.from_cache();
+        got.failed = self.ask_rest(prober, &mut got);
+        self.outcomes(got)
+    }
+
+    /// What the cache answers. The core library's answer is taken from it
+    /// only when no check needs the core library loaded.
+    fn from_cache(&self) -> Got {
+        let answers: Vec<Option<(Answer, bool)>> = self
+            .items
+            .iter()
+            .map(|(_, item)| self.cached(item).map(|a| (a, true)))
+            .collect();
+        let checks = self
+            .items
+            .iter()
+            .zip(&answers)
+            .any(|((_, item), a)| a.is_none() && matches!(item.ask, Ask::CudnnCheck { .. }));
+        let core = self
+            .core
+            .as_ref()
+            .map(|c| self.cached(&c.item).filter(|_| !checks).map(|a| (a, true)));
+        Got {
+            answers,
+            core,
+            failed: None,
+        }
+    }
+
+    /// Asks what the cache did not answer in one probe process (the core
+    /// library first) and stores the answers; Some: why the process gave
+    /// none.
+    fn ask_rest(&self, prober: &dyn Prober, got: &mut Got) -> Option<String> {
+        let core_first = matches!(got.core, Some(None));
         let mut asks: Vec<Ask> = Vec::new();
-        for (_, item) in &self.items {
-            let a = self.cached(item);
+        if let (true, Some(c)) = (core_first, &self.core) {
+            asks.push(c.item.ask.clone());
+        }
+        for ((_, item), a) in self.items.iter().zip(&got.answers) {
             if a.is_none() {
                 asks.push(item.ask.clone());
             }
-            answers.push(a.map(|a| (a, true)));
         }
-        // The core library: from the cache when no check needs it loaded.
-        let checks = asks.iter().any(|a| matches!(a, Ask::CudnnCheck { .. }));
-        let mut core = self
-            .core
-            .as_ref()
-            .map(|c| (self.cached(&c.item).filter(|_| !checks), c));
-        let core_first = match &core {
-            Some((None, c)) => {
-                asks.insert(0, c.item.ask.clone());
-                true
-            }
-            _ => false,
-        };
-        let mut failed: Option<String> = None;
+        if asks.is_empty() {
+            return None;
+        }
         if asks.len() > probe::MAX_ASKS {
-            failed = Some(format!(
+            return Some(format!(
                 "more than {} files to ask in one directory",
                 probe::MAX_ASKS
             ));
-        } else if !asks.is_empty() {
-            match prober.ask(&asks) {
-                Ok(got) => {
-                    let mut got = got.into_iter();
-                    if core_first {
-                        if let (Some(a), Some((slot, c))) = (got.next(), core.as_mut()) {
-                            self.store(&c.item, &a);
-                            *slot = Some(a);
-                        }
-                    }
-                    for (i, (_, item)) in self.items.iter().enumerate() {
-                        if answers[i].is_none() {
-                            if let Some(a) = got.next() {
-                                self.store(item, &a);
-                                answers[i] = Some((a, false));
-                            }
-                        }
-                    }
-                }
-                Err(e) => failed = Some(e),
+        }
+        let mut answers = match prober.ask(&asks) {
+            Ok(a) => a.into_iter(),
+            Err(e) => return Some(e),
+        };
+        if let (true, Some(c)) = (core_first, &self.core) {
+            let a = answers.next()?;
+            self.store(&c.item, &a);
+            got.core = Some(Some((a, false)));
+        }
+        for ((_, item), slot) in self.items.iter().zip(got.answers.iter_mut()) {
+            if slot.is_none() {
+                let a = answers.next()?;
+                self.store(item, &a);
+                *slot = Some((a, false));
             }
         }
-        let core_said: Option<(String, Answer)> = core
+        None
+    }
+
+    /// The outcome for every wanted file of the job.
+    fn outcomes(mut self, got: Got) -> Vec<(Wanted, Asked)> {
+        let core_answer = got.core.flatten();
+        let core_said: Option<(String, Answer)> = self
+            .core
             .as_ref()
-            .and_then(|(a, c)| Some((c.item.ask.path().to_string(), a.clone()?)));
+            .zip(core_answer.as_ref())
+            .map(|(c, (a, _))| (c.item.ask.path().to_string(), a.clone()));
         let mut out = std::mem::take(&mut self.done);
-        if let Some((
-            a,
-            Core {
-                wanted: Some(w), ..
-            },
-        )) = &core
-        {
-            out.push((
-                w.clone(),
-                settle(a.clone().map(|a| (a, !core_first)), &failed, None),
-            ));
+        if let Some(w) = self.core.as_ref().and_then(|c| c.wanted.clone()) {
+            out.push((w, settle(core_answer, &got.failed, None)));
         }
-        for ((w, item), a) in self.items.into_iter().zip(answers) {
+        for ((w, item), a) in self.items.into_iter().zip(got.answers) {
             let with_core = matches!(item.ask, Ask::CudnnCheck { .. })
                 .then(|| core_said.clone())
                 .flatten();
-            out.push((w, settle(a, &failed, with_core)));
+            out.push((w, settle(a, &got.failed, with_core)));
         }
         out
     }
+}
+
+/// The answers of one job as they come in: per item, and the core
+/// library's (None: no core library; Some(None): not answered yet), each
+/// with whether it came from the cache.
+struct Got {
+    answers: Vec<Option<(Answer, bool)>>,
+    core: Option<Option<(Answer, bool)>>,
+    failed: Option<String>,
 }
 
 /// The outcome of one question: its answer (and whether from the cache),
