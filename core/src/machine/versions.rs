@@ -382,14 +382,14 @@ impl Plan<'_> {
 
     /// Answers from the cache, the rest from one probe process.
     fn run(self, prober: &dyn Prober) -> Vec<(Wanted, Asked)> {
-        let mut got = self.from_cache();
+        let mut got = self.cached_answers();
         got.failed = self.ask_rest(prober, &mut got);
         self.outcomes(got)
     }
 
     /// What the cache answers. The core library's answer is taken from it
     /// only when no check needs the core library loaded.
-    fn from_cache(&self) -> Got {
+    fn cached_answers(&self) -> Got {
         let answers: Vec<Option<(Answer, bool)>> = self
             .items
             .iter()
