@@ -50,7 +50,7 @@ impl Report {
 
     /// The text summary: the process tree and each process's libraries.
     pub fn summary_text(&self, opts: &TextOptions) -> String {
-        render::summary::render(&self.set, &self.analysis.tree, opts)
+        render::summary::render_with(&self.set, &self.analysis.tree, &self.analysis.files, opts)
     }
 
     /// The findings section that follows the summary.
@@ -66,11 +66,12 @@ impl Report {
     /// The machine-readable document. `all`: include libraries outside the
     /// CUDA family (only in traces taken with `--all`).
     pub fn document(&self, all: bool) -> Document<'_> {
-        render::json::document(
+        render::json::document_with(
             &self.set,
             &self.analysis.tree,
             all,
             &self.analysis.diagnosis,
+            &self.analysis.files,
         )
     }
 

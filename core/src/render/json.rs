@@ -1,8 +1,9 @@
 //! The machine-readable document of `report --json` and the launcher's
 //! `--json-summary`.
 
+use crate::analysis::files::{ImageFiles, NotAsked, StartupFailure, StaticRuntime};
 use crate::analysis::findings::{Finding, Severity};
-use crate::analysis::libraries::{libraries, LibraryView};
+use crate::analysis::libraries::{libraries_with, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
 use crate::analysis::{Diagnosis, Link, ProcessTree};
 use crate::model::{LauncherRecord, Problem, TraceSet};
@@ -61,6 +62,17 @@ pub struct ProcessDoc<'a> {
     /// How it ended, when the launcher knows.
     pub ended: Option<String>,
     pub libraries: Vec<LibraryView>,
+    /// Libraries whose version could not be asked at report time, and why.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub versions_not_asked: &'a [NotAsked],
+    /// Objects that carry a CUDA runtime linked into them (`nvidia`: one
+    /// of NVIDIA's libraries, which all do).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub static_runtimes: &'a [StaticRuntime],
+    /// The library the loader could not find at start-up, with the copies
+    /// on this machine, when that is how the process ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_failure: Option<&'a StartupFailure>,
     pub failed_loads: Vec<FailedDoc<'a>>,
     pub notes: Vec<NoteDoc<'a>>,
     /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
@@ -88,6 +100,10 @@ pub struct FailedDoc<'a> {
     /// program read from `dlerror()`), without repeats.
     pub errors: Vec<&'a str>,
     pub errno: Option<i32>,
+    /// ld.so gave up during this start-up search and ended the process
+    /// (exit status 127, before `main`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fatal: bool,
 }
 
 #[derive(Serialize)]
@@ -120,6 +136,18 @@ pub fn document<'a>(
     all: bool,
     d: &'a Diagnosis,
 ) -> Document<'a> {
+    document_with(set, tree, all, d, &[])
+}
+
+/// [`document`] with what the machine says about each image's files
+/// (versions found outside the trace, files that could not be asked).
+pub fn document_with<'a>(
+    set: &'a TraceSet,
+    tree: &ProcessTree,
+    all: bool,
+    d: &'a Diagnosis,
+    files: &'a [ImageFiles],
+) -> Document<'a> {
     let processes = set
         .images
         .iter()
@@ -151,7 +179,10 @@ pub fn document<'a>(
                 link,
                 top: tree.top[i],
                 ended: tree.ending[i].clone(),
-                libraries: libraries(img, all),
+                libraries: libraries_with(img, all, files.get(i)),
+                versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
+                startup_failure: files.get(i).and_then(|f| f.startup.as_ref()),
+                static_runtimes: files.get(i).map_or(&[][..], |f| &f.static_runtimes[..]),
                 failed_loads: img
                     .failed
                     .iter()
@@ -166,6 +197,7 @@ pub fn document<'a>(
                         tried: f.ev.tried.iter().map(tried).collect(),
                         errors: f.errors(),
                         errno: f.ev.errno,
+                        fatal: f.ev.fatal,
                     })
                     .collect(),
                 notes: img
