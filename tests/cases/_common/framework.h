@@ -5,6 +5,10 @@
 #ifndef CASE_FRAMEWORK_H
 #define CASE_FRAMEWORK_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
+
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>

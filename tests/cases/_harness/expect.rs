@@ -21,7 +21,7 @@ impl Ctx<'_> {
     /// A finding's text with the work directory written `{W}`, as phrases
     /// write it: a phrase must not match inside the case's own path.
     fn norm(&self, text: &str) -> String {
-        text.replace(&self.work.display().to_string(), "{W}")
+        collapse_dotdot(&text.replace(&self.work.display().to_string(), "{W}"))
     }
 
     /// `p` as a file of this machine: work paths as they are, relative ones
@@ -60,6 +60,20 @@ impl Ctx<'_> {
             _ => false,
         }
     }
+}
+
+/// `a/b/../c` written `a/c` (a RUNPATH such as `$ORIGIN/../../nvidia/cudnn/lib`
+/// shows up expanded but not normalised), so that phrases name directories plainly.
+fn collapse_dotdot(text: &str) -> String {
+    let mut s = text.to_string();
+    while let Some(i) = s.find("/../") {
+        let start = s[..i].rfind('/').unwrap_or(0);
+        if s[start..i].trim_start_matches('/').is_empty() || &s[start..i] == "/.." {
+            break;
+        }
+        s.replace_range(start..i + 3, "");
+    }
+    s
 }
 
 /// One failed expectation.
@@ -155,6 +169,12 @@ fn select<'f>(
     for s in &spec.fix {
         narrow(&mut c, format!("its fix does not say {s:?}"), |f| {
             ctx.norm(&f.fix_text()).contains(s.as_str())
+        })?;
+    }
+    if !spec.fix_any.is_empty() {
+        narrow(&mut c, format!("its fix says none of {:?}", spec.fix_any), |f| {
+            let t = ctx.norm(&f.fix_text());
+            spec.fix_any.iter().any(|p| t.contains(p.as_str()))
         })?;
     }
     for s in &spec.not {
@@ -333,4 +353,18 @@ pub fn check(ctx: &Ctx<'_>, all: &[Finding], e: &Expect, clean: bool) -> Vec<Fai
         }
     }
     fails
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collapse_dotdot;
+
+    #[test]
+    fn dotdot_is_collapsed() {
+        assert_eq!(
+            collapse_dotdot("at {W}/site/torch/lib/../../nvidia/cudnn/lib: x"),
+            "at {W}/site/nvidia/cudnn/lib: x"
+        );
+        assert_eq!(collapse_dotdot("/a/b"), "/a/b");
+    }
 }

@@ -237,8 +237,8 @@ fn evaluate(
     })
 }
 
-/// The selected cases (`CDT_CASES=01,c13` keeps names containing one of the
-/// comma-separated parts), run `CDT_CASES_JOBS` (default: the CPU count) at a time.
+/// The selected cases (`CDT_CASES=01,tf1` keeps the cases numbered 01 and
+/// those whose name contains "tf1"), run `CDT_CASES_JOBS` (default: the CPU count) at a time.
 pub fn run_selected() -> Vec<Outcome> {
     let filter: Vec<String> = std::env::var("CDT_CASES")
         .unwrap_or_default()
@@ -248,7 +248,16 @@ pub fn run_selected() -> Vec<Outcome> {
         .collect();
     let names: Vec<String> = list()
         .into_iter()
-        .filter(|n| filter.is_empty() || filter.iter().any(|f| n.to_ascii_lowercase().contains(f)))
+        .filter(|n| {
+            filter.is_empty()
+                || filter.iter().any(|f| {
+                    if f.bytes().all(|b| b.is_ascii_digit()) {
+                        n.split('_').next() == Some(f.as_str())
+                    } else {
+                        n.to_ascii_lowercase().contains(f)
+                    }
+                })
+        })
         .collect();
     tools::tools().unwrap_or_else(|e| panic!("{e}"));
     let jobs = std::env::var("CDT_CASES_JOBS")

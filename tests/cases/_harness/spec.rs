@@ -253,6 +253,9 @@ pub struct FindingSpec {
     /// Phrases its fix (or an alternative) must contain.
     #[serde(default)]
     pub fix: Vec<String>,
+    /// At least one of these phrases must be in its fix (several right ways).
+    #[serde(default)]
+    pub fix_any: Vec<String>,
     /// Phrases it must not contain anywhere.
     #[serde(default)]
     pub not: Vec<String>,
