@@ -161,6 +161,9 @@ fn select<'f>(
             f.severity >= min
         })?;
     }
+    if let Some(max) = spec.at_most.as_deref().and_then(Severity::parse) {
+        narrow(&mut c, format!("it is above {max}"), |f| f.severity <= max)?;
+    }
     for s in &spec.says {
         narrow(&mut c, format!("it does not say {s:?}"), |f| {
             ctx.norm(&f.all_text()).contains(s.as_str())
@@ -172,10 +175,14 @@ fn select<'f>(
         })?;
     }
     if !spec.fix_any.is_empty() {
-        narrow(&mut c, format!("its fix says none of {:?}", spec.fix_any), |f| {
-            let t = ctx.norm(&f.fix_text());
-            spec.fix_any.iter().any(|p| t.contains(p.as_str()))
-        })?;
+        narrow(
+            &mut c,
+            format!("its fix says none of {:?}", spec.fix_any),
+            |f| {
+                let t = ctx.norm(&f.fix_text());
+                spec.fix_any.iter().any(|p| t.contains(p.as_str()))
+            },
+        )?;
     }
     for s in &spec.not {
         narrow(&mut c, format!("it says {s:?}"), |f| {

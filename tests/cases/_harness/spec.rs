@@ -242,6 +242,8 @@ pub struct FindingSpec {
     /// At least this severity (`info`, `warning`, `error`); default error
     /// for a cause, none otherwise.
     pub severity: Option<String>,
+    /// At most this severity (a remark that must not alarm).
+    pub at_most: Option<String>,
     /// The framework message it must quote.
     pub quote: Option<String>,
     /// Evidence it must cite.
