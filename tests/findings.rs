@@ -553,7 +553,7 @@ fn cudnn9_sublibraries_from_two_installs() {
     assert_eq!(
         text(&f["title"]),
         format!(
-            "libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({}, 9.14.0) although the RUNPATH of libcudnn.so.9 holds another copy, {} (9.19.0.56, pip nvidia_cudnn_cu13)",
+            "libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({}, 9.14.0) although the RUNPATH of libcudnn.so.9 holds another copy, {} (9.19.0, pip nvidia_cudnn_cu13)",
             s(&graph),
             s(&pip.join("libcudnn_graph.so.9"))
         )
@@ -633,7 +633,7 @@ fn cudnn8_sublibraries_from_two_installs() {
     let f = one(&doc, "CDT008", "libcudnn_ops_infer.so.8");
     ev(f, "on disk", &pip.join("libcudnn_ops_infer.so.8"));
     assert!(
-        text(&f["title"]).ends_with("(8.9.7.29, pip nvidia_cudnn_cu12)"),
+        text(&f["title"]).ends_with("(8.9.7, pip nvidia_cudnn_cu12)"),
         "{f:#}"
     );
 }
@@ -988,10 +988,14 @@ fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
         let f = check(&doc);
         let c = ev(&f, "on disk", &torch.join(core));
         assert_eq!(c["detail"], "found via pip");
+        // Its version as the copy says it when asked (its name has the
+        // major only), and the dispatcher's RUNPATH as written.
+        let version = if major == 9 { "9.1.0" } else { "8.9.7" };
+        assert_eq!(c["version"], version, "{c:#}");
         assert_eq!(
             text(&f["remedy"]),
             format!(
-                "a copy exists at {} ({major} (major only)): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks",
+                "a copy exists at {} ({version}): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks (its RUNPATH entry $ORIGIN)",
                 s(&torch.join(core)),
                 s(&torch)
             )
@@ -1442,7 +1446,7 @@ fn pytorch_message_explained() {
             message: msg,
             runtime_file: m.system.join("libcudnn_graph.so.9"),
             good_copy: m.pip.join("libcudnn_graph.so.9"),
-            good_version: "9.19.0.56",
+            good_version: "9.19.0",
         },
     );
     let f = one(&doc, "CDT010", "PyTorch:");
@@ -1487,7 +1491,7 @@ fn xla_message_explained() {
             message: msg,
             runtime_file: m.system.join("libcudnn_graph.so.9.14.0"),
             good_copy: m.pip.join("libcudnn_graph.so.9"),
-            good_version: "9.19.0.56",
+            good_version: "9.19.0",
         },
     );
     // The dispatcher itself came from LD_LIBRARY_PATH, although the
@@ -1521,7 +1525,7 @@ fn tensorflow1_compatibility_version_message_explained() {
             message: msg,
             runtime_file: m.system.join("libcudnn_ops_infer.so.8"),
             good_copy: m.pip.join("libcudnn_ops_infer.so.8"),
-            good_version: "8.9.7.29",
+            good_version: "8.9.7",
         },
     );
     let f = one(&doc, "CDT010", "TensorFlow 1.x:");
@@ -1553,7 +1557,7 @@ fn jax_message_explained() {
             message: "Installed version: 91400",
             runtime_file: m.system.join("libcudnn_graph.so.9"),
             good_copy: m.pip.join("libcudnn_graph.so.9"),
-            good_version: "9.19.0.56",
+            good_version: "9.19.0",
         },
     );
     let f = one(&doc, "CDT010", "JAX:");
@@ -1801,4 +1805,745 @@ fn text_findings_section_and_explain() {
     let out = run(cmd, None);
     assert_eq!(out.code(), Some(2), "{}", out.show());
     assert!(out.out().is_empty(), "{}", out.show());
+}
+
+// ---------------------------------------------------------------------------
+// 17. Versions the program never asked, asked at report time (issue 14)
+
+/// The library of the first process whose path is `path`.
+fn library<'a>(doc: &'a Value, path: &Path) -> &'a Value {
+    let p = s(path);
+    arr(&doc["processes"])
+        .iter()
+        .flat_map(|pr| arr(&pr["libraries"]).iter())
+        .find(|l| l["path"] == p.as_str())
+        .unwrap_or_else(|| panic!("no library {p} in {doc:#}"))
+}
+
+/// `(kind, version)` of a library's version in the report.
+fn version_of(doc: &Value, path: &Path) -> (String, String) {
+    let v = &library(doc, path)["version"];
+    (
+        text(&v["kind"]).to_string(),
+        text(&v["version"]).to_string(),
+    )
+}
+
+#[test]
+fn versions_are_asked_in_a_separate_process_by_identity() {
+    let case = Case::new("versions-asked");
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let prog = case.compile(
+        "17_versions_asked/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
+    assert_eq!(t.out.out(), "cudnnCreate=0\n");
+    // Inside the process nothing was asked that has a side effect: no
+    // sub-library check, no driver version.
+    let raw = fs::read_to_string(&trace_files(&t.trace)[0]).unwrap();
+    assert!(
+        !raw.contains(r#""check":0"#),
+        "a check was asked in the process"
+    );
+    assert!(!raw.contains(r#""fn":"cuDriverGetVersion""#));
+
+    let asked = |p: &Path, want: &str| {
+        let l = library(&doc, p);
+        assert_eq!(
+            (text(&l["version"]["kind"]), text(&l["version"]["version"])),
+            ("asked", want),
+            "{l:#}"
+        );
+        assert_eq!(l["found"]["source"], "asked", "{l:#}");
+        l
+    };
+    let g = asked(&pip.join("libcudnn_graph.so.9"), "9.19.0");
+    assert_eq!(g["found"]["cuda_build"], 13000);
+    for (f, func) in [
+        ("libcudnn_ops.so.9", "cudnnOpsVersionCheck"),
+        ("libcudnn_cnn.so.9", "cudnnCnnVersionCheck"),
+        ("libcudnn_adv.so.9", "cudnnAdvVersionCheck"),
+    ] {
+        let l = asked(&pip.join(f), "9.19.0");
+        assert_eq!(
+            text(&l["found"]["detail"]),
+            format!("{func}() returned 0 against libcudnn_graph.so.9 (9.19.0) of its directory")
+        );
+    }
+    // The dispatcher answers no version query of its own: the names it
+    // asked for carry its version.
+    assert_eq!(
+        version_of(&doc, &pip.join("libcudnn.so.9")),
+        ("requested".into(), "9.19.0".into())
+    );
+    let d = library(&doc, &drv.join("libcuda.so.1"));
+    assert_eq!(
+        text(&d["version"]["version"]),
+        "580.159.04, CUDA 13.0",
+        "{d:#}"
+    );
+    assert_eq!(d["found"]["detail"], "cuDriverGetVersion() = 13000");
+    assert!(all(&doc).is_empty(), "{}", show(&doc));
+
+    // Asked once: the next report reads the answers from the cache.
+    let doc = report(&t);
+    let g = library(&doc, &pip.join("libcudnn_graph.so.9"));
+    assert_eq!(g["found"]["source"], "asked-cached", "{g:#}");
+
+    // A file replaced since the trace is not asked (it is not the one the
+    // process loaded), and a file that is gone neither; the report says so.
+    let ops = pip.join("libcudnn_ops.so.9");
+    let copy = case.p("ops-copy");
+    fs::copy(&ops, &copy).unwrap();
+    fs::remove_file(&ops).unwrap();
+    fs::write(&ops, b"\x7fELF not the same file any more").unwrap();
+    fs::remove_file(pip.join("libcudnn_cnn.so.9")).unwrap();
+    let doc = report(&t);
+    let p = &arr(&doc["processes"])[0];
+    let why = |f: &str| {
+        arr(&p["versions_not_asked"])
+            .iter()
+            .find(|n| n["path"] == s(&pip.join(f)).as_str())
+            .map(|n| text(&n["why"]).to_string())
+            .unwrap_or_else(|| panic!("{f} not in versions_not_asked: {p:#}"))
+    };
+    // (The inode may be reused: the size and the build-id tell.)
+    let w = why("libcudnn_ops.so.9");
+    assert!(
+        w.starts_with("changed since the trace (")
+            && w.contains("size ")
+            && w.ends_with(": not asked"),
+        "{w}"
+    );
+    assert_eq!(why("libcudnn_cnn.so.9"), "no longer on disk: not asked");
+    assert_eq!(version_of(&doc, &ops), ("major-only".into(), "9".into()));
+    // The text report says it too.
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t.trace);
+    let out = run(cmd, None);
+    assert!(
+        out.out()
+            .contains("version libcudnn_cnn.so.9: no longer on disk: not asked"),
+        "{}",
+        out.out()
+    );
+    fs::rename(&copy, &ops).unwrap();
+
+    // CUDNN_TRACE_PROBE=0: nothing is asked.
+    let (_, off) = {
+        let mut cmd = launcher(&case.dir);
+        cmd.env("CUDNN_TRACE_PROBE", "0")
+            .args(["report", "--json"])
+            .arg(&t.trace);
+        let out = run(cmd, None);
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out, doc)
+    };
+    assert_eq!(
+        version_of(&off, &pip.join("libcudnn_adv.so.9")),
+        ("major-only".into(), "9".into())
+    );
+}
+
+/// What asking tells the rules: a cuDNN built for CUDA 13.0 on a CUDA 12.2
+/// driver, in a program that asked neither version itself.
+#[test]
+fn asked_versions_feed_the_driver_rule() {
+    let case = Case::new("versions-asked-driver");
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let drv = case.driver("535.104.05", "12.2", &[]);
+    let prog = case.compile(
+        "17_versions_asked/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let (_, doc) = case.run("t", &env, &prog, &[], 0);
+    assert_errors(&doc, &["CDT004"]);
+    let f = one(&doc, "CDT004", "driver");
+    assert_eq!(
+        text(&f["title"]),
+        "the driver supports CUDA 12.2, cuDNN (built with CUDA 13.0) needs CUDA 13.x",
+        "{f:#}"
+    );
+    let libcuda = s(&drv.join("libcuda.so.1"));
+    assert!(
+        evidence(f, "driver")
+            .iter()
+            .any(|e| e["path"] == libcuda.as_str()
+                && e["version"] == "12.2"
+                && text(&e["detail"]).contains("asked in a separate process at report time")),
+        "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 18. A CUDA runtime missing at start-up: exit 127, one summary line, CDT006
+
+/// Situation 18: `venv/bin/python3.12` needs `libtorchlike.so` (its
+/// RUNPATH), which needs `libcudart.so.12` through its RUNPATH
+/// `$ORIGIN/../rt`, where it is no more. Returns (program, libtorchlike).
+fn startup_missing_runtime(case: &Case) -> (PathBuf, PathBuf) {
+    let site = "venv/lib/python3.12/site-packages/torchlike";
+    let rt = case.stack(&format!("{site}/rt"), &["cudart", "--version", "12.4"]);
+    let flags: Vec<String> = vec![
+        "-shared".into(),
+        "-fPIC".into(),
+        "-Wl,--no-as-needed".into(),
+        format!("-L{}", s(&rt)),
+        "-l:libcudart.so.12".into(),
+        "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../rt".into(),
+    ];
+    let lib = case.compile(
+        "18_startup_missing_runtime/lib.c",
+        &format!("{site}/lib/libtorchlike.so"),
+        &flags,
+    );
+    let libdir = lib.parent().unwrap().to_path_buf();
+    let prog = case.compile(
+        "18_startup_missing_runtime/main.c",
+        PY,
+        &[
+            format!("-L{}", s(&libdir)),
+            "-ltorchlike".into(),
+            format!("-Wl,--enable-new-dtags,-rpath,{}", s(&libdir)),
+        ],
+    );
+    fs::remove_file(rt.join("libcudart.so.12")).unwrap();
+    (prog, lib)
+}
+
+/// The launcher, not quiet: its summary on stderr.
+fn run_loud(case: &Case, label: &str, env: &[(&str, String)], prog: &Path) -> Traced {
+    let mut cmd = launcher(&case.dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(["--out", label, "--"]).arg(prog);
+    Traced {
+        out: run(cmd, None),
+        trace: case.p(label),
+    }
+}
+
+/// The summary's start-up line.
+fn startup_line(t: &Traced) -> String {
+    let err = t.out.err();
+    err.lines()
+        .find(|l| l.trim_start().starts_with("start-up: "))
+        .unwrap_or_else(|| panic!("no start-up line:\n{}", t.out.show()))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn runtime_missing_at_startup() {
+    if machine_provides("libcudart.so.12") {
+        eprintln!("skipped: this machine's loader finds a libcudart.so.12 by itself");
+        return;
+    }
+    let case = Case::new("startup-missing");
+    let (prog, lib) = startup_missing_runtime(&case);
+    // The RUNPATH entry $ORIGIN/../rt, as the loader spells the candidate.
+    let rt = lib.parent().unwrap().join("../rt");
+
+    // Nothing anywhere: the loader's own message, its 127, and one line.
+    let t = run_loud(&case, "none", &[], &prog);
+    assert_exit(&t, 127);
+    assert!(
+        t.out.err().contains(
+            "error while loading shared libraries: libcudart.so.12: cannot open shared object file"
+        ),
+        "{}",
+        t.out.show()
+    );
+    let line = startup_line(&t);
+    assert!(
+        line.starts_with(
+            "start-up: the loader could not find libcudart.so.12 (needed by libtorchlike.so) and ended the program before main (exit status 127); "
+        ),
+        "{line}"
+    );
+    let doc = report(&t);
+    assert_errors(&doc, &["CDT006"]);
+    let f = one(&doc, "CDT006", "libcudart.so.12");
+    assert_eq!(
+        text(&f["title"]),
+        "libcudart.so.12 was not found at start-up (needed by libtorchlike.so): the loader ended the program before main, exit status 127"
+    );
+    let failed = &evidence(f, "failed")[0];
+    assert_eq!(failed["requester"], s(&lib).as_str());
+    assert!(text(&failed["detail"]).contains("at start-up"), "{f:#}");
+    let tried = evidence(f, "tried");
+    assert!(
+        tried
+            .iter()
+            .any(|e| e["path"] == s(&rt.join("libcudart.so.12")).as_str()
+                && e["reason"] == "RUNPATH"
+                && e["detail"] == "missing"),
+        "{f:#}"
+    );
+    let on_disk: Vec<&Value> = evidence(f, "on disk")
+        .into_iter()
+        .filter(|e| !text(&e["path"]).starts_with(&s(&case.dir)))
+        .collect();
+    if on_disk.is_empty() {
+        assert!(line.ends_with("; no copy on this machine"), "{line}");
+        assert!(
+            text(&f["remedy"])
+                .starts_with("no copy was found on this machine: install the CUDA 12 runtime"),
+            "{f:#}"
+        );
+    } else {
+        eprintln!("note: this machine has CUDA runtimes of its own; 'no copy' not checked");
+    }
+    // The JSON document marks the failure fatal.
+    let p = &arr(&doc["processes"])[0];
+    assert_eq!(p["failed_loads"][0]["fatal"], true, "{p:#}");
+
+    // Only CUDA 13 on the loader's path: another major, which does not fit.
+    let cu13 = case.stack("opt/cuda-13/lib", &["cudart", "--version", "13.0"]);
+    let env = vec![("LD_LIBRARY_PATH", s(&cu13))];
+    let t = run_loud(&case, "cu13", &env, &prog);
+    assert_exit(&t, 127);
+    let line = startup_line(&t);
+    let c13 = s(&cu13.join("libcudart.so.13"));
+    assert!(
+        line.contains(&format!(
+            "only another major on this machine: {c13} (13.0), which does not fit"
+        )),
+        "{line}"
+    );
+    let doc = report(&t);
+    let f = one(&doc, "CDT006", "libcudart.so.12");
+    let c = ev(f, "on disk", &cu13.join("libcudart.so.13"));
+    assert!(
+        text(&c["detail"]).contains("another major (13): it does not fit libcudart.so.12"),
+        "{c:#}"
+    );
+    let remedy = text(&f["remedy"]);
+    assert!(!remedy.contains("make it findable"), "{remedy}");
+    assert!(
+        remedy.starts_with(&format!(
+            "only another major is on this machine ({c13} (13.0)): install the CUDA 12 runtime"
+        )),
+        "{remedy}"
+    );
+
+    // A CUDA 12 runtime where the loader does not look (a pip wheel's
+    // directory): the copy to make findable.
+    let pip = case.stack(
+        "venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib",
+        &["cudart", "--version", "12.4"],
+    );
+    let t = run_loud(&case, "pip12", &[], &prog);
+    assert_exit(&t, 127);
+    let line = startup_line(&t);
+    let c12 = s(&pip.join("libcudart.so.12"));
+    assert!(
+        line.ends_with(&format!(
+            "; a copy that fits: {c12} (12.4), in a directory the loader did not search"
+        )),
+        "{line}"
+    );
+    let doc = report(&t);
+    let f = one(&doc, "CDT006", "libcudart.so.12");
+    let remedy = text(&f["remedy"]);
+    assert!(
+        remedy.starts_with(&format!(
+            "a copy exists at {c12} (12.4): make it findable for libtorchlike.so, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH",
+            s(&pip)
+        )),
+        "{remedy}"
+    );
+    assert!(
+        remedy.ends_with(
+            "or install the library where libtorchlike.so looks (its RUNPATH entry $ORIGIN/../rt)"
+        ),
+        "{remedy}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 19. A static CUDA runtime: said, with its version where one can be found
+
+/// Compiles `19_static_runtime/SRC` with the fake runtime linked in
+/// (`-DFAKE_STATIC_RUNTIME`, CUDA 13.2) into `<dir>/OUT`; `shared`: a
+/// module rather than a program.
+fn with_static_runtime(case: &Case, src: &str, out: &str, shared: bool) -> PathBuf {
+    let mut flags: Vec<String> = Vec::new();
+    if shared {
+        flags.extend([
+            "-shared".into(),
+            "-fPIC".into(),
+            "-fvisibility=hidden".into(),
+        ]);
+    }
+    flags.extend([
+        s(&tools::package_dir().join("fixtures/stack/cudart.c")),
+        "-DFAKE_STATIC_RUNTIME".into(),
+        "-DFAKE_CUDART=13020".into(),
+        "-DFAKE_CUDART_MAJOR=13".into(),
+        "-pthread".into(),
+    ]);
+    case.compile(&format!("19_static_runtime/{src}"), out, &flags)
+}
+
+/// A pip `RECORD` listing `file` (under `site`) with its size.
+fn record(case: &Case, dist: &str, file: &Path) {
+    let rel = file.strip_prefix(case.site()).unwrap();
+    let dir = case.site().join(format!("{dist}.dist-info"));
+    fs::create_dir_all(&dir).unwrap();
+    let size = fs::metadata(file).unwrap().len();
+    fs::write(
+        dir.join("RECORD"),
+        format!("{},sha256=AAAA,{size}\n{dist}.dist-info/RECORD,,\n", s(rel)),
+    )
+    .unwrap();
+}
+
+#[test]
+fn static_cuda_runtime_is_said_with_its_version() {
+    let case = Case::new("static-runtime");
+    let module = with_static_runtime(
+        &case,
+        "app.c",
+        "venv/lib/python3.12/site-packages/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so",
+        true,
+    );
+    // An NVIDIA library carries one too: a fact, not news.
+    let cublas = with_static_runtime(
+        &case,
+        "app.c",
+        "venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13",
+        true,
+    );
+    record(&case, "cupy_cuda13x-13.6.0", &module);
+    let prog = case.compile("19_static_runtime/main.c", PY, &[]);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let mut cmd = launcher(&case.dir);
+    cmd.env("LD_LIBRARY_PATH", path_list(&[&drv]))
+        .args(["--out", "t", "--"])
+        .arg(&prog)
+        .arg(&module)
+        .arg(&cublas);
+    let t = Traced {
+        out: run(cmd, None),
+        trace: case.p("t"),
+    };
+    assert_exit(&t, 0);
+    assert_eq!(t.out.out(), "1 device(s)\n1 device(s)\n");
+    let err = t.out.err();
+    // (The summary may write a long common directory as `…/`.)
+    let said = |text: &str, file: &Path, what: &str| {
+        text.lines().any(|l| {
+            let l = l.trim();
+            l.starts_with("static  ")
+                && l.contains(&s(file.strip_prefix(&case.dir).unwrap()))
+                && l.ends_with(&format!(" carries a static CUDA runtime ({what})"))
+        })
+    };
+    assert!(
+        said(
+            &err,
+            &module,
+            "CUDA 13.x, from its pip package cupy_cuda13x 13.6.0"
+        ),
+        "{}",
+        t.out.show()
+    );
+    assert!(
+        !err.contains("libcublasLt.so.13 carries"),
+        "NVIDIA's libraries are no news: {err}"
+    );
+    let doc = report(&t);
+    assert!(all(&doc).is_empty(), "{}", show(&doc));
+    let p = &arr(&doc["processes"])[0];
+    let rts = arr(&p["static_runtimes"]);
+    assert_eq!(rts.len(), 2, "{p:#}");
+    let cupy = rts
+        .iter()
+        .find(|r| r["path"] == s(&module).as_str())
+        .unwrap();
+    assert_eq!(
+        (cupy["nvidia"].clone(), cupy["version"].clone()),
+        (Value::Bool(false), Value::from("13.x"))
+    );
+    let nv = rts
+        .iter()
+        .find(|r| r["path"] == s(&cublas).as_str())
+        .unwrap();
+    assert_eq!(nv["nvidia"], true);
+    // No libcudart file in the process, and none is made up.
+    assert!(
+        !arr(&p["libraries"]).iter().any(|l| l["family"] == "cudart"),
+        "{p:#}"
+    );
+
+    // On a CUDA 12.2 driver, the CUDA 13 runtime in CuPy's module cannot
+    // work: the driver rule counts it.
+    let old = case.stack(
+        "old-driver",
+        &["cuda", "--driver", "535.104.05", "--cuda", "12.2"],
+    );
+    let env_old = vec![("LD_LIBRARY_PATH", path_list(&[&old]))];
+    let t_old = case.trace("old", &[], &env_old, &prog, &[s(&module)]);
+    let doc = report(&t_old);
+    assert_errors(&doc, &["CDT004"]);
+    let f = one(&doc, "CDT004", "driver");
+    assert!(
+        text(&f["title"]).starts_with(
+            "the driver supports CUDA 12.2, the static CUDA 13.x runtime in runtime.cpython-312-x86_64-linux-gnu.so needs CUDA 13.x"
+        ),
+        "{f:#}"
+    );
+    ev(f, "static runtime", &module);
+
+    // Without the package's RECORD: the runtime is still said, version unknown.
+    fs::remove_dir_all(case.site().join("cupy_cuda13x-13.6.0.dist-info")).unwrap();
+    let t2 = case.trace("t2", &[], &env, &prog, &[s(&module)]);
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t2.trace);
+    let out = run(cmd, None);
+    assert!(
+        said(&out.out(), &module, "version unknown"),
+        "{}",
+        out.out()
+    );
+
+    // nvcc's default: the runtime inside the executable itself.
+    let nvcc = with_static_runtime(&case, "nvcc_main.c", "app/nvcc_prog", false);
+    let t3 = case.trace("nvcc", &[], &env, &nvcc, &[]);
+    assert_exit(&t3, 0);
+    assert_eq!(t3.out.out(), "status 0, 1 device(s)\n");
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t3.trace);
+    let out = run(cmd, None);
+    assert!(said(&out.out(), &nvcc, "version unknown"), "{}", out.out());
+    assert!(!out.out().contains("no CUDA library"), "{}", out.out());
+}
+
+// ---------------------------------------------------------------------------
+// 20. CDT011: the toolkit's stub libcuda; a stub is never a second copy
+
+#[test]
+fn stub_libcuda_is_said_and_never_a_second_copy() {
+    let case = Case::new("stub-libcuda");
+    let rt = pip_cudart13(&case);
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let stubs = case.stack("usr/local/cuda-13.0/lib64/stubs", &["cuda", "--stub"]);
+    // What a Dockerfile adds so that the link step's output runs.
+    std::os::unix::fs::symlink("libcuda.so", stubs.join("libcuda.so.1")).unwrap();
+    let prog = case.compile(
+        "20_stub_libcuda/main.c",
+        PY,
+        &link_rpath(&rt, "libcudart.so.13"),
+    );
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&stubs, &drv]))];
+    let libcuda = drv.join("libcuda.so.1");
+    let t = case.trace("t", &[], &env, &prog, &[s(&libcuda)]);
+    assert_exit(&t, 1);
+    assert_eq!(t.out.out(), "cudaGetDeviceCount=34\ndriver loaded\n");
+    let doc = report(&t);
+    // Both libcuda objects are in the process; the stub is no second copy.
+    assert!(with_code(&doc, "CDT001").is_empty(), "{}", show(&doc));
+    assert_errors(&doc, &["CDT011"]);
+    let f = one(&doc, "CDT011", "stub");
+    assert_eq!(
+        text(&f["title"]),
+        format!(
+            "the CUDA toolkit's stub libcuda was loaded: {}",
+            s(&stubs.join("libcuda.so.1"))
+        )
+    );
+    assert!(
+        text(&f["remedy"]).starts_with(&format!(
+            "the stubs are for linking only: remove {} from LD_LIBRARY_PATH",
+            s(&stubs)
+        )),
+        "{f:#}"
+    );
+    assert!(
+        evidence(f, "call")
+            .iter()
+            .any(|e| text(&e["detail"]).contains("returned 34")),
+        "{f:#}"
+    );
+    // Labelled a stub in the document and the summary; never asked.
+    let stub = library(&doc, &stubs.join("libcuda.so.1"));
+    assert_eq!(stub["stub"], true, "{stub:#}");
+    assert!(stub["found"].is_null(), "a stub is not asked: {stub:#}");
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t.trace);
+    let out = run(cmd, None);
+    assert!(
+        out.out()
+            .lines()
+            .any(|l| l.contains("libcuda.so.1 (stub)") && l.contains("LD_LIBRARY_PATH")),
+        "{}",
+        out.out()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 21. Remedies name the search-list entry, as written
+
+/// The system cuDNN's graph in the `x86_64` subdirectory of an
+/// LD_LIBRARY_PATH entry (glibc 2.36 still searches it): the entry to
+/// remove is the LD_LIBRARY_PATH entry as the variable has it, not the
+/// subdirectory the loader found the file in.
+#[test]
+fn remedies_name_the_ld_library_path_entry_as_written() {
+    let case = Case::new("search-entry");
+    let pip = case.pip_cudnn("9.19.0", "13.0", &[]);
+    let system = case.stack(
+        "usr/lib/x86_64-linux-gnu",
+        &["cudnn9", "--version", "9.14.0", "--versioned-files"],
+    );
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let entry = case.p("opt/cudnn-9.14/lib");
+    let sub = entry.join("x86_64");
+    fs::create_dir_all(&sub).unwrap();
+    for e in fs::read_dir(&system).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let keep = ["libcudnn_graph", "libcudnn_engines", "libcudnn_heuristic"];
+        if keep.iter().any(|k| name.starts_with(k)) {
+            std::os::unix::fs::symlink(system.join(&name), sub.join(&name)).unwrap();
+        }
+    }
+    let prog = case.compile(
+        "02_cudnn9_two_installs/main.c",
+        PY,
+        &link_rpath(&pip, "libcudnn.so.9"),
+    );
+    // The entry written with a trailing slash, as people do.
+    let written = format!("{}/", s(&entry));
+    let env = vec![("LD_LIBRARY_PATH", format!("{written}:{}", s(&drv)))];
+    let (t, doc) = case.run("t", &env, &prog, &[], 0);
+    let raw = fs::read_to_string(&trace_files(&t.trace)[0]).unwrap();
+    if !raw.contains(&format!(r#""search_dir":"{}""#, s(&sub))) {
+        eprintln!("skipped: this glibc does not search the x86_64 subdirectory");
+        return;
+    }
+    let f = one(
+        &doc,
+        "CDT008",
+        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+    );
+    let remedy = text(&f["remedy"]);
+    assert!(
+        remedy.starts_with(&format!("remove {written} from LD_LIBRARY_PATH")),
+        "{remedy}"
+    );
+    assert!(!remedy.contains("x86_64 from"), "{remedy}");
+    let f = one(&doc, "CDT002", "cuDNN 9");
+    assert!(
+        text(&f["remedy"]).contains(&format!("remove {written} from LD_LIBRARY_PATH")),
+        "{f:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 22. Renamed copies: under their family, with their real file name
+
+/// The fake CUDA runtime (`fixtures/stack/cudart.c`, CUDA `version`) built
+/// as `<dir>/OUT` with SONAME `soname`.
+fn renamed_runtime(case: &Case, out: &str, soname: &str, version: &str) -> PathBuf {
+    let (maj, min) = version.split_once('.').unwrap();
+    let code = maj.parse::<u32>().unwrap() * 1000 + min.parse::<u32>().unwrap() * 10;
+    let path = case.p(out);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut cmd = cc();
+    cmd.args(["-shared", "-fPIC", "-fvisibility=hidden", "-pthread"])
+        .arg(format!(
+            "-I{}",
+            s(&tools::package_dir().join("fixtures/stack"))
+        ))
+        .arg(format!("-DFAKE_CUDART={code}"))
+        .arg(format!("-DFAKE_CUDART_MAJOR={maj}"))
+        .arg(format!("-Wl,-soname,{soname}"))
+        .arg("-o")
+        .arg(&path)
+        .arg(tools::package_dir().join("fixtures/stack/cudart.c"))
+        .arg("-ldl");
+    run_cc(&mut cmd, out, false);
+    path
+}
+
+#[test]
+fn renamed_copies_are_shown_under_their_family() {
+    let case = Case::new("renamed");
+    let rt13 = pip_cudart13(&case);
+    let site = "venv/lib/python3.12/site-packages";
+    let audit = renamed_runtime(
+        &case,
+        &format!("{site}/foo.libs/libcudart-8a3b2c1d.so.12"),
+        "libcudart-8a3b2c1d.so.12",
+        "12.4",
+    );
+    let vendored = renamed_runtime(
+        &case,
+        &format!("{site}/vendor/_cudart.so"),
+        "_cudart.so",
+        "13.0",
+    );
+    let drv = case.driver("580.159.04", "13.0", &[]);
+    let prog = case.compile("22_renamed_copies/main.c", PY, &[]);
+    let env = vec![("LD_LIBRARY_PATH", path_list(&[&drv]))];
+    let libs = [
+        rt13.join("libcudart.so.13"),
+        audit.clone(),
+        vendored.clone(),
+    ];
+    let args: Vec<String> = libs.iter().map(|p| s(p)).collect();
+    let (t, doc) = case.run("t", &env, &prog, &args, 0);
+    assert_eq!(
+        t.out.out(),
+        "runtime 13000 (status 0)\nruntime 12040 (status 0)\nruntime 13000 (status 0)\n"
+    );
+    // In the document: each a cudart library, the vendored one known by
+    // what it exports.
+    let v = library(&doc, &vendored);
+    assert_eq!(
+        (v["family"].clone(), v["family_by"].clone()),
+        ("cudart".into(), "symbol".into()),
+        "{v:#}"
+    );
+    assert_eq!(library(&doc, &audit)["family"], "cudart");
+    assert_eq!(version_of(&doc, &audit).1, "12.4");
+    assert_eq!(version_of(&doc, &vendored).1, "13.0");
+    // Three runtimes, two majors: the rule sees the renamed ones too.
+    let f = one(&doc, "CDT001", "libcudart");
+    ev(f, "loaded", &audit);
+    ev(f, "loaded", &vendored);
+    // In the summary: under cudart, by their real file names.
+    let mut cmd = launcher(&case.dir);
+    cmd.arg("report").arg(&t.trace);
+    let out = run(cmd, None);
+    let text_out = out.out();
+    let rows: Vec<&str> = text_out
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("cudart"))
+        .take(3)
+        .collect();
+    assert_eq!(rows.len(), 3, "{text_out}");
+    assert!(
+        rows[0].trim_start().starts_with("cudart  libcudart.so.13 "),
+        "{text_out}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(" libcudart-8a3b2c1d.so.12 ") && r.contains("12.4")),
+        "{text_out}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(" _cudart.so (by its exports) ") && r.contains("13.0")),
+        "{text_out}"
+    );
 }

@@ -1,578 +1,465 @@
-//! Command-line parsing, by hand: the launcher's options end at the first
-//! non-option argument, and everything after it belongs to the program.
+//! The command line, declared with clap: the help pages, the suggestions,
+//! the shell completions and the man page all come from these definitions.
+//!
+//! One rule is the launcher's own: `cudnn-trace [OPTIONS] [--] PROGRAM
+//! [ARGS]...`. The first word that is not an option starts PROGRAM, and
+//! everything after it belongs to PROGRAM, options included. Only the first
+//! word of the command line can name a command (`report`, `env`, …): once
+//! an option was given, `report` is a program (`cudnn-trace -q report`),
+//! and `--` makes any word a program (`cudnn-trace -- report`).
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum, ValueHint};
 use cudnn_trace_core::analysis::findings::Severity;
+use cudnn_trace_core::analysis::policy;
 use cudnn_trace_core::machine::pin::PinMode;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::PathBuf;
-
-pub const USAGE: &str = "\
-cudnn-trace: show which cuDNN/CUDA libraries a program really loaded, why, and from where
-
-Usage:
-  cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]   run PROGRAM (and all its children) traced
-  cudnn-trace report [--json] [--all] [--fail-on LEVEL] [DIR|FILE...]
-                                                 summarize trace directories or files and
-                                                 list the findings (what is wrong, how to fix it)
-                                                 (default: the newest run in ./cudnn-trace-out)
-  cudnn-trace explain [CODE]                     what a finding code means (no CODE: list them)
-  cudnn-trace env --pin DIR [--pin-mode strict|warn] [--shim PATH] [--out TRACE_DIR]
-                                                 check DIR and print the settings that pin
-                                                 cuDNN to it without the launcher (shell,
-                                                 Dockerfile and systemd unit)
-  cudnn-trace help | version
-
-Options (before PROGRAM):
-  -o, --out DIR           write the traces to DIR
-                          (default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/);
-                          when it cannot be created, PROGRAM runs untraced
-      --all               record every library, not only the CUDA family
-  -q, --quiet             print no summary when the program ends
-      --no-capture-stderr do not keep a copy of the program's stderr in the trace
-                          directory (stderr.txt, whose messages the report explains);
-                          stderr reaches its destination unchanged either way
-      --json-summary FILE also write the summary as JSON to FILE ('-': stdout)
-      --fail-on LEVEL     exit 3 when the program exited 0 but a finding of LEVEL
-                          (error, warning or info) or worse was made
-      --pin DIR           load every cuDNN library from DIR (see docs/pin.md); DIR is
-                          checked first, and PROGRAM is not run when it is not a
-                          complete cuDNN install of one version (exit status 125)
-      --pin-mode MODE     strict (default): a cuDNN library missing from DIR fails to load;
-                          warn: it is searched as usual, and the trace records it
-  -h, --help              show this help
-  -V, --version           show the version
-  --                      end of options (needed for a PROGRAM named report, env, explain,
-                          help or version, or one starting with '-')
-
-Report options:
-      --json              print a machine-readable document instead of the text summary
-      --all               also list libraries outside the CUDA family (traces taken with --all)
-      --fail-on LEVEL     exit 3 when a finding of LEVEL (error, warning, info) or worse was made
-
-Env options:
-      --pin DIR           the cuDNN directory (required)
-      --pin-mode MODE     strict (default) or warn
-      --shim PATH         install the shim at PATH (a stable location for production)
-                          and name it in LD_AUDIT; default: this user's cached copy
-  -o, --out TRACE_DIR     also trace: set CUDNN_TRACE_DIR and LD_PRELOAD
-
-Exit status: the program's own; if it died of signal N, cudnn-trace ends by the same
-signal (a shell shows 128+N).
-127 when PROGRAM is not found, 126 when it cannot be executed, 125 when cudnn-trace itself
-fails or refuses the --pin directory (PROGRAM is then not run), 2 for usage errors.
-With --fail-on, 3 when the program exited 0 but the findings reached LEVEL (launcher.json
-records whether the gate tripped, to tell it from a program's own 3).
-`report` exits 0 when it read at least one trace, 1 when it found none, 2 for usage errors,
-3 when --fail-on LEVEL was given and a finding reached it.
-`explain` exits 0, or 2 for an unknown code.
-`env` exits 0 when DIR is valid (warnings allowed), 1 when it is refused, 2 for usage errors.
-
-Environment:
-  CUDNN_TRACE_SHIM_PATH   use this libcdtrace.so (and the libcdtrace_preload.so next to it)
-                          instead of the embedded ones
-";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
-    Help,
-    Version,
     Run(RunArgs),
     Report(ReportArgs),
     Env(EnvArgs),
     /// `explain [CODE]`.
     Explain(Option<String>),
-    /// The hidden `__probe-cudnn` subcommand (see `cudnn_trace_core::machine::probe`): its arguments.
+    /// `version`: the long version (the shim, the formats).
+    Version,
+    Completions(clap_complete::Shell),
+    Man(ManArgs),
+    /// The internal `__probe-cudnn` entry (see `cudnn_trace_core::machine::probe`): its arguments.
     Probe(Vec<OsString>),
 }
 
-#[derive(Debug, PartialEq, Eq, Default)]
+/// Parses the arguments after argv[0]. Err: a usage error, or the help or
+/// version text that clap prints itself (`Error::print`, `exit_code`).
+pub fn parse(args: &[OsString]) -> Result<Command, clap::Error> {
+    // The probe's child side is an internal entry, not a command: kept out
+    // of the definitions, so out of the help, the completions and the man
+    // page (clap_complete lists hidden commands).
+    if let Some((first, rest)) = args.split_first() {
+        if first == cudnn_trace_core::machine::probe::SUBCOMMAND {
+            return Ok(Command::Probe(rest.to_vec()));
+        }
+    }
+    let argv = std::iter::once(OsString::from("cudnn-trace")).chain(args.iter().cloned());
+    let mut matches = Cli::command().try_get_matches_from(argv)?;
+    let cli = Cli::from_arg_matches_mut(&mut matches)?;
+    cli.into_command()
+}
+
+/// A usage error in clap's words and layout (`error: …`, the usage line,
+/// the hint to `--help`), for the checks clap cannot express.
+fn usage_error(kind: ErrorKind, msg: impl std::fmt::Display) -> clap::Error {
+    Cli::command().error(kind, msg)
+}
+
+const ABOUT: &str = "Show which cuDNN/CUDA libraries a program really loaded, why, and from where";
+
+const LONG_ABOUT: &str = "\
+Show which cuDNN/CUDA libraries a program really loaded, why, and from where.
+
+cudnn-trace runs PROGRAM and all its children with a tracer loaded into them, then
+prints what each process loaded (path, version, why the loader chose it, who asked)
+and findings: what is wrong, and how to fix it.
+
+The first word that is not an option starts PROGRAM: everything after it belongs to
+PROGRAM. Put `--` before a PROGRAM named like a command (report, env, explain, …) or
+one that starts with '-'.";
+
+const EXAMPLES: &str = "\
+Examples:
+  cudnn-trace python train.py                  run traced; summary and findings on stderr
+  cudnn-trace -qo traces -- torchrun --nproc-per-node 8 train.py
+  cudnn-trace --fail-on warning --ignore CDT005 pytest tests/gpu
+  cudnn-trace --pin /opt/cudnn-9.19/lib python train.py
+  cudnn-trace report                           the newest run in ./cudnn-trace-out again
+  cudnn-trace explain CDT008                   what a finding means
+
+`cudnn-trace help COMMAND` or `cudnn-trace COMMAND --help` shows a command's options.";
+
+const ROOT_AFTER_LONG: &str = "\
+Examples:
+  cudnn-trace python train.py                  run traced; summary and findings on stderr
+  cudnn-trace -qo traces -- torchrun --nproc-per-node 8 train.py
+  cudnn-trace --fail-on warning --ignore CDT005 pytest tests/gpu
+  cudnn-trace --pin /opt/cudnn-9.19/lib python train.py
+  cudnn-trace report                           the newest run in ./cudnn-trace-out again
+  cudnn-trace explain CDT008                   what a finding means
+
+`cudnn-trace help COMMAND` or `cudnn-trace COMMAND --help` shows a command's options.
+
+Configuration:
+  --ignore and --severity can also be set in cudnn-trace.toml (or .cudnn-trace.toml, or
+  [tool.cudnn-trace] in pyproject.toml), the nearest one in the working directory or its
+  parents; options given on the command line win. See docs/config.md.
+
+Exit status:
+  The program's own; if it died of signal N, cudnn-trace ends by the same signal (a shell
+  shows 128+N). 127 when PROGRAM is not found, 126 when it cannot be executed, 125 when
+  cudnn-trace itself fails or refuses the --pin directory (PROGRAM is then not run), 2 for
+  usage errors. With --fail-on, 3 when the program exited 0 but the findings reached
+  LEVEL (launcher.json records whether the gate tripped, to tell it from a program's own 3).
+
+Environment:
+  CUDNN_TRACE_SHIM_PATH      use this libcdtrace.so (and the libcdtrace_preload.so next to
+                             it) instead of the embedded ones
+  CUDNN_TRACE_KNOWLEDGE_DIR  knowledge tables (data/*.toml) to use instead of the built-in
+  NO_COLOR, CLICOLOR_FORCE   colour, when --color is auto";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cudnn-trace",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    override_usage = "cudnn-trace [OPTIONS] [--] PROGRAM [ARGS]...\n       cudnn-trace <COMMAND> [OPTIONS] [ARGS]...",
+    after_help = EXAMPLES,
+    after_long_help = ROOT_AFTER_LONG,
+    // Only the first word selects a command (`cudnn-trace -q report` runs
+    // a program named report), and no PROGRAM is needed with a command.
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    arg_required_else_help = true,
+    max_term_width = 100,
+)]
+struct Cli {
+    #[command(flatten)]
+    run: RunArgs,
+    /// The program to run, and its arguments (everything after PROGRAM is
+    /// PROGRAM's, options included).
+    #[arg(
+        value_name = "PROGRAM",
+        required = true,
+        trailing_var_arg = true,
+        value_hint = ValueHint::CommandWithArguments
+    )]
+    command: Vec<OsString>,
+    #[command(subcommand)]
+    sub: Option<Sub>,
+}
+
+impl Cli {
+    fn into_command(self) -> Result<Command, clap::Error> {
+        Ok(match self.sub {
+            Some(Sub::Report(r)) => Command::Report(r),
+            Some(Sub::Env(e)) => Command::Env(e),
+            Some(Sub::Explain { code }) => Command::Explain(code),
+            Some(Sub::Version) => Command::Version,
+            Some(Sub::Completions { shell }) => Command::Completions(shell),
+            Some(Sub::Man(m)) => Command::Man(m),
+            None => Command::Run(self.run.with_program(self.command)?),
+        })
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Sub {
+    /// Summarize trace directories or files again, with the findings
+    #[command(
+        long_about = "Summarize trace directories or files again, with the findings: what is wrong, \
+                      and how to fix it. Without PATH, the newest run in ./cudnn-trace-out.",
+        after_help = "\
+Examples:
+  cudnn-trace report                                the newest run in ./cudnn-trace-out
+  cudnn-trace report traces/ --format markdown      a block to paste into a bug report
+  cudnn-trace report --json traces/ | jq .findings_total
+  cudnn-trace report --fail-on error --ignore CDT005 traces/    a CI gate
+
+Exit status: 0 when at least one trace was read, 1 when none was, 2 for usage errors,
+3 when --fail-on LEVEL was given and a finding reached it."
+    )]
+    Report(ReportArgs),
+    /// Check a cuDNN directory and print the settings that pin cuDNN to it
+    /// without the launcher
+    #[command(
+        long_about = "Check a cuDNN directory exactly as --pin does, and print the environment \
+                      that pins cuDNN to it without the launcher, for a shell, a Dockerfile and a \
+                      systemd unit (see docs/pin.md). Runs nothing.",
+        after_help = "\
+Examples:
+  cudnn-trace env --pin /opt/cudnn-9.19/lib                the shim from this user's cache
+  cudnn-trace env --pin /opt/cudnn-9.19/lib --shim /opt/cudnn-trace/libcdtrace.so
+  cudnn-trace env --pin /opt/cudnn-9.19/lib -o /var/log/cudnn-trace    and trace too
+
+Exit status: 0 when DIR is valid (warnings allowed), 1 when it is refused, 2 for usage
+errors."
+    )]
+    Env(EnvArgs),
+    /// What a finding code means (no CODE: list them)
+    #[command(after_help = "\
+Examples:
+  cudnn-trace explain                                  list the codes
+  cudnn-trace explain CDT008                           the long form of one
+  cudnn-trace explain ld-library-path-shadows-runpath  by its name
+
+Exit status: 0, or 2 for an unknown code.")]
+    Explain {
+        /// A finding code (CDT008) or its name (ld-library-path-shadows-runpath)
+        #[arg(value_name = "CODE")]
+        code: Option<String>,
+    },
+    /// Print the version, with the embedded shim and the formats
+    #[command(after_help = "\
+Examples:
+  cudnn-trace version         the version, the shim's size and hash, the trace schema
+  cudnn-trace --version       the version only")]
+    Version,
+    /// Print a shell completion script
+    #[command(after_help = "\
+Examples:
+  cudnn-trace completions bash > ~/.local/share/bash-completion/completions/cudnn-trace
+  cudnn-trace completions zsh > ~/.zfunc/_cudnn-trace        (with fpath+=(~/.zfunc))
+  cudnn-trace completions fish > ~/.config/fish/completions/cudnn-trace.fish")]
+    Completions {
+        /// The shell to complete for
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), generated from these definitions
+    #[command(after_help = "\
+Examples:
+  cudnn-trace man | man -l -                      read it now
+  cudnn-trace man > cudnn-trace.1                 the main page
+  cudnn-trace man --dir /usr/local/share/man/man1  one page per command")]
+    Man(ManArgs),
+}
+
+/// `--fail-on` and `--severity` levels.
+fn level_parser() -> impl TypedValueParser<Value = Severity> {
+    PossibleValuesParser::new(["error", "warning", "info"])
+        .map(|s| Severity::parse(&s).expect("a possible value"))
+}
+
+fn pin_mode_parser() -> impl TypedValueParser<Value = PinMode> {
+    PossibleValuesParser::new([PinMode::Strict.as_str(), PinMode::Warn.as_str()])
+        .map(|s| PinMode::parse(&s).expect("a possible value"))
+}
+
+/// `--color`: when the text output is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it)
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// `report --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Format {
+    /// The summary and the findings, for a reader
+    #[default]
+    Text,
+    /// The machine-readable document (the same as --json)
+    Json,
+    /// A short block to paste into a bug report
+    Markdown,
+}
+
+/// The per-code control and the configuration file, for the launcher and
+/// `report` alike.
+#[derive(Args, Debug, Default, PartialEq, Eq, Clone)]
+pub struct PolicyArgs {
+    /// Leave out findings of CODE (a code or its name; repeat or separate
+    /// with commas): not shown, not counted, not gated on
+    #[arg(
+        long,
+        value_name = "CODE",
+        value_delimiter = ',',
+        value_parser = code_value,
+        help_heading = "Findings"
+    )]
+    pub ignore: Vec<&'static str>,
+    /// Report findings of CODE at LEVEL (error, warning, info; repeat or
+    /// separate with commas)
+    #[arg(
+        long,
+        value_name = "CODE=LEVEL",
+        value_delimiter = ',',
+        value_parser = policy::parse_severity,
+        help_heading = "Findings"
+    )]
+    pub severity: Vec<(&'static str, Severity)>,
+    /// Read --ignore and --severity settings from FILE instead of the
+    /// cudnn-trace.toml or pyproject.toml found from the working directory
+    #[arg(
+        long,
+        value_name = "FILE",
+        value_hint = ValueHint::FilePath,
+        help_heading = "Findings"
+    )]
+    pub config: Option<PathBuf>,
+    /// Read no configuration file
+    #[arg(long, conflicts_with = "config", help_heading = "Findings")]
+    pub no_config: bool,
+}
+
+fn code_value(s: &str) -> Result<&'static str, String> {
+    policy::code(s).ok_or_else(|| policy::unknown_code(s))
+}
+
+#[derive(Args, Debug, Default, PartialEq, Eq)]
 pub struct RunArgs {
+    /// Write the traces to DIR [default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/]; when
+    /// it cannot be created, PROGRAM runs untraced
+    #[arg(short, long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub out: Option<PathBuf>,
+    /// Record every library, not only the CUDA family
+    #[arg(long)]
     pub all: bool,
-    pub quiet: bool,
-    /// `--no-capture-stderr`: no stderr.txt (`launch::capture`).
+    /// Keep no copy of the program's stderr in the trace directory (stderr.txt, whose
+    /// messages the findings explain); stderr reaches its destination unchanged either way
+    #[arg(long)]
     pub no_capture_stderr: bool,
+
+    /// Print no summary when the program ends
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+    /// Also write the summary as JSON to FILE ('-': stdout)
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath, help_heading = "Output")]
     pub json_summary: Option<PathBuf>,
-    /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.
+    /// When to colour the summary
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        default_value_t,
+        help_heading = "Output"
+    )]
+    pub color: ColorWhen,
+
+    /// Exit 3 when the program exited 0 but a finding of LEVEL or worse was made
+    #[arg(long, value_name = "LEVEL", value_parser = level_parser(), help_heading = "Findings")]
     pub fail_on: Option<Severity>,
-    /// `--pin DIR`: the cuDNN directory, as typed.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// Load every cuDNN library from DIR (see docs/pin.md); DIR is checked first, and
+    /// PROGRAM is not run when it is not a complete cuDNN install of one version
+    /// (exit status 125)
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = "Pin")]
     pub pin: Option<PathBuf>,
-    /// `--pin-mode` (strict when not given).
-    pub pin_mode: PinMode,
+    /// strict: a cuDNN library missing from DIR fails to load; warn: it is searched as
+    /// usual, and the trace records it [default: strict]
+    #[arg(long, value_name = "MODE", value_parser = pin_mode_parser(), help_heading = "Pin")]
+    pub pin_mode: Option<PinMode>,
+
     /// The program as typed (argv[0] of the child) and its arguments.
+    #[arg(skip)]
     pub program: OsString,
+    #[arg(skip)]
     pub args: Vec<OsString>,
 }
 
-#[derive(Debug, PartialEq, Eq, Default)]
+impl RunArgs {
+    /// The options with PROGRAM and its arguments, checked together.
+    fn with_program(mut self, command: Vec<OsString>) -> Result<RunArgs, clap::Error> {
+        // A mode on its own would silently pin nothing.
+        if self.pin_mode.is_some() && self.pin.is_none() {
+            return Err(usage_error(
+                ErrorKind::MissingRequiredArgument,
+                "--pin-mode needs --pin DIR",
+            ));
+        }
+        let mut words = command.into_iter();
+        self.program = words.next().unwrap_or_default();
+        if self.program.is_empty() {
+            return Err(usage_error(ErrorKind::InvalidValue, "empty PROGRAM name"));
+        }
+        self.args = words.collect();
+        Ok(self)
+    }
+
+    /// `--pin-mode`, strict when not given.
+    pub fn pin_mode(&self) -> PinMode {
+        self.pin_mode.unwrap_or_default()
+    }
+}
+
+#[derive(Args, Debug, Default, PartialEq, Eq)]
 pub struct ReportArgs {
-    pub json: bool,
-    pub all: bool,
-    /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.
-    pub fail_on: Option<Severity>,
+    /// Trace directories (a run of the launcher) or trace files [default: the newest run in
+    /// ./cudnn-trace-out]
+    #[arg(value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub paths: Vec<PathBuf>,
+    /// Also list libraries outside the CUDA family (in traces taken with --all)
+    #[arg(long)]
+    pub all: bool,
+
+    /// What to print
+    #[arg(long, value_name = "FORMAT", value_enum, help_heading = "Output")]
+    pub format: Option<Format>,
+    /// The same as --format json
+    #[arg(long, conflicts_with = "format", help_heading = "Output")]
+    pub json: bool,
+    /// When to colour the text
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        default_value_t,
+        help_heading = "Output"
+    )]
+    pub color: ColorWhen,
+
+    /// Exit 3 when a finding of LEVEL or worse was made
+    #[arg(long, value_name = "LEVEL", value_parser = level_parser(), help_heading = "Findings")]
+    pub fail_on: Option<Severity>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+impl ReportArgs {
+    /// `--format`, or `--json`.
+    pub fn format(&self) -> Format {
+        match (self.json, self.format) {
+            (true, _) => Format::Json,
+            (false, f) => f.unwrap_or_default(),
+        }
+    }
 }
 
 /// `cudnn-trace env --pin DIR ...`.
-#[derive(Debug, PartialEq, Eq, Default)]
+#[derive(Args, Debug, Default, PartialEq, Eq)]
 pub struct EnvArgs {
+    /// The cuDNN directory to pin to
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub pin: PathBuf,
+    /// strict or warn, as for the launcher's --pin-mode
+    #[arg(long, value_name = "MODE", value_parser = pin_mode_parser(), default_value = "strict")]
     pub pin_mode: PinMode,
-    /// `--shim PATH`: where to install the shim.
+    /// Install the shim at PATH (a stable location for production) and name it in
+    /// LD_AUDIT [default: this user's cached copy]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub shim: Option<PathBuf>,
-    /// `--out TRACE_DIR`: also trace, into this directory.
+    /// Also trace, into TRACE_DIR: set CUDNN_TRACE_DIR and LD_PRELOAD
+    #[arg(short, long, value_name = "TRACE_DIR", value_hint = ValueHint::DirPath)]
     pub out: Option<PathBuf>,
 }
 
-/// A usage error: the message to print before the short usage hint.
-#[derive(Debug, PartialEq, Eq)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// `cudnn-trace man [--dir DIR]`.
+#[derive(Args, Debug, Default, PartialEq, Eq)]
+pub struct ManArgs {
+    /// Write cudnn-trace.1 and one page per command (cudnn-trace-report.1, …) into DIR
+    /// instead of printing the main page
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub dir: Option<PathBuf>,
 }
 
-/// Parses the arguments after argv[0].
-pub fn parse(args: &[OsString]) -> Result<Command, UsageError> {
-    match args.first().map(|a| a.as_os_str()) {
-        None => Err(UsageError("missing PROGRAM".into())),
-        Some(a) if a == "report" => parse_report(&args[1..]),
-        Some(a) if a == "explain" => parse_explain(&args[1..]),
-        Some(a) if a == "env" => parse_env(&args[1..]),
-        Some(a) if a == cudnn_trace_core::machine::probe::SUBCOMMAND => {
-            Ok(Command::Probe(args[1..].to_vec()))
-        }
-        Some(a) if a == "help" => Ok(Command::Help),
-        Some(a) if a == "version" => Ok(Command::Version),
-        Some(_) => parse_run(args),
-    }
+/// The whole command-line definition, for completions and the man page.
+pub fn definition() -> clap::Command {
+    Cli::command()
 }
 
-/// Splits `--name=value`; returns (name, inline value).
-fn split_eq(arg: &OsStr) -> (&OsStr, Option<&OsStr>) {
-    use std::os::unix::ffi::OsStrExt;
-    let b = arg.as_bytes();
-    if b.starts_with(b"--") {
-        if let Some(i) = b.iter().position(|&c| c == b'=') {
-            return (
-                OsStr::from_bytes(&b[..i]),
-                Some(OsStr::from_bytes(&b[i + 1..])),
-            );
-        }
-    }
-    (arg, None)
-}
-
-/// The value of `--pin-mode`.
-fn pin_mode(name: &str, v: &OsStr) -> Result<PinMode, UsageError> {
-    v.to_str().and_then(PinMode::parse).ok_or_else(|| {
-        UsageError(format!(
-            "{name} must be strict or warn, not '{}'",
-            v.to_string_lossy()
-        ))
-    })
-}
-
-/// The value of the option at `args[*i]`: its inline `=value`, else the
-/// next argument (`*i` then moves onto it). `what` names the option in the
-/// error.
-fn option_value(
-    args: &[OsString],
-    i: &mut usize,
-    inline: Option<&OsStr>,
-    what: &str,
-) -> Result<OsString, UsageError> {
-    if let Some(v) = inline {
-        return Ok(v.to_os_string());
-    }
-    *i += 1;
-    args.get(*i)
-        .cloned()
-        .ok_or_else(|| UsageError(format!("{what} needs a value")))
-}
-
-/// A path value that must not be empty.
-fn path_value(name: &str, v: OsString) -> Result<PathBuf, UsageError> {
-    if v.is_empty() {
-        return Err(UsageError(format!("{name} needs a non-empty value")));
-    }
-    Ok(v.into())
-}
-
-fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
-    let mut run = RunArgs::default();
-    let mut mode_given = false;
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_os_str();
-        let (name, inline) = split_eq(arg);
-        let name = name.to_str().unwrap_or("");
-        let mut value = |what: &str| option_value(args, &mut i, inline, what);
-        match name {
-            "--" => {
-                i += 1;
-                break;
-            }
-            "-h" | "--help" => return Ok(Command::Help),
-            "-V" | "--version" => return Ok(Command::Version),
-            "-o" | "--out" => run.out = Some(path_value(name, value(name)?)?),
-            "--json-summary" => run.json_summary = Some(path_value(name, value(name)?)?),
-            "--fail-on" => run.fail_on = Some(severity(name, &value(name)?)?),
-            "--pin" => run.pin = Some(path_value(name, value(name)?)?),
-            "--pin-mode" => {
-                run.pin_mode = pin_mode(name, &value(name)?)?;
-                mode_given = true;
-            }
-            "--all" | "-q" | "--quiet" | "--no-capture-stderr" if inline.is_some() => {
-                return Err(UsageError(format!("{name} takes no value")));
-            }
-            "--all" => run.all = true,
-            "-q" | "--quiet" => run.quiet = true,
-            "--no-capture-stderr" => run.no_capture_stderr = true,
-            _ if arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1 => {
-                return Err(UsageError(format!(
-                    "unknown option {} (use `--` before a PROGRAM that starts with '-')",
-                    arg.to_string_lossy()
-                )));
-            }
-            _ => break,
-        }
-        i += 1;
-    }
-    // A mode on its own would silently pin nothing.
-    if mode_given && run.pin.is_none() {
-        return Err(UsageError("--pin-mode needs --pin DIR".into()));
-    }
-    let Some(program) = args.get(i) else {
-        return Err(UsageError("missing PROGRAM".into()));
-    };
-    if program.is_empty() {
-        return Err(UsageError("empty PROGRAM name".into()));
-    }
-    run.program = program.clone();
-    run.args = args[i + 1..].to_vec();
-    Ok(Command::Run(run))
-}
-
-/// `--fail-on` values.
-fn severity(opt: &str, v: &OsStr) -> Result<Severity, UsageError> {
-    v.to_str().and_then(Severity::parse).ok_or_else(|| {
-        UsageError(format!(
-            "{opt} wants error, warning or info, not {:?}",
-            v.to_string_lossy()
-        ))
-    })
-}
-
-fn parse_explain(args: &[OsString]) -> Result<Command, UsageError> {
-    match args {
-        [] => Ok(Command::Explain(None)),
-        [a] if a == "-h" || a == "--help" => Ok(Command::Help),
-        [a] => Ok(Command::Explain(Some(a.to_string_lossy().into_owned()))),
-        _ => Err(UsageError("explain takes one finding code".into())),
-    }
-}
-
-fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
-    let mut rep = ReportArgs::default();
-    let mut options_done = false;
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        if options_done || !arg.as_encoded_bytes().starts_with(b"-") || arg.len() == 1 {
-            rep.paths.push(arg.into());
-        } else {
-            let (name, inline) = split_eq(arg);
-            match name.to_str().unwrap_or("") {
-                "--fail-on" => {
-                    let v = option_value(args, &mut i, inline, "report: --fail-on")?;
-                    rep.fail_on = Some(severity("report: --fail-on", &v)?);
-                }
-                _ if inline.is_some() => {
-                    return Err(UsageError(format!(
-                        "report: unknown option {}",
-                        arg.to_string_lossy()
-                    )))
-                }
-                _ => match arg.to_str().unwrap_or("") {
-                    "--" => options_done = true,
-                    "--json" => rep.json = true,
-                    "--all" => rep.all = true,
-                    "-h" | "--help" => return Ok(Command::Help),
-                    other => return Err(UsageError(format!("report: unknown option {other}"))),
-                },
-            }
-        }
-        i += 1;
-    }
-    Ok(Command::Report(rep))
-}
-
-fn parse_env(args: &[OsString]) -> Result<Command, UsageError> {
-    let mut env = EnvArgs::default();
-    let mut pin = None;
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_os_str();
-        let (name, inline) = split_eq(arg);
-        let name = name.to_str().unwrap_or("");
-        let mut value = |what: &str| option_value(args, &mut i, inline, &format!("env: {what}"));
-        match name {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--pin" => pin = Some(path_value("env: --pin", value(name)?)?),
-            "--pin-mode" => env.pin_mode = pin_mode("env: --pin-mode", &value(name)?)?,
-            "--shim" => env.shim = Some(path_value("env: --shim", value(name)?)?),
-            "-o" | "--out" => env.out = Some(path_value(&format!("env: {name}"), value(name)?)?),
-            _ if arg.as_encoded_bytes().starts_with(b"-") => {
-                return Err(UsageError(format!(
-                    "env: unknown option {}",
-                    arg.to_string_lossy()
-                )));
-            }
-            _ => {
-                return Err(UsageError(format!(
-                    "env: unexpected argument '{}' (env runs nothing; it prints settings)",
-                    arg.to_string_lossy()
-                )));
-            }
-        }
-        i += 1;
-    }
-    env.pin = pin.ok_or_else(|| UsageError("env: --pin DIR is required".into()))?;
-    Ok(Command::Env(env))
+/// The definition as the man pages show it: without the `help` command,
+/// which has no page of its own (`clap_mangen::generate_to` leaves it out).
+pub fn man_definition() -> clap::Command {
+    definition().disable_help_subcommand(true)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(args: &[&str]) -> Result<Command, UsageError> {
-        let v: Vec<OsString> = args.iter().map(OsString::from).collect();
-        parse(&v)
-    }
-
-    fn run(args: &[&str]) -> RunArgs {
-        match p(args) {
-            Ok(Command::Run(r)) => r,
-            other => panic!("{args:?} → {other:?}"),
-        }
-    }
-
-    #[test]
-    fn program_and_its_options() {
-        let r = run(&["python", "train.py", "--all", "-q"]);
-        assert_eq!(r.program, "python");
-        assert_eq!(
-            r.args,
-            vec![OsString::from("train.py"), "--all".into(), "-q".into()]
-        );
-        assert!(!r.all && !r.quiet && r.out.is_none());
-    }
-
-    #[test]
-    fn launcher_options() {
-        let r = run(&[
-            "--out",
-            "d",
-            "--all",
-            "-q",
-            "--json-summary=s.json",
-            "ls",
-            "-l",
-        ]);
-        assert_eq!(r.out, Some(PathBuf::from("d")));
-        assert!(r.all && r.quiet);
-        assert_eq!(r.json_summary, Some(PathBuf::from("s.json")));
-        assert_eq!(r.program, "ls");
-        assert_eq!(r.args, vec![OsString::from("-l")]);
-        assert_eq!(run(&["--out=x/y", "true"]).out, Some(PathBuf::from("x/y")));
-        assert_eq!(run(&["-o", "x", "true"]).out, Some(PathBuf::from("x")));
-    }
-
-    #[test]
-    fn no_capture_stderr_option() {
-        assert!(!run(&["ls"]).no_capture_stderr);
-        let r = run(&["--no-capture-stderr", "ls", "--no-capture-stderr"]);
-        assert!(r.no_capture_stderr);
-        assert_eq!(r.args, vec![OsString::from("--no-capture-stderr")]);
-        assert!(p(&["--no-capture-stderr=yes", "ls"]).is_err());
-        assert!(USAGE.contains("--no-capture-stderr"));
-    }
-
-    #[test]
-    fn double_dash_forces_program() {
-        let r = run(&["--", "report", "x"]);
-        assert_eq!(r.program, "report");
-        assert_eq!(r.args, vec![OsString::from("x")]);
-        let r = run(&["--quiet", "--", "-weird", "--"]);
-        assert_eq!(r.program, "-weird");
-        assert_eq!(r.args, vec![OsString::from("--")]);
-        // A lone "-" is a program name, not an option.
-        assert_eq!(run(&["-"]).program, "-");
-    }
-
-    #[test]
-    fn subcommands() {
-        assert_eq!(p(&["help"]), Ok(Command::Help));
-        assert_eq!(p(&["version"]), Ok(Command::Version));
-        assert_eq!(p(&["-h"]), Ok(Command::Help));
-        assert_eq!(p(&["--version"]), Ok(Command::Version));
-        assert_eq!(p(&["--all", "--help", "x"]), Ok(Command::Help));
-        // Only the first argument selects a subcommand.
-        assert_eq!(run(&["-q", "report"]).program, "report");
-        assert_eq!(
-            p(&["report", "--json", "a", "b", "--", "--c"]),
-            Ok(Command::Report(ReportArgs {
-                json: true,
-                all: false,
-                fail_on: None,
-                paths: vec!["a".into(), "b".into(), "--c".into()],
-            }))
-        );
-        assert_eq!(p(&["report"]), Ok(Command::Report(ReportArgs::default())));
-        assert_eq!(
-            p(&["report", "--fail-on", "warning", "d"]),
-            Ok(Command::Report(ReportArgs {
-                fail_on: Some(Severity::Warning),
-                paths: vec!["d".into()],
-                ..Default::default()
-            }))
-        );
-        assert_eq!(
-            p(&["report", "--fail-on=error"]),
-            Ok(Command::Report(ReportArgs {
-                fail_on: Some(Severity::Error),
-                ..Default::default()
-            }))
-        );
-        assert!(p(&["report", "--fail-on", "fatal"]).is_err());
-        assert!(p(&["report", "--fail-on"]).is_err());
-        assert!(p(&["report", "--json=x"]).is_err());
-        assert_eq!(
-            run(&["--fail-on", "info", "prog"]).fail_on,
-            Some(Severity::Info)
-        );
-        assert_eq!(p(&["explain"]), Ok(Command::Explain(None)));
-        assert_eq!(
-            p(&["explain", "CDT001"]),
-            Ok(Command::Explain(Some("CDT001".into())))
-        );
-        assert!(p(&["explain", "a", "b"]).is_err());
-    }
-
-    #[test]
-    fn usage_errors() {
-        assert!(p(&[]).is_err());
-        assert!(p(&["--out"]).is_err());
-        assert!(p(&["--out", "d"]).is_err());
-        assert!(p(&["--out="]).is_err());
-        assert!(p(&["--bogus", "ls"]).is_err());
-        assert!(p(&["--all=yes", "ls"]).is_err());
-        assert!(p(&["--"]).is_err());
-        assert!(p(&["--", ""]).is_err());
-        assert!(p(&["report", "--bogus"]).is_err());
-    }
-
-    fn err(args: &[&str]) -> String {
-        match p(args) {
-            Err(UsageError(m)) => m,
-            other => panic!("{args:?} → {other:?}"),
-        }
-    }
-
-    #[test]
-    fn pin_options() {
-        let r = run(&["--pin", "/opt/cudnn", "python", "--pin", "x"]);
-        assert_eq!(r.pin, Some(PathBuf::from("/opt/cudnn")));
-        assert_eq!(r.pin_mode, PinMode::Strict);
-        assert_eq!(r.program, "python");
-        assert_eq!(r.args, vec![OsString::from("--pin"), "x".into()]);
-        let r = run(&["--pin-mode=warn", "--pin=d", "ls"]);
-        assert_eq!(r.pin, Some(PathBuf::from("d")));
-        assert_eq!(r.pin_mode, PinMode::Warn);
-        assert_eq!(
-            run(&["--pin", "d", "--pin-mode", "strict", "ls"]).pin_mode,
-            PinMode::Strict
-        );
-        assert_eq!(run(&["ls"]).pin, None);
-
-        assert_eq!(
-            err(&["--pin-mode", "warn", "ls"]),
-            "--pin-mode needs --pin DIR"
-        );
-        assert_eq!(
-            err(&["--pin", "d", "--pin-mode", "lax", "ls"]),
-            "--pin-mode must be strict or warn, not 'lax'"
-        );
-        assert_eq!(
-            err(&["--pin", "d", "--pin-mode"]),
-            "--pin-mode needs a value"
-        );
-        assert_eq!(err(&["--pin=", "ls"]), "--pin needs a non-empty value");
-        assert_eq!(err(&["--pin"]), "--pin needs a value");
-    }
-
-    #[test]
-    fn env_subcommand() {
-        assert_eq!(
-            p(&["env", "--pin", "/p"]),
-            Ok(Command::Env(EnvArgs {
-                pin: "/p".into(),
-                ..Default::default()
-            }))
-        );
-        assert_eq!(
-            p(&[
-                "env",
-                "--shim=/s/libcdtrace.so",
-                "--pin-mode",
-                "warn",
-                "-o",
-                "t",
-                "--pin=/p"
-            ]),
-            Ok(Command::Env(EnvArgs {
-                pin: "/p".into(),
-                pin_mode: PinMode::Warn,
-                shim: Some("/s/libcdtrace.so".into()),
-                out: Some("t".into()),
-            }))
-        );
-        assert_eq!(p(&["env", "--help"]), Ok(Command::Help));
-        assert_eq!(err(&["env"]), "env: --pin DIR is required");
-        assert_eq!(
-            err(&["env", "--pin-mode", "warn"]),
-            "env: --pin DIR is required"
-        );
-        assert_eq!(
-            err(&["env", "--pin", "/p", "--pin-mode", "x"]),
-            "env: --pin-mode must be strict or warn, not 'x'"
-        );
-        assert_eq!(
-            err(&["env", "--pin", "/p", "--all"]),
-            "env: unknown option --all"
-        );
-        assert_eq!(
-            err(&["env", "--pin", "/p", "python"]),
-            "env: unexpected argument 'python' (env runs nothing; it prints settings)"
-        );
-        assert_eq!(err(&["env", "--pin"]), "env: --pin needs a value");
-        assert_eq!(
-            err(&["env", "--pin", "/p", "--shim="]),
-            "env: --shim needs a non-empty value"
-        );
-        // A program named env still runs with `--`.
-        assert_eq!(run(&["--", "env", "X=1", "ls"]).program, "env");
-    }
-
-    #[test]
-    fn hidden_probe_subcommand() {
-        assert_eq!(
-            p(&["__probe-cudnn", "/d", "9"]),
-            Ok(Command::Probe(vec!["/d".into(), "9".into()]))
-        );
-    }
-}
+mod tests;

@@ -9,6 +9,7 @@
 //! ```
 
 use crate::analysis::findings::Severity;
+use crate::analysis::policy::Policy;
 use crate::analysis::{self, Analysis, Knowledge};
 use crate::machine::Machine;
 use crate::model::{self, FindingsRecord, TraceSet};
@@ -39,9 +40,17 @@ impl Report {
         Report { set, analysis }
     }
 
+    /// The report with a per-code [`Policy`] applied (`--ignore`,
+    /// `--severity`, the configuration file): every rendering and the
+    /// `--fail-on` gate then see the findings as the policy has them.
+    pub fn with_policy(mut self, policy: &Policy) -> Report {
+        policy.apply(&mut self.analysis.diagnosis);
+        self
+    }
+
     /// The text summary: the process tree and each process's libraries.
     pub fn summary_text(&self, opts: &TextOptions) -> String {
-        render::summary::render(&self.set, &self.analysis.tree, opts)
+        render::summary::render_with(&self.set, &self.analysis.tree, &self.analysis.files, opts)
     }
 
     /// The findings section that follows the summary.
@@ -57,11 +66,12 @@ impl Report {
     /// The machine-readable document. `all`: include libraries outside the
     /// CUDA family (only in traces taken with `--all`).
     pub fn document(&self, all: bool) -> Document<'_> {
-        render::json::document(
+        render::json::document_with(
             &self.set,
             &self.analysis.tree,
             all,
             &self.analysis.diagnosis,
+            &self.analysis.files,
         )
     }
 
@@ -99,6 +109,7 @@ impl Report {
             error: count(Severity::Error),
             warning: count(Severity::Warning),
             info: count(Severity::Info),
+            ignored: d.ignored_all().count(),
             fail_on: fail_on.map(|l| l.as_str().to_string()),
             tripped: self.trips(fail_on),
         }
@@ -153,6 +164,69 @@ mod tests {
         assert!(text.contains("FAILED  libcudnn_adv.so.9"), "{text}");
         assert!(text.contains("error: E1"), "{text}");
         assert!(text.contains("note    warning: hello"), "{text}");
+    }
+
+    #[test]
+    fn policy_reaches_the_document_the_counts_and_the_gate() {
+        use crate::analysis::findings::testkit::probe_trace;
+        use crate::analysis::policy::{Action, Origin};
+        let t = probe_trace();
+        let mut set = TraceSet::default();
+        set.images.push(t.image());
+        let m = Machine::with_disk(t.machine.clone());
+        let r = Report::analyse(set, t.stderr.as_deref(), &m);
+        let codes: Vec<_> = r.analysis.diagnosis.all().map(|f| f.code).collect();
+        assert_eq!(codes, ["CDT008", "CDT010", "CDT002"]);
+        assert!(r.trips(Some(Severity::Error)));
+
+        let mut p = Policy::default();
+        p.set("CDT008", Action::Ignore, Origin::Option("--ignore"));
+        p.set(
+            "CDT010",
+            Action::Severity(Severity::Warning),
+            Origin::Option("--severity"),
+        );
+        let r = r.with_policy(&p);
+        assert!(!r.trips(Some(Severity::Error)));
+        assert!(r.trips(Some(Severity::Warning)));
+        let v = serde_json::to_value(r.document(false)).unwrap();
+        assert_eq!(v["findings_total"]["error"], 0, "{v}");
+        assert_eq!(v["findings_total"]["warning"], 2, "{v}");
+        assert_eq!(v["findings_ignored"], 1, "{v}");
+        let p0 = &v["processes"][0];
+        assert_eq!(p0["ignored_findings"][0]["code"], "CDT008", "{p0}");
+        assert_eq!(p0["ignored_findings"][0]["policy"]["ignored"], true);
+        assert_eq!(p0["ignored_findings"][0]["policy"]["by"], "--ignore");
+        assert_eq!(p0["findings"][0]["code"], "CDT010", "{p0}");
+        assert_eq!(p0["findings"][0]["severity"], "warning");
+        assert_eq!(p0["findings"][0]["policy"]["rule_severity"], "error");
+        assert!(p0["findings"][1].get("policy").is_none(), "{p0}");
+        let rec = r.findings_record(Some(Severity::Error));
+        assert_eq!(
+            (rec.error, rec.warning, rec.ignored, rec.tripped),
+            (0, 2, 1, false)
+        );
+        let text = r.findings_text();
+        assert!(
+            text.contains("1 finding ignored by --ignore (CDT008)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn no_policy_adds_no_fields() {
+        let t = crate::analysis::findings::testkit::probe_trace();
+        let mut set = TraceSet::default();
+        set.images.push(t.image());
+        let r = Report::analyse(set, None, &Machine::with_disk(t.machine.clone()))
+            .with_policy(&Policy::default());
+        let v = serde_json::to_value(r.document(false)).unwrap();
+        assert!(v.get("findings_ignored").is_none(), "{v}");
+        let p0 = &v["processes"][0];
+        assert!(p0.get("ignored_findings").is_none(), "{p0}");
+        assert!(p0["findings"][0].get("policy").is_none(), "{p0}");
+        let rec = serde_json::to_value(r.findings_record(None)).unwrap();
+        assert!(rec.get("ignored").is_none(), "{rec}");
     }
 
     #[test]

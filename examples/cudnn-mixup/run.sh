@@ -46,6 +46,22 @@ build=("$BASH" "$root/tests/fixtures/build-stack.sh")
 "${build[@]}" cudnn9 "$system" --version 9.14.0 --cuda 13.0 --versioned-files
 "${build[@]}" cudart "$cu13" --version 13.0
 "${build[@]}" cuda "$driver" --driver 580.159.04 --cuda 13.0
+# What pip leaves next to a wheel it installs: its *.dist-info, whose RECORD lists
+# each file with its hash and size (the report reads the version of files whose
+# names have the major only, libcudnn_engines_precompiled.so.9, from it).
+dist=$ex/site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info
+mkdir -p "$dist"
+printf 'Metadata-Version: 2.1\nName: nvidia-cudnn-cu13\nVersion: 9.19.0.56\n' >"$dist/METADATA"
+(
+    cd "$ex/site-packages"
+    for f in nvidia/cudnn/lib/* "${dist##*/}/METADATA"; do
+        hex=$(sha256sum "$f" | cut -d' ' -f1)
+        # shellcheck disable=SC2059 # the hash as \xNN escapes, on purpose
+        b64=$(printf "$(printf '%s' "$hex" | sed 's/../\\x&/g')" | base64 -w0 | tr '+/' '-_' | tr -d '=')
+        printf '%s,sha256=%s,%s\n' "$f" "$b64" "$(stat -c %s "$f")"
+    done
+    printf '%s/RECORD,,\n' "${dist##*/}"
+) >"$dist/RECORD"
 echo "pip:    ${pip#"$root"/}: $(cd "$pip" && echo libcudnn*)"
 echo "system: ${system#"$root"/}: $(cd "$system" && echo libcudnn_graph* libcudnn.so*)"
 

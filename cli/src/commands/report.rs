@@ -1,72 +1,132 @@
-//! `cudnn-trace report [--json] DIR|FILE...`: the traces read again, through
-//! the same pipeline as the launcher's summary.
+//! `cudnn-trace report [--format text|json|markdown] [PATH...]`: the
+//! traces read again, through the same pipeline as the launcher's summary.
 
-use super::print_stdout;
-use crate::args::ReportArgs;
+use super::{print_stdout, USAGE};
+use crate::args::{Format, ReportArgs};
 use cudnn_trace_core::launch::eprint;
 use cudnn_trace_core::model::trace;
 use cudnn_trace_core::pipeline::Report;
 use cudnn_trace_core::render::summary::TextOptions;
 use cudnn_trace_core::render::text::esc;
+use std::path::PathBuf;
+
+/// Nothing was read: the paths name no readable trace.
+const NOTHING_READ: i32 = 1;
 
 /// Runs `report`; returns the exit status.
 pub fn run(args: ReportArgs) -> i32 {
-    let mut paths = args.paths.clone();
-    if paths.is_empty() {
-        match trace::newest_run() {
-            Some(p) => {
-                if !args.json {
-                    errln!(
-                        "cudnn-trace: reading the newest run, {}",
-                        esc(&p.display().to_string())
-                    );
-                }
-                paths.push(p);
-            }
-            None => {
-                errln!(
-                    "cudnn-trace: report: no DIR or FILE given and no run found in ./{}\n\
-                     usage: cudnn-trace report [--json] [--all] DIR|FILE...",
-                    trace::DEFAULT_OUT
-                );
-                return 2;
-            }
-        }
+    let format = args.format();
+    if format == Format::Markdown {
+        // TODO(merge with render): Report::markdown().
+        errln!("cudnn-trace: report: --format markdown is not in this build");
+        return USAGE;
     }
-    let report = Report::read(&paths);
+    let policy = match super::policy(&args.policy) {
+        Ok(p) => p,
+        Err(e) => {
+            errln!("cudnn-trace: {}", e.message);
+            return USAGE;
+        }
+    };
+    let Some(paths) = paths(&args, format) else {
+        return USAGE;
+    };
+    let report = Report::read(&paths).with_policy(&policy);
     eprint(&report.problems_text());
-    if args.json {
-        match report.json(args.all) {
-            Ok(s) => print_stdout(&(s + "\n")),
-            Err(e) => {
-                errln!("cudnn-trace: cannot write JSON: {e}");
-                return 1;
-            }
-        }
-    } else {
-        let opts = TextOptions {
-            all: args.all,
-            location: paths.iter().map(|p| p.display().to_string()).collect(),
-            prefix: None,
-        };
-        print_stdout(&report.summary_text(&opts));
-        if !report.set.images.is_empty() {
-            print_stdout(&report.findings_text());
+    // An error path prints why, and no empty summary; a launcher record
+    // alone still says how the run went (a static program, say).
+    let nothing = report.nothing_read();
+    if nothing.is_none() || !report.set.launchers.is_empty() {
+        if let Err(status) = print(&report, &args, format, &paths) {
+            return status;
         }
     }
-    match exit_status(&report) {
-        0 if report.trips(args.fail_on) => 3,
-        s => s,
+    if let Some(why) = nothing {
+        if !every_path_unreadable(&report, &paths) {
+            errln!("cudnn-trace: {why} in {}", shown(&paths));
+        }
+        return NOTHING_READ;
+    }
+    if report.trips(args.fail_on) {
+        super::run::EXIT_FINDINGS
+    } else {
+        0
     }
 }
 
-/// 1, after saying why, when no trace file was read; else 0.
-fn exit_status(report: &Report) -> i32 {
-    match report.nothing_read() {
-        Some(why) => {
-            errln!("cudnn-trace: {why}");
-            1
+/// Prints the report in `format`. Err: the exit status when it cannot.
+fn print(report: &Report, args: &ReportArgs, format: Format, paths: &[PathBuf]) -> Result<(), i32> {
+    match format {
+        Format::Json => match report.json(args.all) {
+            Ok(s) => print_stdout(&(s + "\n")),
+            Err(e) => {
+                errln!("cudnn-trace: cannot write JSON: {e}");
+                return Err(1);
+            }
+        },
+        Format::Text | Format::Markdown /* refused above */ => {
+            // TODO(merge with render): `args.color` and the terminal's width
+            // go into TextOptions through render::style::detect(Stream::Stdout, ..).
+            let _ = args.color;
+            let opts = TextOptions {
+                all: args.all,
+                location: paths.iter().map(|p| p.display().to_string()).collect(),
+                prefix: None,
+            };
+            print_stdout(&report.summary_text(&opts));
+            if !report.set.images.is_empty() {
+                print_stdout(&report.findings_text());
+            }
         }
-        None => 0,
     }
+    Ok(())
+}
+
+/// The paths to read: those given, else the newest run (None, after
+/// saying why, when there is none).
+fn paths(args: &ReportArgs, format: Format) -> Option<Vec<PathBuf>> {
+    if !args.paths.is_empty() {
+        return Some(args.paths.clone());
+    }
+    match trace::newest_run() {
+        Some(p) => {
+            if format == Format::Text {
+                errln!(
+                    "cudnn-trace: reading the newest run, {}",
+                    esc(&p.display().to_string())
+                );
+            }
+            Some(vec![p])
+        }
+        None => {
+            errln!(
+                "cudnn-trace: report: no PATH given and no run found in ./{} \
+                 (`cudnn-trace report --help` says more)",
+                trace::DEFAULT_OUT
+            );
+            None
+        }
+    }
+}
+
+/// Whether each path given could not be read at all: the problems printed
+/// already say all there is to say (`report /nonexistent`).
+fn every_path_unreadable(report: &Report, paths: &[PathBuf]) -> bool {
+    paths.iter().all(|p| {
+        let label = p.display().to_string();
+        report
+            .set
+            .problems
+            .iter()
+            .any(|pr| pr.file == label && pr.line.is_none())
+    })
+}
+
+/// The paths, as a message shows them.
+fn shown(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| esc(&p.display().to_string()).into_owned())
+        .collect();
+    names.join(", ")
 }

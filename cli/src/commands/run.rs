@@ -2,12 +2,15 @@
 //! program traced; then the run is read back and summarized like `report`
 //! would, and `--fail-on` gates the exit status.
 
-use crate::args::RunArgs;
+use super::USAGE;
+use crate::args::{self, RunArgs};
+use cudnn_trace_core::analysis::policy::Policy;
 use cudnn_trace_core::launch::{self, eprint, Outcome, Traced};
 use cudnn_trace_core::model;
 use cudnn_trace_core::pipeline::Report;
 use cudnn_trace_core::render::summary::TextOptions;
 use cudnn_trace_core::render::text::display_path;
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -15,48 +18,124 @@ use std::path::Path;
 /// `--fail-on LEVEL`: the program exited 0 but a finding reached LEVEL.
 pub const EXIT_FINDINGS: i32 = 3;
 
+/// "Not found" from the launcher (`launch::target`).
+const NOT_FOUND: i32 = 127;
+
+/// The per-code policy of the run. `broken`: the configuration file found
+/// could not be used, so `--fail-on` cannot be judged as configured and
+/// fails the run (a gate that silently passes is worse than one that
+/// trips).
+struct RunPolicy {
+    policy: Policy,
+    broken: bool,
+}
+
 /// Runs the launcher; returns the exit status.
 pub fn run(args: RunArgs) -> i32 {
+    let Some(policy) = run_policy(&args) else {
+        return USAGE;
+    };
     let opts = launch::Options {
         out: args.out.clone(),
         all: args.all,
         no_capture_stderr: args.no_capture_stderr,
         pin: args.pin.clone(),
-        pin_mode: args.pin_mode,
+        pin_mode: args.pin_mode(),
         program: args.program.clone(),
         args: args.args.clone(),
     };
     let mut run = match launch::run(&opts) {
+        Outcome::Done(NOT_FOUND) => {
+            suggest_command(&args.program);
+            return NOT_FOUND;
+        }
         Outcome::Done(code) => return code,
         Outcome::Traced(t) => t,
     };
-    let status = summarize(&args, &mut run);
+    let status = summarize(&args, &policy, &mut run);
     if let Some(sig) = run.record.signal {
         launch::die_of(sig);
     }
     status
 }
 
+/// The policy, before the program runs. A configuration file named with
+/// `--config` that cannot be used is a usage error (None: the program is
+/// not run); one that was found is a warning, and the program runs.
+fn run_policy(args: &RunArgs) -> Option<RunPolicy> {
+    match super::policy(&args.policy) {
+        Ok(policy) => Some(RunPolicy {
+            policy,
+            broken: false,
+        }),
+        Err(e) if e.named => {
+            errln!("cudnn-trace: {}", e.message);
+            None
+        }
+        Err(e) => {
+            let gate = match args.fail_on {
+                Some(_) => ", and --fail-on fails the run",
+                None => "",
+            };
+            errln!(
+                "cudnn-trace: warning: {}; its settings are not used{gate} (--no-config: read none)",
+                e.message
+            );
+            Some(RunPolicy {
+                policy: e.options_only,
+                broken: true,
+            })
+        }
+    }
+}
+
+/// After "command not found": a program named like a command of
+/// cudnn-trace (`cudnn-trace reprot`) was probably meant as one.
+fn suggest_command(program: &OsStr) {
+    let Some(word) = program.to_str() else { return };
+    if word.contains('/') {
+        return;
+    }
+    let commands = args::definition();
+    let best = commands
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name())
+        .map(|name| (strsim::jaro(word, name), name))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    // clap's own threshold for "did you mean".
+    if let Some((score, name)) = best {
+        if score > 0.7 {
+            errln!("cudnn-trace: did you mean the command `cudnn-trace {name}`?");
+        }
+    }
+}
+
 /// The end of a traced run: the findings counted into `launcher.json`, the
 /// `--fail-on` gate, the summary on stderr and the JSON summary. Returns the
 /// exit status.
-fn summarize(args: &RunArgs, run: &mut Traced) -> i32 {
+fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
     let mut status = run.status;
     if args.quiet && args.json_summary.is_none() && args.fail_on.is_none() {
         return status;
     }
-    let report = Report::read(std::slice::from_ref(&run.out_dir));
+    let report = Report::read(std::slice::from_ref(&run.out_dir)).with_policy(&policy.policy);
     let rec = &mut run.record;
-    rec.findings = Some(report.findings_record(args.fail_on));
+    let mut findings = report.findings_record(args.fail_on);
+    findings.tripped |= policy.broken && args.fail_on.is_some();
     // The gate never hides the program's own failure: it only turns a
     // clean exit into EXIT_FINDINGS.
-    if report.trips(args.fail_on) && status == 0 && rec.signal.is_none() {
+    if findings.tripped && status == 0 && rec.signal.is_none() {
         status = EXIT_FINDINGS;
         rec.status = Some(status);
     }
+    rec.findings = Some(findings);
     launch::write_record(&run.out_dir, rec);
     if !args.quiet {
         eprint(&report.problems_text());
+        // TODO(merge with render): `color` and the terminal's width go into
+        // TextOptions through render::style::detect(Stream::Stderr, ..).
+        let _ = args.color;
         let opts = TextOptions {
             all: false,
             location: vec![display_path(&run.out_dir)],

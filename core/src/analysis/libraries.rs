@@ -2,6 +2,7 @@
 //! show them: one per object that entered the process, with the later
 //! requests it served and whether it was unloaded.
 
+use super::files::{Found, ImageFiles, Source};
 use crate::model::name_version::{self, NameVersion};
 use crate::model::Image;
 use cudnn_trace_format::read::Load;
@@ -21,6 +22,10 @@ pub struct LibraryView {
     pub reason: String,
     pub reason_owner: Option<String>,
     pub search_dir: Option<String>,
+    /// The search-list entry `search_dir` came from (`$ORIGIN/../lib` as
+    /// written in a RUNPATH is the requester's; this is after expansion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_entry: Option<String>,
     pub requester: Option<String>,
     pub via: String,
     pub lmid: i64,
@@ -29,6 +34,15 @@ pub struct LibraryView {
     pub size: Option<u64>,
     pub dev: Option<u64>,
     pub ino: Option<u64>,
+    /// How the family was known: `name`, `soname`, `symbol` (a renamed copy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family_by: Option<String>,
+    /// A stub of its family (the toolkit's `stubs/libcuda.so`): never a
+    /// copy of the library it stands in for.
+    pub stub: bool,
+    /// How a version not told by the trace was found (`analysis::files`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<Found>,
     pub seq: u64,
     /// False when only requests served by an already-loaded object were seen.
     pub new: bool,
@@ -52,6 +66,12 @@ pub struct RequestView {
 /// The libraries of an image: one per object that entered the process, plus
 /// requests served by an object whose own load was not recorded.
 pub fn libraries(img: &Image, all: bool) -> Vec<LibraryView> {
+    libraries_with(img, all, None)
+}
+
+/// [`libraries`], with the versions the machine found for the image's
+/// files (`analysis::files`) where the trace has none of its own.
+pub fn libraries_with(img: &Image, all: bool, files: Option<&ImageFiles>) -> Vec<LibraryView> {
     let mut out: Vec<LibraryView> = Vec::new();
     // An object is known by its path, its resolved path, and its file
     // identity (a request through another path to the same file).
@@ -86,6 +106,9 @@ pub fn libraries(img: &Image, all: bool) -> Vec<LibraryView> {
                 Some(NameVersion::Driver(d)) => NameVersion::Driver(format!("{d}, CUDA {said}")),
                 _ => NameVersion::Reported(said),
             });
+        } else if let Some(f) = files.and_then(|f| f.versions.get(&l.path)) {
+            v.version = found_version(v.version.take(), f);
+            v.found = Some(f.clone());
         }
         out.push(v);
     }
@@ -136,6 +159,22 @@ pub fn other_count(img: &Image) -> usize {
         .count()
 }
 
+/// The version to show, given the name's and one found elsewhere: an
+/// answer asked at report time beats the name; the names a library asked
+/// for and its package only fill in for a name that has the major only.
+fn found_version(name: Option<NameVersion>, f: &Found) -> Option<NameVersion> {
+    let Some(said) = f.version.clone() else {
+        return name;
+    };
+    match (name, f.source) {
+        (Some(NameVersion::Driver(d)), _) => Some(NameVersion::Driver(format!("{d}, CUDA {said}"))),
+        (_, Source::Asked | Source::AskedCached) => Some(NameVersion::Asked(said)),
+        (Some(full @ NameVersion::Full(_)), _) => Some(full),
+        (_, Source::Requests) => Some(NameVersion::Requested(said)),
+        (_, Source::Package) => Some(NameVersion::Package(said)),
+    }
+}
+
 fn family_rank(f: Option<&str>) -> usize {
     match f {
         Some(f) => CUDA_FAMILY
@@ -156,6 +195,7 @@ fn view(l: &Load) -> LibraryView {
         reason: l.reason.clone(),
         reason_owner: l.reason_owner.clone(),
         search_dir: l.search_dir.clone(),
+        search_entry: l.search_entry.clone(),
         requester: l.requester.clone(),
         via: l.via.clone(),
         lmid: l.lmid,
@@ -164,6 +204,9 @@ fn view(l: &Load) -> LibraryView {
         size: l.size,
         dev: l.dev,
         ino: l.ino,
+        family_by: l.family_by.clone(),
+        stub: l.stub,
+        found: None,
         seq: l.seq,
         new: l.new,
         requests: Vec::new(),

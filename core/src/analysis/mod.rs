@@ -7,15 +7,20 @@
 //! * [`libraries`], [`failures`], [`pin`]: per process, the libraries that
 //!   entered it, its failed loads (name-variant misses folded, repeats
 //!   grouped) and what the cuDNN pin did: the facts the summary shows;
+//! * [`files`]: what the machine says about those files where the trace
+//!   could not (versions asked at report time in a probe process, the
+//!   names a library asked for, its pip package);
 //! * [`findings`]: the rules, from "what loaded" to "what is wrong and how
 //!   to fix it", with the knowledge they use.
 //!
 //! Nothing here prints or formats for a reader: that is the `render` layer.
 
 pub mod failures;
+pub mod files;
 pub mod findings;
 pub mod libraries;
 pub mod pin;
+pub mod policy;
 pub mod tree;
 
 pub use findings::{Finding, Knowledge, Severity};
@@ -25,11 +30,13 @@ use crate::machine::Machine;
 use crate::model::TraceSet;
 use std::collections::BTreeMap;
 
-/// Everything the analysis concludes about a trace set: its process tree
-/// and the findings.
+/// Everything the analysis concludes about a trace set: its process tree,
+/// what the machine says about each image's files, and the findings.
 pub struct Analysis {
     pub tree: ProcessTree,
     pub diagnosis: Diagnosis,
+    /// One entry per image, in `TraceSet::images` order.
+    pub files: Vec<files::ImageFiles>,
 }
 
 /// Analyses a trace set. `stderr`: what the program wrote to its stderr,
@@ -42,9 +49,11 @@ pub fn analyse(
     knowledge: &Knowledge,
     knowledge_warnings: Vec<String>,
 ) -> Analysis {
+    let files = files::of_set(set, machine);
     Analysis {
         tree: ProcessTree::new(set),
-        diagnosis: diagnose(set, stderr, machine, knowledge, knowledge_warnings),
+        diagnosis: diagnose(set, stderr, machine, knowledge, knowledge_warnings, &files),
+        files,
     }
 }
 
@@ -52,13 +61,23 @@ pub fn analyse(
 pub struct Diagnosis {
     /// One entry per image, in `TraceSet::images` order.
     pub images: Vec<findings::ImageFindings>,
+    /// The findings a [`policy::Policy`] ignored, in the same order as
+    /// `images` (empty when no policy applied): not counted, not shown
+    /// in the text, not gated on, but kept for the JSON document.
+    pub ignored: Vec<findings::ImageFindings>,
     pub knowledge_origin: BTreeMap<String, String>,
     pub knowledge_warnings: Vec<String>,
 }
 
 impl Diagnosis {
+    /// The findings in force (not those a policy ignored).
     pub fn all(&self) -> impl Iterator<Item = &Finding> {
         self.images.iter().flat_map(|i| i.findings.iter())
+    }
+
+    /// The findings a policy ignored.
+    pub fn ignored_all(&self) -> impl Iterator<Item = &Finding> {
+        self.ignored.iter().flat_map(|i| i.findings.iter())
     }
 
     /// `--fail-on LEVEL`: whether a finding reached it.
@@ -70,17 +89,20 @@ impl Diagnosis {
 /// Evaluates the findings rules over a trace set. `stderr`: what the
 /// program wrote to its stderr, when the launcher captured it (framework
 /// messages are explained from it).
-/// `knowledge_warnings`: what loading the knowledge tables reported.
+/// `knowledge_warnings`: what loading the knowledge tables reported;
+/// `files`: what the machine says about each image's files ([`files::of_set`]).
 pub fn diagnose(
     set: &TraceSet,
     stderr: Option<&str>,
     machine: &Machine,
     knowledge: &Knowledge,
     knowledge_warnings: Vec<String>,
+    files: &[files::ImageFiles],
 ) -> Diagnosis {
     let ctx = findings::Context { knowledge, machine };
     Diagnosis {
-        images: findings::analyze_set(set, stderr, &ctx),
+        images: findings::analyze_set(set, stderr, &ctx, files),
+        ignored: Vec::new(),
         knowledge_origin: knowledge.origin.clone(),
         knowledge_warnings,
     }

@@ -242,7 +242,8 @@ pub fn install_signals() -> Option<Signals> {
         Ok(s) => Some(s),
         Err(e) => {
             eprint(&format!(
-                "cudnn-trace: warning: cannot set up signal handling: {e}\n"
+                "cudnn-trace: warning: cannot set up signal handling: {}\n",
+                crate::model::io_msg(&e)
             ));
             None
         }

@@ -4,11 +4,12 @@
 //! ld.so cache), and the pip distribution that owns a copy.
 
 use super::Machine;
-use crate::model::{name_version, stem, Image};
+use crate::model::{basename, name_version, stem, Image};
+use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// A file of a CUDA-family library found on the machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Copy {
     pub path: String,
     /// The same file, symlinks resolved.
@@ -21,6 +22,47 @@ pub struct Copy {
     /// For pip installs: the distribution that owns the directory, from its
     /// `*.dist-info` name (`nvidia_cudnn_cu13-9.19.0.56`, compat-facts §5.2).
     pub package: Option<String>,
+}
+
+/// Whether a copy can stand in for a requested name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// Its file name is the one asked for.
+    Exact,
+    /// The same soname major (`libcudart.so.12.4.127` for `libcudart.so.12`),
+    /// or the name asked for has none.
+    SameMajor,
+    /// Another major: another ABI, which the requester cannot use
+    /// (`libcudart.so.13` for `libcudart.so.12`, compat-facts §1.3).
+    OtherMajor(u32),
+}
+
+impl Copy {
+    /// A stub (the toolkit's `lib64/stubs/libcuda.so`, a `libcudart_stub.so`):
+    /// for linking only, never a copy to load.
+    pub fn is_stub(&self) -> bool {
+        let named = |p: &str| p.contains("/stubs/") || basename(p).contains("_stub");
+        named(&self.path) || named(&self.realpath)
+    }
+
+    /// Whether this copy fits a request for `name`.
+    pub fn fit(&self, name: &str) -> Fit {
+        if basename(&self.path) == basename(name) {
+            return Fit::Exact;
+        }
+        let major = |n: &str| {
+            name_version::so_numbers(n)
+                .first()
+                .and_then(|m| m.parse::<u32>().ok())
+        };
+        match (
+            major(name),
+            major(&self.path).or_else(|| major(&self.realpath)),
+        ) {
+            (Some(want), Some(have)) if want != have => Fit::OtherMajor(have),
+            _ => Fit::SameMajor,
+        }
+    }
 }
 
 /// Directories where CUDA libraries usually are (compat-facts §5.1).
@@ -301,5 +343,26 @@ mod tests {
         assert_eq!(n[0].found_via, "CUDA toolkit");
         assert!(find_copies(&m, &plan, "libcublas.so.13").is_empty());
         assert_eq!(stem("/a/libcudnn_graph.so.9.1.0"), "libcudnn_graph");
+    }
+
+    #[test]
+    fn copies_fit_by_name_and_major() {
+        let c = |p: &str, r: &str| Copy {
+            path: p.into(),
+            realpath: r.into(),
+            version: None,
+            found_via: "system".into(),
+            package: None,
+        };
+        let x = c("/a/libcudart.so.12", "/a/libcudart.so.12.4.127");
+        assert_eq!(x.fit("libcudart.so.12"), Fit::Exact);
+        assert_eq!(x.fit("libcudart.so"), Fit::SameMajor);
+        assert_eq!(x.fit("libcudart.so.13"), Fit::OtherMajor(12));
+        let y = c("/a/libcudart.so", "/a/libcudart.so.13.0.96");
+        assert_eq!(y.fit("libcudart.so.12"), Fit::OtherMajor(13));
+        assert_eq!(
+            c("/a/libnvrtc.so.12.9.86", "/a/libnvrtc.so.12.9.86").fit("libnvrtc.so"),
+            Fit::SameMajor
+        );
     }
 }

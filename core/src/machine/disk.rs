@@ -4,11 +4,13 @@
 //! place ([`RealDisk`]). Nothing here is cached: the `Machine` keeps the
 //! answers.
 
+use super::Stamp;
 use crate::model::elf::{self, DynInfo};
 use crate::model::path::{from_os, fs_path};
 #[cfg(test)]
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 /// The machine's files, as far as the analysis needs them.
 pub trait Disk {
@@ -28,6 +30,16 @@ pub trait Disk {
     fn kernel_driver(&self) -> Option<String>;
     /// This machine's host name (to tell whether the trace came from here).
     fn hostname(&self) -> Option<String>;
+    /// The identity of the file a path names (following symlinks), to
+    /// compare with the one a trace recorded.
+    fn stamp(&self, path: &str) -> Option<Stamp>;
+    /// A regular file's text (invalid UTF-8 replaced), when it is at most
+    /// `max` bytes.
+    fn read_text(&self, path: &str, max: usize) -> Option<String>;
+    /// Whether the report may load the library at `path` in a probe
+    /// process: Err says why not (someone other than this user or root
+    /// could have put code there).
+    fn loadable(&self, path: &str) -> Result<(), String>;
 }
 
 /// The disk of the machine this runs on.
@@ -83,6 +95,72 @@ impl Disk for RealDisk {
         let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
         std::str::from_utf8(&buf[..end]).ok().map(str::to_string)
     }
+    fn stamp(&self, path: &str) -> Option<Stamp> {
+        let md = std::fs::metadata(fs_path(path)).ok()?;
+        if !md.is_file() {
+            return None;
+        }
+        let build_id = std::fs::File::open(fs_path(path))
+            .ok()
+            .and_then(|mut f| elf::build_id(&mut f));
+        Some(Stamp {
+            dev: md.dev(),
+            ino: md.ino(),
+            size: md.size(),
+            mtime_ns: md.mtime() * 1_000_000_000 + md.mtime_nsec(),
+            ctime_ns: md.ctime() * 1_000_000_000 + md.ctime_nsec(),
+            build_id,
+        })
+    }
+    fn loadable(&self, path: &str) -> Result<(), String> {
+        // SAFETY: geteuid has no preconditions.
+        let euid = unsafe { libc::geteuid() };
+        let real = std::fs::canonicalize(fs_path(path))
+            .map_err(|e| crate::model::io_err(&fs_path(path), &e))?;
+        let ours = |uid: u32| uid == euid || uid == 0;
+        let md = std::fs::metadata(&real).map_err(|e| crate::model::io_err(&real, &e))?;
+        if !ours(md.uid()) {
+            return Err(format!(
+                "{} belongs to uid {}, neither you nor root: the report does not load it",
+                real.display(),
+                md.uid()
+            ));
+        }
+        if md.mode() & 0o022 != 0 {
+            return Err(format!(
+                "{} is writable by group or others (mode {:o}): the report does not load it",
+                real.display(),
+                md.mode() & 0o777
+            ));
+        }
+        let dir = real.parent().unwrap_or(Path::new("/"));
+        let dm = std::fs::metadata(dir).map_err(|e| crate::model::io_err(dir, &e))?;
+        let sticky = dm.mode() & 0o1000 != 0;
+        if !ours(dm.uid()) || (dm.mode() & 0o022 != 0 && !sticky) {
+            return Err(format!(
+                "its directory {} can be changed by others: the report does not load files from it",
+                dir.display()
+            ));
+        }
+        Ok(())
+    }
+    fn read_text(&self, path: &str, max: usize) -> Option<String> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking, checked once open: a FIFO must not hang the report.
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+            .open(fs_path(path))
+            .ok()?;
+        let md = f.metadata().ok()?;
+        if !md.is_file() || md.len() > max as u64 {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        f.take(max as u64).read_to_end(&mut bytes).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }
 
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  …` → `580.159.04`
@@ -113,6 +191,12 @@ pub struct FakeDisk {
     pub kernel: Option<String>,
     pub host: Option<String>,
     pub extra_dirs: BTreeSet<String>,
+    /// Identities of files (see [`FakeDisk::with_stamp`]).
+    pub stamps: BTreeMap<String, Stamp>,
+    /// Contents of text files (`RECORD`s).
+    pub texts: BTreeMap<String, String>,
+    /// Files the report must not load, and why.
+    pub not_loadable: BTreeMap<String, String>,
 }
 
 #[cfg(test)]
@@ -131,6 +215,12 @@ impl FakeDisk {
     pub fn dir(&mut self, path: &str) -> &mut Self {
         self.extra_dirs
             .insert(path.trim_end_matches('/').to_string());
+        self
+    }
+    /// A file with this identity (also a file for the other questions).
+    pub fn with_stamp(&mut self, path: &str, s: Stamp) -> &mut Self {
+        self.files.insert(path.to_string(), (s.dev, s.ino));
+        self.stamps.insert(path.to_string(), s);
         self
     }
     pub fn elf(&mut self, path: &str, d: DynInfo) -> &mut Self {
@@ -187,11 +277,58 @@ impl Disk for FakeDisk {
     fn hostname(&self) -> Option<String> {
         self.host.clone()
     }
+    /// The identity given with [`FakeDisk::with_stamp`]; other files have none
+    /// (as if they could not be read).
+    fn stamp(&self, path: &str) -> Option<Stamp> {
+        let p = self.canonical(path)?;
+        self.stamps
+            .get(&p)
+            .or_else(|| self.stamps.get(path))
+            .cloned()
+    }
+    fn read_text(&self, path: &str, max: usize) -> Option<String> {
+        self.texts.get(path).filter(|t| t.len() <= max).cloned()
+    }
+    fn loadable(&self, path: &str) -> Result<(), String> {
+        match self.not_loadable.get(path) {
+            Some(why) => Err(why.clone()),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_files_of_this_user_or_root_are_loadable() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = crate::testutil::tempdir("loadable");
+        let f = d.join("libx.so");
+        std::fs::write(&f, b"x").unwrap();
+        let p = f.to_str().unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(RealDisk.loadable(p), Ok(()));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(RealDisk
+            .loadable(p)
+            .unwrap_err()
+            .contains("writable by group or others (mode 666)"));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(RealDisk
+            .loadable(p)
+            .unwrap_err()
+            .contains("can be changed by others"));
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(RealDisk.loadable(p), Ok(()), "sticky, like /tmp");
+        // Root's files are fine (a system library).
+        if Path::new("/bin/sh").exists() {
+            assert_eq!(RealDisk.loadable("/bin/sh"), Ok(()));
+        }
+    }
 
     #[test]
     fn nvrm_version() {

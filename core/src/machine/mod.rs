@@ -19,18 +19,27 @@
 //! * [`pin`]: the inspection of a `--pin` directory (names, links, ELF
 //!   headers, permissions), and [`probe`], the out-of-process probe that
 //!   asks a cuDNN copy its own versions.
+//! * [`versions`]: the versions of traced files asked at report time in
+//!   probe processes (what the shim must not ask inside the program), with
+//!   the per-user [`cache`].
 
+pub mod cache;
 mod copies;
 pub mod disk;
 pub mod ldcache;
+pub mod packages;
 pub mod pin;
 pub mod probe;
 mod runpath;
+pub mod versions;
 
-pub use copies::{Copy, ScanPlan};
+pub use cache::Stamp;
+pub use copies::{Copy, Fit, ScanPlan};
 #[cfg(test)]
 pub use disk::FakeDisk;
 pub use disk::{Disk, RealDisk};
+pub use packages::Owner;
+pub use versions::{Asked, ExeProber, Prober, Role, TraceId, Wanted};
 
 use crate::model::elf::DynInfo;
 use crate::model::Image;
@@ -46,15 +55,25 @@ pub struct Machine {
     ld_cache: OnceCell<Vec<(String, String)>>,
     dirs: RefCell<HashMap<String, Vec<String>>>,
     dynamic: RefCell<HashMap<String, Option<DynInfo>>>,
+    owners: RefCell<HashMap<String, Option<Owner>>>,
+    versions: versions::Versions,
 }
 
 impl Machine {
-    /// The machine this runs on.
+    /// The machine this runs on. Library files are asked their versions by
+    /// this executable's probe subcommand (unless `CUDNN_TRACE_PROBE=0`),
+    /// with the per-user cache; [`Machine::with_prober`] names another
+    /// executable.
     pub fn this_host() -> Machine {
-        Machine::with_disk(RealDisk)
+        let prober = (!versions::probing_disabled())
+            .then(ExeProber::this_program)
+            .flatten()
+            .map(|p| Box::new(p) as Box<dyn Prober>);
+        Machine::with_disk(RealDisk).with_prober(prober, cache::Cache::default_dir())
     }
 
-    /// A machine over another disk (tests: `FakeDisk`).
+    /// A machine over another disk (tests: `FakeDisk`); it asks no file
+    /// its version until given a prober.
     pub fn with_disk(disk: impl Disk + 'static) -> Machine {
         let host = disk.hostname();
         Machine {
@@ -64,7 +83,34 @@ impl Machine {
             ld_cache: OnceCell::new(),
             dirs: RefCell::new(HashMap::new()),
             dynamic: RefCell::new(HashMap::new()),
+            owners: RefCell::new(HashMap::new()),
+            versions: versions::Versions::new(None, None),
         }
+    }
+
+    /// Who asks library files their versions (None: nobody), and the cache
+    /// directory for the answers (None: no cache). A front end that is not
+    /// the `cudnn-trace` binary passes `ExeProber::new(path of the binary)`.
+    pub fn with_prober(
+        mut self,
+        prober: Option<Box<dyn Prober>>,
+        cache_dir: Option<std::path::PathBuf>,
+    ) -> Machine {
+        self.versions = versions::Versions::new(prober, cache_dir);
+        self
+    }
+
+    /// Asks library files their versions in probe processes (see
+    /// [`versions`]): one answer per wanted file, in order. Each file is
+    /// asked once per machine; answers are kept in the cache.
+    pub fn ask_versions(&self, wanted: &[Wanted]) -> Vec<Asked> {
+        self.versions.ask(self.disk.as_ref(), wanted)
+    }
+
+    /// The identity of the file a path names (following symlinks): device,
+    /// inode, size, times, build-id.
+    pub fn stamp(&self, path: &str) -> Option<Stamp> {
+        self.disk.stamp(path)
     }
 
     /// This machine's host name.
@@ -111,6 +157,22 @@ impl Machine {
     /// The path with symlinks resolved.
     pub fn canonical(&self, path: &str) -> Option<String> {
         self.disk.canonical(path)
+    }
+
+    /// A regular file's text, when it is at most `max` bytes.
+    pub fn read_text(&self, path: &str, max: usize) -> Option<String> {
+        self.disk.read_text(path, max)
+    }
+
+    /// The pip distribution whose `RECORD` lists `path` (a file under a
+    /// `site-packages`), with the size it lists ([`packages`]).
+    pub fn package_owner(&self, path: &str) -> Option<Owner> {
+        if let Some(o) = self.owners.borrow().get(path) {
+            return o.clone();
+        }
+        let o = packages::owner(self, path);
+        self.owners.borrow_mut().insert(path.to_string(), o.clone());
+        o
     }
 
     /// The ld.so cache: `(name, path)` pairs, as `ldconfig -p` lists them.

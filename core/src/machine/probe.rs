@@ -25,7 +25,17 @@
 //!
 //! [`run`] works on any directory, not only a pin directory: it is also the
 //! way to report the versions of cuDNN copies found on disk.
+//!
+//! The report asks single files the same way ([`ask_with`], the child's
+//! `--ask` form): the versions the shim does not ask inside the traced
+//! program because asking has side effects there (a cuDNN sub-library's
+//! `*VersionCheck` loads the driver and calls `cuInit`; `cuDriverGetVersion`
+//! reads driver state; an 11.x runtime initialises), or that nobody asked.
+//! Each [`Ask`] names one file by absolute path and what to call in it;
+//! the side effects happen in the probe process, never in the program.
+//! Which files, in which groups, and the cache: `machine::versions`.
 
+use crate::model::io_msg;
 use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::io::{Read, Write};
@@ -47,6 +57,61 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Most bytes read from the child's stdout/stderr.
 const OUTPUT_LIMIT: u64 = 1 << 20;
+
+/// The child's `--ask` form: `__probe-cudnn --ask JSON`, JSON a list of
+/// [`Ask`]; it prints the list of [`Answer`]s, one per ask, in order.
+pub const ASK_FLAG: &str = "--ask";
+
+/// Most asks in one probe process.
+pub const MAX_ASKS: usize = 64;
+
+/// One question to one library file, asked in the probe process. The
+/// asks of one process run in order, in one address space: a cuDNN
+/// sub-library's check binds to the core library loaded before it (by
+/// SONAME), so a group lists its core library first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "kebab-case")]
+pub enum Ask {
+    /// A cuDNN core library (`libcudnn_graph.so.9`, `libcudnn_ops_infer.so.8`):
+    /// `cudnnGetVersion`, `cudnnGetCudartVersion`, `cudnnGetMaxDeviceVersion`.
+    CudnnCore { path: String },
+    /// A cuDNN sub-library's `*VersionCheck` (`function`), against the core
+    /// library loaded before it.
+    CudnnCheck { path: String, function: String },
+    /// A CUDA runtime: `cudaRuntimeGetVersion`.
+    Runtime { path: String },
+    /// The driver: `cuDriverGetVersion`.
+    Driver { path: String },
+}
+
+impl Ask {
+    pub fn path(&self) -> &str {
+        match self {
+            Ask::CudnnCore { path }
+            | Ask::CudnnCheck { path, .. }
+            | Ask::Runtime { path }
+            | Ask::Driver { path } => path,
+        }
+    }
+}
+
+/// What one [`Ask`] got. Only the fields of its kind are set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Answer {
+    /// Why nothing could be asked (`dlerror()`, a missing function).
+    pub error: Option<String>,
+    /// `cudnnGetVersion()` (91900), or the version `cudaRuntimeGetVersion` /
+    /// `cuDriverGetVersion` wrote (13000).
+    pub version: Option<i64>,
+    /// `cudnnGetCudartVersion()`.
+    pub cudart: Option<i64>,
+    /// `cudnnGetMaxDeviceVersion()`.
+    pub max_device: Option<i64>,
+    /// What a `*VersionCheck`, `cudaRuntimeGetVersion` or
+    /// `cuDriverGetVersion` returned (0: success; 34: a stub driver).
+    pub status: Option<i64>,
+}
 
 /// What the child read (the JSON document it prints).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,16 +203,8 @@ pub fn status_name(major: u32, status: i64) -> Option<&'static str> {
 /// be read (the child could not start, crashed, hung, printed no result).
 pub fn run(dir: &Path, major: u32) -> Result<Probe, String> {
     let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find this program's executable ({e})"))?;
+        .map_err(|e| format!("cannot find this program's executable ({})", io_msg(&e)))?;
     run_with(&exe, dir, major, TIMEOUT)
-}
-
-/// Whether a variable is left out of the child's environment: the loader's
-/// (a preload or an audit module in the child, or another cuDNN found
-/// through LD_LIBRARY_PATH, would falsify the result) and the tracer's.
-fn cleared(key: &OsStr) -> bool {
-    let k = key.as_bytes();
-    k.starts_with(b"LD_") || k.starts_with(b"CUDNN_TRACE")
 }
 
 enum Msg {
@@ -159,21 +216,82 @@ enum Msg {
 /// [`run`] with an explicit executable (which must understand
 /// [`SUBCOMMAND`]) and time limit.
 pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result<Probe, String> {
+    let args = [
+        dir.as_os_str().to_owned(),
+        OsString::from(major.to_string()),
+    ];
+    let out = run_child(exe, &args, timeout)?;
+    serde_json::from_slice::<Probe>(&out.stdout).map_err(|_| out.no_result())
+}
+
+/// Asks library files their versions in one child process of `exe`
+/// (which must understand [`SUBCOMMAND`]), in order: one [`Answer`] per
+/// [`Ask`]. Err: one line saying why nothing could be read.
+pub fn ask_with(exe: &Path, asks: &[Ask], timeout: Duration) -> Result<Vec<Answer>, String> {
+    let json = serde_json::to_string(asks).map_err(|e| e.to_string())?;
+    let out = run_child(
+        exe,
+        &[OsString::from(ASK_FLAG), OsString::from(json)],
+        timeout,
+    )?;
+    match serde_json::from_slice::<Vec<Answer>>(&out.stdout) {
+        Ok(a) if a.len() == asks.len() => Ok(a),
+        _ => Err(out.no_result()),
+    }
+}
+
+/// Whether a variable is passed to the child: only what a program needs to
+/// run at all. The loader's variables (a preload or an audit module in the
+/// child, or another cuDNN found through LD_LIBRARY_PATH, would falsify the
+/// result), the tracer's, and anything a library reads to write somewhere
+/// (a driver's or a framework's log file) stay out: the probe's side
+/// effects must stay inside it.
+fn kept(key: &OsStr) -> bool {
+    matches!(
+        key.as_bytes(),
+        b"PATH" | b"HOME" | b"TMPDIR" | b"LANG" | b"LC_ALL" | b"LC_CTYPE" | b"LC_MESSAGES"
+    )
+}
+
+/// A child that exited 0: its stdout, and the last line of its stderr.
+struct ChildOutput {
+    stdout: Vec<u8>,
+    last: Option<String>,
+    status: std::process::ExitStatus,
+}
+
+impl ChildOutput {
+    fn no_result(&self) -> String {
+        said(
+            &self.last,
+            format!("the probe process printed no result ({})", self.status),
+        )
+    }
+}
+
+/// `s`, with the child's last message.
+fn said(last: &Option<String>, s: String) -> String {
+    match last {
+        Some(l) => format!("{s}; its last message: {l}"),
+        None => s,
+    }
+}
+
+/// Runs `exe SUBCOMMAND ARGS...` with a clean environment, its own process
+/// group and a time limit; Ok when it exited (0 or not: the caller parses
+/// what it printed), Err when it could not start, was killed or hung.
+fn run_child(exe: &Path, args: &[OsString], timeout: Duration) -> Result<ChildOutput, String> {
     let mut cmd = Command::new(exe);
     cmd.arg(SUBCOMMAND)
-        .arg(dir)
-        .arg(major.to_string())
+        .args(args)
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(k, _)| kept(k)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Its own group: on timeout the whole group is killed, including
         // anything a library constructor started.
         .process_group(0);
-    for (k, _) in std::env::vars_os() {
-        if cleared(&k) {
-            cmd.env_remove(k);
-        }
-    }
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
@@ -187,9 +305,13 @@ pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result
             Ok(())
         });
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the probe process {}: {e}", exe.display()))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        format!(
+            "cannot start the probe process {}: {}",
+            exe.display(),
+            io_msg(&e)
+        )
+    })?;
     let pid = child.id() as libc::pid_t;
     let (tx, rx) = mpsc::channel();
     let read = |r: Option<Box<dyn Read + Send>>, wrap: fn(Vec<u8>) -> Msg| {
@@ -246,27 +368,26 @@ pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result
         };
         return Err(format!("the probe process did not finish within {limit}"));
     };
-    let status = status.map_err(|e| format!("waiting for the probe process: {e}"))?;
+    let status = status.map_err(|e| format!("waiting for the probe process: {}", io_msg(&e)))?;
     let last = last_line(err.as_deref().unwrap_or_default());
-    let said = |s: String| match &last {
-        Some(l) => format!("{s}; its last message: {l}"),
-        None => s,
-    };
     if let Some(sig) = status.signal() {
         let name = crate::model::signal_name(sig)
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
-        return Err(said(format!(
-            "the probe process was killed by signal {sig}{name}"
-        )));
+        return Err(said(
+            &last,
+            format!("the probe process was killed by signal {sig}{name}"),
+        ));
     }
-    let out = out.unwrap_or_default();
-    match serde_json::from_slice::<Probe>(&out) {
-        Ok(p) if status.success() => Ok(p),
-        _ => Err(said(format!(
-            "the probe process printed no result ({status})"
-        ))),
+    let out = ChildOutput {
+        stdout: out.unwrap_or_default(),
+        last,
+        status,
+    };
+    if !status.success() {
+        return Err(out.no_result());
     }
+    Ok(out)
 }
 
 /// The last non-empty line of `bytes`, shortened.
@@ -380,20 +501,96 @@ fn probe(dir: &Path, major: u32) -> Probe {
     p
 }
 
+/// Calls `int name(int *)` (`cudaRuntimeGetVersion`, `cuDriverGetVersion`)
+/// from the library `h`: (status, value written).
+fn call_int_out(h: *mut libc::c_void, name: &str) -> Option<(i64, i64)> {
+    let p = dl_sym(h, name)?;
+    // SAFETY: both are declared `cudaError_t/CUresult f(int *)`: an
+    // int-sized enum and a pointer to an int we own.
+    let f: unsafe extern "C" fn(*mut libc::c_int) -> libc::c_int =
+        unsafe { std::mem::transmute(p) };
+    let mut v: libc::c_int = 0;
+    let status = unsafe { f(&mut v) };
+    Some((i64::from(status), i64::from(v)))
+}
+
+/// Asks one file (in this process: the child). Libraries stay loaded: a
+/// later check binds to the core library loaded here.
+fn answer(ask: &Ask) -> Answer {
+    let mut a = Answer::default();
+    let h = match dl_open(Path::new(ask.path())) {
+        Ok(h) => h,
+        Err(e) => {
+            a.error = Some(e);
+            return a;
+        }
+    };
+    let missing = |f: &str| Some(format!("it has no {f}"));
+    match ask {
+        Ask::CudnnCore { .. } => {
+            a.version = call_size(h, "cudnnGetVersion").map(|v| v as i64);
+            a.cudart = call_size(h, "cudnnGetCudartVersion").map(|v| v as i64);
+            a.max_device = call_size(h, "cudnnGetMaxDeviceVersion").map(|v| v as i64);
+            if a.version.is_none() {
+                a.error = missing("cudnnGetVersion");
+            }
+        }
+        Ask::CudnnCheck { function, .. } => match dl_sym(h, function) {
+            None => a.error = missing(function),
+            Some(f) => {
+                // SAFETY: `cudnnStatus_t f(void)`; cudnnStatus_t is an
+                // int-sized enum.
+                let f: unsafe extern "C" fn() -> libc::c_int = unsafe { std::mem::transmute(f) };
+                a.status = Some(i64::from(unsafe { f() }));
+            }
+        },
+        Ask::Runtime { .. } | Ask::Driver { .. } => {
+            let function = match ask {
+                Ask::Runtime { .. } => "cudaRuntimeGetVersion",
+                _ => "cuDriverGetVersion",
+            };
+            match call_int_out(h, function) {
+                None => a.error = missing(function),
+                Some((status, v)) => {
+                    a.status = Some(status);
+                    a.version = (status == 0).then_some(v);
+                }
+            }
+        }
+    }
+    a
+}
+
 /// Writes to stderr, ignoring errors (the parent reads stdout only).
 fn say(s: &str) {
     let _ = std::io::stderr().write_all(s.as_bytes());
 }
 
+/// What the child was asked to do.
+enum Job {
+    Dir(OsString, u32),
+    Asks(Vec<Ask>),
+}
+
+fn parse_job(args: &[OsString]) -> Option<Job> {
+    match args {
+        [flag, json] if flag == ASK_FLAG => {
+            let asks: Vec<Ask> = serde_json::from_slice(json.as_bytes()).ok()?;
+            (asks.len() <= MAX_ASKS).then_some(Job::Asks(asks))
+        }
+        [dir, major] => Some(Job::Dir(dir.clone(), major.to_str()?.parse().ok()?)),
+        _ => None,
+    }
+}
+
 /// `cudnn-trace __probe-cudnn DIR MAJOR`: prints a [`Probe`] as JSON on
-/// stdout; returns the exit status (2: bad arguments).
+/// stdout; `cudnn-trace __probe-cudnn --ask JSON`: the [`Answer`]s to the
+/// [`Ask`]s. Returns the exit status (2: bad arguments).
 pub fn child_main(args: &[OsString]) -> i32 {
-    let (Some(dir), Some(major), None) = (
-        args.first(),
-        args.get(1).and_then(|m| m.to_str()?.parse::<u32>().ok()),
-        args.get(2),
-    ) else {
-        say(&format!("usage: cudnn-trace {SUBCOMMAND} DIR MAJOR\n"));
+    let Some(job) = parse_job(args) else {
+        say(&format!(
+            "usage: cudnn-trace {SUBCOMMAND} DIR MAJOR | {SUBCOMMAND} {ASK_FLAG} JSON\n"
+        ));
         return 2;
     };
     // Library constructors may print on stdout: keep the real stdout for
@@ -404,8 +601,11 @@ pub fn child_main(args: &[OsString]) -> i32 {
         say("cudnn-trace: probe: cannot set up stdout\n");
         return 1;
     }
-    let p = probe(Path::new(dir), major);
-    let Ok(mut text) = serde_json::to_vec(&p) else {
+    let text = match job {
+        Job::Dir(dir, major) => serde_json::to_vec(&probe(Path::new(&dir), major)),
+        Job::Asks(asks) => serde_json::to_vec(&asks.iter().map(answer).collect::<Vec<_>>()),
+    };
+    let Ok(mut text) = text else {
         return 1;
     };
     text.push(b'\n');
@@ -439,12 +639,43 @@ mod tests {
             "LD_LIBRARY_PATH",
             "CUDNN_TRACE_PIN",
             "CUDNN_TRACE",
+            "CUDA_VISIBLE_DEVICES",
+            "FAKE_CUDA_LOG",
         ] {
-            assert!(cleared(OsStr::new(k)), "{k}");
+            assert!(!kept(OsStr::new(k)), "{k}");
         }
-        for k in ["PATH", "HOME", "CUDA_VISIBLE_DEVICES"] {
-            assert!(!cleared(OsStr::new(k)), "{k}");
+        for k in ["PATH", "HOME", "LANG"] {
+            assert!(kept(OsStr::new(k)), "{k}");
         }
+    }
+
+    #[test]
+    fn asks_in_this_process_report_load_errors() {
+        let d = crate::testutil::tempdir("probe-asks");
+        let p = |f: &str| d.join(f).to_string_lossy().into_owned();
+        let a = answer(&Ask::Runtime {
+            path: p("libcudart.so.13"),
+        });
+        assert!(a.error.unwrap().contains("libcudart.so.13"));
+        assert_eq!((a.version, a.status), (None, None));
+        // libc has no cudnnGetVersion: loaded, but nothing to call.
+        let libc_path = "/lib/x86_64-linux-gnu/libc.so.6";
+        if Path::new(libc_path).exists() {
+            let a = answer(&Ask::CudnnCore {
+                path: libc_path.into(),
+            });
+            assert_eq!(a.error.as_deref(), Some("it has no cudnnGetVersion"));
+        }
+        // The arguments: both forms, and nonsense.
+        let asks = vec![Ask::Driver { path: "/x".into() }];
+        let json = OsString::from(serde_json::to_string(&asks).unwrap());
+        assert!(matches!(parse_job(&[ASK_FLAG.into(), json]), Some(Job::Asks(a)) if a == asks));
+        assert!(matches!(
+            parse_job(&["/d".into(), "9".into()]),
+            Some(Job::Dir(_, 9))
+        ));
+        assert!(parse_job(&[ASK_FLAG.into(), "[{\"ask\":\"nope\"}]".into()]).is_none());
+        assert!(parse_job(&["/d".into()]).is_none());
     }
 
     #[test]
@@ -481,6 +712,23 @@ echo '{"dir":"'"$2"'","major":9,"core":{"file":"libcudnn_graph.so.9","error":nul
         let p = run_with(&good, Path::new("/x"), 9, TIMEOUT).unwrap();
         assert_eq!(p.dir, "/x");
         assert_eq!(p.core.version, Some(91900));
+        // The --ask form: one answer per ask, else no result.
+        let asker = script(
+            "asker",
+            r#"test "$2" = --ask && test -z "$FAKE_CUDA_LOG" || exit 9
+echo '[{"version":13000,"status":0},{"error":"x: cannot open shared object file"}]'"#,
+        );
+        let asks = [
+            Ask::Runtime { path: "/r".into() },
+            Ask::Driver { path: "/d".into() },
+        ];
+        let a = ask_with(&asker, &asks, TIMEOUT).unwrap();
+        assert_eq!((a[0].version, a[0].status), (Some(13000), Some(0)));
+        assert!(a[1].error.is_some());
+        assert_eq!(
+            ask_with(&asker, &asks[..1], TIMEOUT).unwrap_err(),
+            "the probe process printed no result (exit status: 0)"
+        );
 
         // (SIGTERM rather than the SIGABRT of a real abort: no core dump.)
         let killed = script(

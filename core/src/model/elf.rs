@@ -36,6 +36,10 @@ pub const ET_CORE: u16 = 4;
 pub const PT_LOAD: u32 = 1;
 pub const PT_DYNAMIC: u32 = 2;
 pub const PT_INTERP: u32 = 3;
+pub const PT_NOTE: u32 = 4;
+const NT_GNU_BUILD_ID: u32 = 3;
+/// Most bytes read from one PT_NOTE segment.
+const MAX_NOTE_BYTES: u64 = 64 << 10;
 const DT_NULL: u64 = 0;
 const DT_NEEDED: u64 = 1;
 const DT_STRTAB: u64 = 5;
@@ -296,6 +300,46 @@ pub fn parse<R: Read + Seek>(r: &mut R) -> Option<DynInfo> {
     Some(info)
 }
 
+/// The GNU build-id of an ELF file (its `NT_GNU_BUILD_ID` note), as
+/// lowercase hex: the same value, found the same way (the first such note
+/// of a PT_NOTE segment, notes 4-byte aligned), as the shim records in a
+/// `load` event's `build_id`, so that the two can be compared.
+pub fn build_id<R: Read + Seek>(r: &mut R) -> Option<String> {
+    let head = read_head(r, 64).ok()?;
+    let h = Header::parse(&head)?;
+    let e = h.elf;
+    for s in segments(r, &h)?.iter().filter(|s| s.p_type == PT_NOTE) {
+        if s.filesz == 0 || s.filesz > MAX_NOTE_BYTES {
+            continue;
+        }
+        let Some(notes) = read_at(r, s.offset, s.filesz as usize) else {
+            continue;
+        };
+        let mut o = 0usize;
+        while o + 12 <= notes.len() {
+            let namesz = e.u32(&notes, o)? as usize;
+            let descsz = e.u32(&notes, o + 4)? as usize;
+            let name_at = o + 12;
+            let desc_at = name_at.checked_add(namesz.div_ceil(4) * 4)?;
+            let next = desc_at.checked_add(descsz.div_ceil(4) * 4)?;
+            if next > notes.len() {
+                break;
+            }
+            if e.u32(&notes, o + 8)? == NT_GNU_BUILD_ID
+                && &notes[name_at..name_at + namesz] == b"GNU\0"
+            {
+                let hex = notes[desc_at..desc_at + descsz]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                return Some(hex);
+            }
+            o = next;
+        }
+    }
+    None
+}
+
 /// A minimal ELF64 little-endian shared object with the given dynamic
 /// strings, for tests (here and in the rules' tests).
 #[cfg(test)]
@@ -400,6 +444,46 @@ mod tests {
         let me = std::env::current_exe().unwrap();
         let d = read_dynamic(&me).unwrap();
         assert!(d.needed.iter().any(|n| n.starts_with("libc.so")), "{d:?}");
+    }
+
+    #[test]
+    fn build_id_of_a_real_file() {
+        // The test binary is linked with a build-id (rustc passes
+        // --build-id on Linux); `file`-like tools show the same hex.
+        let me = std::env::current_exe().unwrap();
+        let id = build_id(&mut File::open(&me).unwrap());
+        if let Some(id) = id {
+            assert!(
+                id.len() >= 16 && id.bytes().all(|c| c.is_ascii_hexdigit()),
+                "{id}"
+            );
+        }
+        // A note segment with another note first, then the build-id.
+        let mut notes = Vec::new();
+        for (name, ty, desc) in [
+            (&b"XYZ\0"[..], 1u32, &[1u8, 2, 3][..]),
+            (b"GNU\0", 3, &[0xab, 0x01, 0xff, 0x10]),
+        ] {
+            notes.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            notes.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+            notes.extend_from_slice(&ty.to_le_bytes());
+            notes.extend_from_slice(name);
+            notes.extend_from_slice(desc);
+            notes.resize(notes.len().div_ceil(4) * 4, 0);
+        }
+        let mut b = synthetic_elf("x.so", &[], None, None);
+        let at = b.len() as u64;
+        b.extend_from_slice(&notes);
+        // Turn the PT_DYNAMIC header (the second) into a PT_NOTE over them.
+        let ph = 64 + 56;
+        b[ph..ph + 4].copy_from_slice(&PT_NOTE.to_le_bytes());
+        b[ph + 8..ph + 16].copy_from_slice(&at.to_le_bytes());
+        b[ph + 32..ph + 40].copy_from_slice(&(notes.len() as u64).to_le_bytes());
+        assert_eq!(build_id(&mut Cursor::new(b)).as_deref(), Some("ab01ff10"));
+        // A file without notes has none; garbage is no panic.
+        let b = synthetic_elf("x.so", &[], None, None);
+        assert_eq!(build_id(&mut Cursor::new(b)), None);
+        assert_eq!(build_id(&mut Cursor::new(b"\x7fELF junk".to_vec())), None);
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct VersionEvent {
     pub core: Option<String>,
     /// cudart / libcuda query: the status the version function returned.
     pub status: Option<i64>,
+    /// With source `query`: who called the version function, `shim` or
+    /// `program` (absent in traces of shims before issue 14).
+    pub asked_by: Option<String>,
 }
 
 /// `call`: one of the program's own calls to a version / init function.
@@ -154,6 +157,7 @@ impl From<&Version> for VersionEvent {
             driver_file: v.driver_file.clone(),
             core: v.core.clone(),
             status: v.status,
+            asked_by: v.asked_by.clone(),
         }
     }
 }

@@ -15,10 +15,19 @@ pub enum NameVersion {
     MajorOnly(String),
     /// `libcuda.so.<driver version>`: the version of the NVIDIA driver.
     Driver(String),
-    /// Not from the name: what the library itself reported to the shim
+    /// Not from the name: what the library itself reported in the process
     /// (a `version` event with `source: query`). For libcuda, the CUDA
     /// version the driver supports.
     Reported(String),
+    /// Not from the name: what the file said when asked at report time, in
+    /// a probe process (`analysis::files`).
+    Asked(String),
+    /// Not from the name: the full version in the cuDNN file names the
+    /// library asked for itself (cuDNN 9 asks with its own version first).
+    Requested(String),
+    /// Not from the name: the version of the pip distribution that
+    /// installed the file.
+    Package(String),
 }
 
 impl NameVersion {
@@ -27,7 +36,10 @@ impl NameVersion {
             NameVersion::Full(v) => v.clone(),
             NameVersion::MajorOnly(v) => format!("{v} (major only)"),
             NameVersion::Driver(v) => format!("driver {v}"),
-            NameVersion::Reported(v) => v.clone(),
+            NameVersion::Reported(v) | NameVersion::Asked(v) | NameVersion::Requested(v) => {
+                v.clone()
+            }
+            NameVersion::Package(v) => format!("{v} (pip)"),
         }
     }
 
@@ -36,7 +48,10 @@ impl NameVersion {
             NameVersion::Full(v)
             | NameVersion::MajorOnly(v)
             | NameVersion::Driver(v)
-            | NameVersion::Reported(v) => v.split('.').count(),
+            | NameVersion::Reported(v)
+            | NameVersion::Asked(v)
+            | NameVersion::Requested(v)
+            | NameVersion::Package(v) => v.split('.').count(),
         }
     }
 }

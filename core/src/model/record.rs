@@ -69,11 +69,19 @@ pub struct FindingsRecord {
     pub error: usize,
     pub warning: usize,
     pub info: usize,
+    /// Findings left out by `--ignore` or the configuration file (not in
+    /// the counts above, not gated on); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ignored: usize,
     /// `--fail-on LEVEL`, when given.
     pub fail_on: Option<String>,
     /// Whether a finding reached LEVEL (the launcher then exits 3 if the
     /// program exited 0).
     pub tripped: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// `pin` of `launcher.json` (`docs/pin.md`): what `--pin` validated.

@@ -7,8 +7,8 @@
 use super::files::read_regular;
 use super::{io_msg, LauncherRecord, LAUNCHER_FILE};
 use cudnn_trace_format::read::{
-    parse_line, Call, CallCounts, Event, LineError, Load, LoadFailed, Note, Pin, Process, Unload,
-    Version,
+    parse_line, Call, CallCounts, DriverClient, Event, LineError, Load, LoadFailed, Note, Pin,
+    Process, Unload, Version,
 };
 use cudnn_trace_format::SCHEMA_VERSION;
 use serde::Serialize;
@@ -78,6 +78,9 @@ pub struct Image {
     pub calls: Vec<Call>,
     /// Call totals (at exit, or when a library was unloaded).
     pub call_counts: Vec<CallCounts>,
+    /// The objects that asked the driver for its entry points (a CUDA
+    /// runtime, shared or linked into another object).
+    pub driver_clients: Vec<DriverClient>,
 }
 
 impl Image {
@@ -467,6 +470,7 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
                         versions: Vec::new(),
                         calls: Vec::new(),
                         call_counts: Vec::new(),
+                        driver_clients: Vec::new(),
                     });
                 }
                 Ok(_) => {
@@ -506,9 +510,7 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
             Ok(Event::Version(v)) => img.versions.push(v),
             Ok(Event::Call(c)) => img.calls.push(c),
             Ok(Event::CallCounts(c)) => img.call_counts.push(c),
-            // Read, not used yet: who asks the driver for its entry points
-            // (a static CUDA runtime shows itself only there; issue 14).
-            Ok(Event::DriverClient(_)) => {}
+            Ok(Event::DriverClient(c)) => img.driver_clients.push(c),
             Ok(Event::DlError(d)) => {
                 match img.failed.iter().rposition(|f| f.ev.seq == d.req) {
                     Some(i) => {

@@ -17,6 +17,7 @@ pub fn findings_text(d: &Diagnosis) -> String {
     let folded = fold_across(&d.images);
     if folded.is_empty() {
         out += "\nfindings: none\n";
+        out += &policy_text(d);
         return out;
     }
     out += &format!("\nfindings ({}):\n", folded.len());
@@ -28,6 +29,52 @@ pub fn findings_text(d: &Diagnosis) -> String {
             text = text.replacen('\n', &format!("  (pid {}{more})\n", list.join(", ")), 1);
         }
         out += &text;
+    }
+    out += &policy_text(d);
+    out
+}
+
+/// What `--ignore`, `--severity` or the configuration file changed, one
+/// line each: `2 findings ignored by cudnn-trace.toml (CDT001, CDT005)`,
+/// `1 finding re-ranked by --severity (CDT008 warning → error)`. Empty
+/// when nothing. Identical findings of several processes count once, as
+/// in the list above.
+pub fn policy_text(d: &Diagnosis) -> String {
+    let ignored: Vec<(String, String)> = fold_across(&d.ignored)
+        .iter()
+        .filter_map(|(f, _)| Some((f.policy.as_ref()?.by.clone(), f.code.to_string())))
+        .collect();
+    let reranked: Vec<(String, String)> = fold_across(&d.images)
+        .iter()
+        .filter_map(|(f, _)| {
+            let m = f.policy.as_ref()?;
+            let was = m.rule_severity?;
+            Some((m.by.clone(), format!("{} {was} → {}", f.code, f.severity)))
+        })
+        .collect();
+    let mut out = String::new();
+    for (list, did) in [(ignored, "ignored"), (reranked, "re-ranked")] {
+        if list.is_empty() {
+            continue;
+        }
+        let n = list.len();
+        let mut by: Vec<(String, Vec<String>)> = Vec::new();
+        for (origin, what) in list {
+            match by.iter_mut().find(|(o, _)| *o == origin) {
+                Some((_, w)) => {
+                    if !w.contains(&what) {
+                        w.push(what)
+                    }
+                }
+                None => by.push((origin, vec![what])),
+            }
+        }
+        let parts: Vec<String> = by
+            .iter()
+            .map(|(o, w)| format!("by {} ({})", esc(o), w.join(", ")))
+            .collect();
+        let plural = if n == 1 { "finding" } else { "findings" };
+        let _ = writeln!(out, "{n} {plural} {did} {}", parts.join(", "));
     }
     out
 }
@@ -137,6 +184,7 @@ mod tests {
             evidence: vec![Evidence::new("failed").path("/a\nb").detail("x\u{7}")],
             remedy: "r\u{9b}".into(),
             sources: Vec::new(),
+            policy: None,
         };
         let t = render_text(&[f]);
         assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
@@ -144,6 +192,70 @@ mod tests {
             t.contains(r"lib\x1b[31m.so") && t.contains(r"/a\x0ab"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn policy_changes_are_said_once_after_the_findings() {
+        use crate::analysis::findings::ImageFindings;
+        use crate::analysis::policy::{Action, Origin, Policy};
+        let fs = probe_trace().findings();
+        let codes: Vec<&str> = fs.iter().map(|f| f.code).collect();
+        assert_eq!(codes, ["CDT008", "CDT010", "CDT002"]);
+        // The same findings in two processes count once, as in the list.
+        let image = |pid: u32| ImageFindings {
+            file: format!("{pid}.jsonl"),
+            pid,
+            findings: fs.clone(),
+        };
+        let mut d = Diagnosis {
+            images: vec![image(1), image(2)],
+            ignored: Vec::new(),
+            knowledge_origin: Default::default(),
+            knowledge_warnings: Vec::new(),
+        };
+        let mut p = Policy::default();
+        let file = Origin::File("/p/cudnn-trace.toml".into());
+        p.set("CDT008", Action::Ignore, file.clone());
+        p.set("CDT010", Action::Ignore, Origin::Option("--ignore"));
+        p.set("CDT002", Action::Severity(Severity::Error), file);
+        p.apply(&mut d);
+        let text = findings_text(&d);
+        assert!(text.contains("\nfindings (1):\nERROR   CDT002"), "{text}");
+        assert!(
+            !text.contains("CDT008  ") && !text.contains("CDT010  "),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "2 findings ignored by /p/cudnn-trace.toml (CDT008), by --ignore (CDT010)\n\
+                 1 finding re-ranked by /p/cudnn-trace.toml (CDT002 warning → error)\n"
+            ),
+            "{text}"
+        );
+        // Everything ignored: said after "none".
+        let mut p = Policy::default();
+        for c in codes {
+            p.set(c, Action::Ignore, Origin::Option("--ignore"));
+        }
+        let mut d = Diagnosis {
+            images: vec![image(1)],
+            ignored: Vec::new(),
+            knowledge_origin: Default::default(),
+            knowledge_warnings: Vec::new(),
+        };
+        p.apply(&mut d);
+        assert_eq!(
+            findings_text(&d),
+            "\nfindings: none\n3 findings ignored by --ignore (CDT008, CDT010, CDT002)\n"
+        );
+        // No policy: no line.
+        assert!(policy_text(&Diagnosis {
+            images: vec![image(1)],
+            ignored: Vec::new(),
+            knowledge_origin: Default::default(),
+            knowledge_warnings: Vec::new(),
+        })
+        .is_empty());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The machine-readable document of `report --json` and the launcher's
 //! `--json-summary`.
 
+use crate::analysis::files::{ImageFiles, NotAsked, StartupFailure, StaticRuntime};
 use crate::analysis::findings::{Finding, Severity};
-use crate::analysis::libraries::{libraries, LibraryView};
+use crate::analysis::libraries::{libraries_with, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
 use crate::analysis::{Diagnosis, Link, ProcessTree};
 use crate::model::{LauncherRecord, Problem, TraceSet};
@@ -23,6 +24,10 @@ pub struct Document<'a> {
     pub problems: &'a [Problem],
     /// How many findings of each severity, over all processes.
     pub findings_total: BTreeMap<&'static str, usize>,
+    /// How many findings `--ignore` or the configuration file left out
+    /// (each process lists them in `ignored_findings`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub findings_ignored: usize,
     /// Where each knowledge table came from (`embedded` or an override path).
     pub knowledge: &'a BTreeMap<String, String>,
     pub knowledge_warnings: &'a [String],
@@ -61,10 +66,25 @@ pub struct ProcessDoc<'a> {
     /// How it ended, when the launcher knows.
     pub ended: Option<String>,
     pub libraries: Vec<LibraryView>,
+    /// Libraries whose version could not be asked at report time, and why.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub versions_not_asked: &'a [NotAsked],
+    /// Objects that carry a CUDA runtime linked into them (`nvidia`: one
+    /// of NVIDIA's libraries, which all do).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub static_runtimes: &'a [StaticRuntime],
+    /// The library the loader could not find at start-up, with the copies
+    /// on this machine, when that is how the process ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_failure: Option<&'a StartupFailure>,
     pub failed_loads: Vec<FailedDoc<'a>>,
     pub notes: Vec<NoteDoc<'a>>,
     /// What is wrong, with evidence and a remedy (`cudnn-trace explain CODE`).
     pub findings: &'a [Finding],
+    /// Findings that `--ignore` or the configuration file left out, each
+    /// with its `policy` mark; absent when none.
+    #[serde(skip_serializing_if = "<[Finding]>::is_empty")]
+    pub ignored_findings: &'a [Finding],
     /// The cuDNN pin of this process and what it did; absent when not pinned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin: Option<PinView>,
@@ -84,6 +104,10 @@ pub struct FailedDoc<'a> {
     /// program read from `dlerror()`), without repeats.
     pub errors: Vec<&'a str>,
     pub errno: Option<i32>,
+    /// ld.so gave up during this start-up search and ended the process
+    /// (exit status 127, before `main`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fatal: bool,
 }
 
 #[derive(Serialize)]
@@ -116,6 +140,18 @@ pub fn document<'a>(
     all: bool,
     d: &'a Diagnosis,
 ) -> Document<'a> {
+    document_with(set, tree, all, d, &[])
+}
+
+/// [`document`] with what the machine says about each image's files
+/// (versions found outside the trace, files that could not be asked).
+pub fn document_with<'a>(
+    set: &'a TraceSet,
+    tree: &ProcessTree,
+    all: bool,
+    d: &'a Diagnosis,
+    files: &'a [ImageFiles],
+) -> Document<'a> {
     let processes = set
         .images
         .iter()
@@ -147,7 +183,10 @@ pub fn document<'a>(
                 link,
                 top: tree.top[i],
                 ended: tree.ending[i].clone(),
-                libraries: libraries(img, all),
+                libraries: libraries_with(img, all, files.get(i)),
+                versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
+                startup_failure: files.get(i).and_then(|f| f.startup.as_ref()),
+                static_runtimes: files.get(i).map_or(&[][..], |f| &f.static_runtimes[..]),
                 failed_loads: img
                     .failed
                     .iter()
@@ -162,6 +201,7 @@ pub fn document<'a>(
                         tried: f.ev.tried.iter().map(tried).collect(),
                         errors: f.errors(),
                         errno: f.ev.errno,
+                        fatal: f.ev.fatal,
                     })
                     .collect(),
                 notes: img
@@ -175,6 +215,7 @@ pub fn document<'a>(
                     .collect(),
                 pin: pin_view(img),
                 findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
+                ignored_findings: d.ignored.get(i).map_or(&[][..], |f| &f.findings[..]),
             }
         })
         .collect();
@@ -193,10 +234,15 @@ pub fn document<'a>(
             .into_iter()
             .map(|s| (s.as_str(), d.all().filter(|f| f.severity == s).count()))
             .collect(),
+        findings_ignored: d.ignored_all().count(),
         knowledge: &d.knowledge_origin,
         knowledge_warnings: &d.knowledge_warnings,
         trace_loss: set.loss(),
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The launcher records of the set, for the JSON document.

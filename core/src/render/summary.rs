@@ -10,9 +10,11 @@ use super::text::{argv_text, esc, esc_lines};
 use crate::analysis::failures::{
     blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
 };
-use crate::analysis::libraries::{libraries, other_count, LibraryView};
+use crate::analysis::files::{ImageFiles, StartupFailure};
+use crate::analysis::libraries::{libraries_with, other_count, LibraryView};
 use crate::analysis::pin::pin_view;
 use crate::analysis::{Link, ProcessTree};
+use crate::machine::Copy;
 use crate::model::name_version::NameVersion;
 use crate::model::Ver;
 use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
@@ -185,6 +187,8 @@ pub fn common_prefix(set: &TraceSet, all: bool) -> Option<String> {
 struct View<'a> {
     set: &'a TraceSet,
     tree: &'a ProcessTree,
+    /// What the machine says about each image's files (may be empty).
+    files: &'a [ImageFiles],
 }
 
 /// Whether an image has something to show beyond its header line.
@@ -251,7 +255,18 @@ fn calls_off_line(set: &TraceSet) -> Option<String> {
 
 /// The text summary.
 pub fn render(set: &TraceSet, tree: &ProcessTree, opts: &TextOptions) -> String {
-    let a = &View { set, tree };
+    render_with(set, tree, &[], opts)
+}
+
+/// The text summary, with what the machine says about each image's files
+/// (versions found outside the trace; `analysis::files`).
+pub fn render_with(
+    set: &TraceSet,
+    tree: &ProcessTree,
+    files: &[ImageFiles],
+    opts: &TextOptions,
+) -> String {
+    let a = &View { set, tree, files };
     let mut opts = opts.clone();
     if opts.prefix.is_none() {
         opts.prefix = common_prefix(set, opts.all);
@@ -578,18 +593,31 @@ fn render_image(
     let img = &a.set.images[i];
     let pad = "   ".repeat(depth);
     let body = format!("{pad}  ");
-    let libs = libraries(img, opts.all);
+    let files = a.files.get(i);
+    let libs = libraries_with(img, opts.all, files);
     let mut head = image_head(a, i, &pad, multi_host, chain);
-    if libs.is_empty() && img.failed.is_empty() && img.notes.is_empty() && img.pins.is_empty() {
+    let static_runtime = files.is_some_and(|f| f.static_runtimes.iter().any(|r| !r.nvidia));
+    if libs.is_empty()
+        && img.failed.is_empty()
+        && img.notes.is_empty()
+        && img.pins.is_empty()
+        && !static_runtime
+    {
         head.push_str("  — no CUDA library");
     }
     out.push('\n');
     line(out, &head);
 
     let sh = Shortener::new(img, opts.prefix.as_deref());
+    if let Some(st) = files.and_then(|f| f.startup.as_ref()) {
+        render_startup(&sh, img, st, &body, out);
+    }
     // Libraries, one aligned row each, grouped by family.
     let rows: Vec<[String; 6]> = libs.iter().map(|v| library_row(&sh, img, v)).collect();
     write_rows(&rows, &body, out);
+    if let Some(files) = files {
+        render_static_runtimes(&sh, files, &body, out);
+    }
     if !opts.all && img.header.mode == "all" {
         let others = other_count(img);
         if others > 0 {
@@ -599,6 +627,9 @@ fn render_image(
                 if others == 1 { "y" } else { "ies" }
             );
         }
+    }
+    if let Some(files) = files {
+        render_not_asked(&sh, files, &body, out);
     }
     render_pin(&sh, img, &body, out);
     for (f, times) in grouped_failures(img) {
@@ -709,9 +740,21 @@ fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
     if !extra.is_empty() {
         let _ = write!(dir, "  ({})", extra.join(", "));
     }
+    let mut file = basename(&v.path).to_string();
+    if v.stub {
+        file.push_str(" (stub)");
+    }
+    // A renamed copy: what told its family, when its file name does not.
+    match (v.family_by.as_deref(), v.soname.as_deref()) {
+        (Some("symbol"), _) => file.push_str(" (by its exports)"),
+        (Some("soname"), Some(so)) if so != basename(&v.path) => {
+            let _ = write!(file, " (SONAME {so})");
+        }
+        _ => {}
+    }
     [
         v.family.clone().unwrap_or_else(|| "other".into()),
-        basename(&v.path).to_string(),
+        file,
         v.version
             .as_ref()
             .map(NameVersion::text)
@@ -742,6 +785,101 @@ fn write_rows(rows: &[[String; 6]], body: &str, out: &mut String) {
         let _ = write!(l, "  {}", r[5]);
         line(out, l.trim_end());
         last_family = r[0].clone();
+    }
+}
+
+/// The one line of a start-up failure: which library the loader could not
+/// find, who needed it, and the copies on this machine (one that fits, else
+/// one of another major, which does not).
+fn render_startup(sh: &Shortener, img: &Image, st: &StartupFailure, body: &str, out: &mut String) {
+    let failed = img.failed.iter().find(|f| f.ev.seq == st.seq);
+    let who = match failed.map(|f| f.ev.via.as_str()) {
+        Some(via::PRELOAD) => "LD_PRELOAD".to_string(),
+        _ => requester_name(sh, st.requester.as_deref()).unwrap_or_else(|| "the program".into()),
+    };
+    let copy = |c: &Copy| {
+        format!(
+            "{} ({})",
+            sh.abbr(&c.path),
+            c.version.as_deref().unwrap_or("version unknown")
+        )
+    };
+    let more = |n: usize| {
+        if n > 1 {
+            format!(" (+{} more)", n - 1)
+        } else {
+            String::new()
+        }
+    };
+    let copies = if !st.looked {
+        "copies not looked for: the trace is from another host".to_string()
+    } else if let Some(c) = st.fitting.first() {
+        let searched = failed.is_some_and(|f| {
+            f.ev.tried
+                .iter()
+                .any(|t| dirname(&t.path) == dirname(&c.path))
+        });
+        let where_ = if searched {
+            "in a directory the loader searched (a broken link?)"
+        } else {
+            "in a directory the loader did not search"
+        };
+        format!(
+            "a copy that fits: {}, {where_}{}",
+            copy(c),
+            more(st.fitting.len())
+        )
+    } else if let Some(c) = st.other_major.first() {
+        format!(
+            "only another major on this machine: {}, which does not fit{}",
+            copy(c),
+            more(st.other_major.len())
+        )
+    } else {
+        "no copy on this machine".to_string()
+    };
+    line(
+        out,
+        &format!(
+            "{body}start-up: the loader could not find {} (needed by {who}) and ended the program before main (exit status 127); {copies}",
+            st.name
+        ),
+    );
+}
+
+/// The objects that carry a static CUDA runtime, other than NVIDIA's own
+/// libraries (every one of those does: no news, and not what the program
+/// links), with the runtime's version when it is known.
+fn render_static_runtimes(sh: &Shortener, files: &ImageFiles, body: &str, out: &mut String) {
+    for r in files.static_runtimes.iter().filter(|r| !r.nvidia) {
+        let version = match (&r.version, &r.version_from) {
+            (Some(v), Some(from)) => format!("CUDA {v}, from {from}"),
+            (Some(v), None) => format!("CUDA {v}"),
+            _ => "version unknown".to_string(),
+        };
+        line(
+            out,
+            &format!(
+                "{body}static  {} carries a static CUDA runtime ({version})",
+                sh.abbr(&r.path)
+            ),
+        );
+    }
+}
+
+/// The libraries whose version could not be asked at report time, and why
+/// (the file changed since the trace, is gone, or asking failed): one line
+/// per reason, so that a trace whose files are all gone says so once.
+fn render_not_asked(sh: &Shortener, files: &ImageFiles, body: &str, out: &mut String) {
+    let mut by_why: Vec<(&str, Vec<String>)> = Vec::new();
+    for n in &files.not_asked {
+        match by_why.iter_mut().find(|(w, _)| *w == n.why) {
+            Some((_, names)) => names.push(sh.short(&n.path)),
+            None => by_why.push((&n.why, vec![sh.short(&n.path)])),
+        }
+    }
+    for (why, names) in by_why {
+        line(out, &format!("{body}version {}: {why}", names.join(", ")));
     }
 }
 
@@ -776,7 +914,12 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
         ),
     );
     let errors = f.errors();
-    if errors.is_empty() {
+    if errors.is_empty() && ev.fatal {
+        let _ = writeln!(
+            out,
+            "{body}        error: ld.so gave up at start-up (\"error while loading shared libraries\" on stderr, exit status 127)"
+        );
+    } else if errors.is_empty() {
         let _ = writeln!(
             out,
             "{body}        error: not read by the program (it did not call dlerror)"

@@ -6,6 +6,7 @@
 
 use super::knowledge::Knowledge;
 use super::Ver;
+use crate::analysis::files::{Found, ImageFiles, Source, StaticRuntime};
 use crate::model::events::{self, CallEvent, VersionEvent};
 use crate::model::name_version::{self, NameVersion};
 use crate::model::trace::{Failed, Image};
@@ -34,6 +35,9 @@ pub struct Lib<'a> {
     pub driver_file: Option<Ver>,
     /// The `version` event of this object, if any.
     pub query: Option<VersionEvent>,
+    /// A version found outside the process (asked at report time, the
+    /// names it asked for, its pip package): `analysis::files`.
+    pub found: Option<Found>,
     /// `seq` of the unload that removed it, if any.
     pub unloaded_at: Option<u64>,
 }
@@ -61,6 +65,13 @@ impl Lib<'_> {
         }
     }
 
+    /// A stub of its family (the shim's `stub` flag; for older traces a
+    /// `stubs` directory in its path or `_stub` in its file name).
+    pub fn is_stub(&self) -> bool {
+        let named = |p: &str| p.contains("/stubs/") || basename(p).contains("_stub");
+        self.load.stub || named(self.path()) || named(self.real())
+    }
+
     /// Whether `path` names this object (its path or real path).
     pub fn is(&self, path: &str) -> bool {
         self.load.path == path || self.load.realpath.as_deref() == Some(path)
@@ -75,23 +86,52 @@ impl Lib<'_> {
                 }
             }
         }
+        let found = self.found.as_ref().and_then(|f| {
+            let v = f.version.as_deref().and_then(Ver::parse)?;
+            (v.0.len() >= 2).then_some((v, f.source))
+        });
+        if let Some((v, s @ (Source::Asked | Source::AskedCached))) = &found {
+            return Some((v.clone(), s.words()));
+        }
         if let Some(v) = &self.name_version {
             return Some((v.clone(), "from the file name"));
+        }
+        if let Some((v, s)) = found {
+            return Some((v, s.words()));
         }
         let q = self.query.as_ref()?;
         let v = q.version.as_deref().and_then(Ver::parse)?;
         (v.0.len() >= 2).then_some((v, "from the shim's version event"))
     }
 
-    /// `cudnnGetCudartVersion()` of a cuDNN copy, as a version (13000 → 13.0).
+    /// `cudnnGetCudartVersion()` of a cuDNN copy, as a version (13000 → 13.0):
+    /// its answer in the process, else in a probe process.
     pub fn cuda_build(&self) -> Option<Ver> {
-        let v = self.query.as_ref()?.cuda_build?;
+        let v = self
+            .query
+            .as_ref()
+            .and_then(|q| q.cuda_build)
+            .or_else(|| self.found.as_ref()?.cuda_build)?;
         (v > 0).then(|| Ver::from_cuda_int(v as u64))
+    }
+
+    /// The raw `cudnnGetCudartVersion()` value behind [`Lib::cuda_build`],
+    /// and how it was read.
+    pub fn cuda_build_raw(&self) -> Option<(i64, &'static str)> {
+        if let Some(v) = self.query.as_ref().and_then(|q| q.cuda_build) {
+            return Some((v, "reported by the library"));
+        }
+        let f = self.found.as_ref()?;
+        Some((f.cuda_build?, f.source.words()))
     }
 
     /// `cudnnGetMaxDeviceVersion()` of a cuDNN copy (1210 → SM 12.1).
     pub fn max_device(&self) -> Option<Ver> {
-        let v = self.query.as_ref()?.max_device?;
+        let v = self
+            .query
+            .as_ref()
+            .and_then(|q| q.max_device)
+            .or_else(|| self.found.as_ref()?.max_device)?;
         (v > 0).then(|| Ver::from_sm_int(v as u64))
     }
 
@@ -149,6 +189,9 @@ pub struct Facts<'a> {
     pub stderr: Option<&'a str>,
     pub observed: Vec<Observed>,
     pub messages: Vec<MessageMatch>,
+    /// Objects that carry a CUDA runtime linked into them
+    /// (`analysis::files`).
+    pub static_runtimes: Vec<StaticRuntime>,
 }
 
 pub use crate::model::{basename, dirname};
@@ -282,7 +325,11 @@ impl<'a> Facts<'a> {
             }
         }
         for v in &versions {
-            // The shim's own cuDriverGetVersion / cudaRuntimeGetVersion failed.
+            // The shim's own cuDriverGetVersion / cudaRuntimeGetVersion
+            // failed. (An answer the program got is a call event as well.)
+            if v.asked_by.as_deref() == Some("program") {
+                continue;
+            }
             if let Some(s) = v.status.filter(|&s| s != 0) {
                 observed.push(Observed {
                     value: s,
@@ -310,6 +357,7 @@ impl<'a> Facts<'a> {
             stderr: stderr.map(|e| e.text),
             observed,
             messages,
+            static_runtimes: Vec::new(),
         }
     }
 
@@ -359,6 +407,24 @@ impl<'a> Facts<'a> {
     pub fn host(&self) -> Option<&str> {
         self.img.header.hostname.as_deref()
     }
+
+    /// The facts with what the machine says about the image's files
+    /// (versions found outside the process).
+    pub fn with_files(mut self, files: Option<&ImageFiles>) -> Self {
+        if let Some(files) = files {
+            for lib in &mut self.libs {
+                let f = files.versions.get(&lib.load.path).or_else(|| {
+                    lib.load
+                        .realpath
+                        .as_ref()
+                        .and_then(|r| files.versions.get(r))
+                });
+                lib.found = f.cloned();
+            }
+            self.static_runtimes = files.static_runtimes.clone();
+        }
+        self
+    }
 }
 
 fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent]) -> Lib<'a> {
@@ -403,6 +469,7 @@ fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent
         name_version,
         driver_file,
         query,
+        found: None,
         unloaded_at,
     }
 }

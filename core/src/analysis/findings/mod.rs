@@ -26,6 +26,7 @@ pub use crate::model::Ver;
 pub use facts::Facts;
 pub use knowledge::Knowledge;
 
+use crate::analysis::files::ImageFiles;
 use crate::machine::Machine;
 use crate::model::trace::{Image, TraceSet};
 use serde::Serialize;
@@ -157,6 +158,25 @@ pub struct Finding {
     pub remedy: String,
     /// compat-facts sources of the rule and the data it used.
     pub sources: Vec<SourceRef>,
+    /// What `--ignore`/`--severity` or the configuration file did to it
+    /// (`analysis::policy`); None when nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyMark>,
+}
+
+/// What a per-code policy (`--ignore`, `--severity`, the configuration
+/// file: `analysis::policy`) did to a finding; its `policy` field in the
+/// JSON document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyMark {
+    /// True when the finding was ignored (it is then in
+    /// `Diagnosis::ignored`, not among the findings).
+    pub ignored: bool,
+    /// The rule's own severity, when the policy changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_severity: Option<Severity>,
+    /// `--ignore`, `--severity`, or the configuration file.
+    pub by: String,
 }
 
 /// Every code a rule can emit, with its short name. The long texts are in
@@ -204,7 +224,14 @@ pub fn evaluate(facts: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 /// the whole run: its framework messages are explained in every image that
 /// loaded (or failed to load) a cuDNN or CUDA runtime library, else in the
 /// launcher's top image, else in the first.
-pub fn analyze_set(set: &TraceSet, stderr: Option<&str>, ctx: &Context<'_>) -> Vec<ImageFindings> {
+/// `files`: what the machine says about each image's files (in
+/// `set.images` order; missing entries count as nothing said).
+pub fn analyze_set(
+    set: &TraceSet,
+    stderr: Option<&str>,
+    ctx: &Context<'_>,
+    files: &[ImageFiles],
+) -> Vec<ImageFindings> {
     let wants_stderr: Vec<bool> = {
         let relevant: Vec<bool> = set.images.iter().map(cuda_relevant).collect();
         if relevant.iter().any(|&r| r) {
@@ -227,7 +254,7 @@ pub fn analyze_set(set: &TraceSet, stderr: Option<&str>, ctx: &Context<'_>) -> V
             } else {
                 None
             };
-            let facts = Facts::new(img, err);
+            let facts = Facts::new(img, err).with_files(files.get(i));
             ImageFindings {
                 file: img.file.display().to_string(),
                 pid: img.header.pid,
@@ -306,6 +333,7 @@ mod tests {
             evidence: Vec::new(),
             remedy: String::new(),
             sources: Vec::new(),
+            policy: None,
         };
         let warn = [f(Severity::Info), f(Severity::Warning)];
         assert!(fails(&warn, Severity::Warning));
@@ -330,14 +358,14 @@ mod tests {
             machine: &m,
         };
         let stderr = probe_trace().stderr.unwrap();
-        let r = analyze_set(&set, Some(&stderr), &ctx);
+        let r = analyze_set(&set, Some(&stderr), &ctx, &[]);
         assert_eq!(r.len(), 2);
         assert!(r[0].findings.is_empty());
         assert!(r[1].findings.iter().any(|f| f.code == "CDT010"));
         // Nothing relevant anywhere: the message goes to the first image.
         let mut set = TraceSet::default();
         set.images.push(Trace::new().image());
-        let r = analyze_set(&set, Some(&stderr), &ctx);
+        let r = analyze_set(&set, Some(&stderr), &ctx, &[]);
         assert!(r[0].findings.iter().any(|f| f.code == "CDT010"));
     }
 

@@ -1,16 +1,17 @@
 //! CDT001: two or more files of one library in a process; CDT002: cuDNN
 //! sub-libraries of different versions (compat-facts §3.3, rule 7).
 
-use super::{and_list, finding, loaded};
+use super::{and_list, entry_of, finding, loaded, Entry};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Severity, Ver};
 use crate::model::stem;
 use std::collections::BTreeMap;
 
-/// How a copy got in, and what to change so that it does not.
-pub(super) fn how_to_avoid(lib: &Lib<'_>, keep_dir: Option<&str>) -> String {
+/// How a copy got in, and what to change so that it does not: the search
+/// entry it came through (`entry`, [`super::entry_of`]), as written.
+pub(super) fn how_to_avoid(lib: &Lib<'_>, entry: &Entry, keep_dir: Option<&str>) -> String {
     let l = lib.load;
-    let dir = l.search_dir.as_deref().unwrap_or_else(|| lib.dir());
+    let dir = entry.dir.as_str();
     let keep = keep_dir
         .map(|k| format!(" (or put {k} before it)"))
         .unwrap_or_default();
@@ -20,7 +21,7 @@ pub(super) fn how_to_avoid(lib: &Lib<'_>, keep_dir: Option<&str>) -> String {
         None => "its requester".to_string(),
     };
     match l.reason.as_str() {
-        "LD_LIBRARY_PATH" => format!("remove {dir} from LD_LIBRARY_PATH{keep}"),
+        "LD_LIBRARY_PATH" => format!("remove {} from LD_LIBRARY_PATH{keep}", entry.shown()),
         "ld.so.cache" | "default-dir" => format!(
             "{} came from the {} because no earlier search step had it: make {who} find {} first, or remove {dir} from the ld.so cache",
             basename(l.name.as_deref().unwrap_or(&l.path)),
@@ -29,9 +30,14 @@ pub(super) fn how_to_avoid(lib: &Lib<'_>, keep_dir: Option<&str>) -> String {
         ),
         "path" => format!("{who} loads {} by its path", l.path),
         "RPATH" | "RUNPATH" | "RPATH/RUNPATH" => format!(
-            "the {} of {} points at {dir}",
+            "the {} of {} points at {dir}{}",
             l.reason,
-            l.reason_owner.as_deref().unwrap_or(&who)
+            l.reason_owner.as_deref().unwrap_or(&who),
+            entry
+                .written
+                .as_deref()
+                .map(|w| format!(" (its entry {w})"))
+                .unwrap_or_default()
         ),
         "pin" => format!("the cuDNN pin sent it to {dir}"),
         other => format!("found through {other} in {dir}"),
@@ -53,7 +59,10 @@ fn overlap(a: &Lib<'_>, b: &Lib<'_>) -> bool {
 /// that is a warning.
 pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let mut groups: BTreeMap<(String, String), Vec<&Lib<'_>>> = BTreeMap::new();
-    for lib in &f.libs {
+    // A stub (the toolkit's `stubs/libcuda.so`, a `libcudart_stub.so`)
+    // stands in for the library at link time: never a copy of it (CDT011
+    // says when one is loaded).
+    for lib in f.libs.iter().filter(|l| !l.is_stub()) {
         let key = match lib.family.as_str() {
             "cudnn" => ("cudnn".to_string(), lib.stem.clone()),
             "cudart" => ("cudart".to_string(), "libcudart".to_string()),
@@ -123,7 +132,10 @@ pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let keep = live[0];
         let fixes: Vec<String> = live[1..]
             .iter()
-            .map(|l| format!("{}: {}", l.path(), how_to_avoid(l, Some(keep.dir()))))
+            .map(|l| {
+                let e = entry_of(f, ctx, l);
+                format!("{}: {}", l.path(), how_to_avoid(l, &e, Some(keep.dir())))
+            })
             .collect();
         let remedy = if mixed_majors {
             format!(
@@ -245,7 +257,7 @@ impl<'l, 'a> Install<'l, 'a> {
             self.severity(&odd),
             self.title(&odd, &dirs, &symbol_titles),
             self.evidence(&odd),
-            self.remedy(anchor_dir.as_deref()),
+            self.remedy(f, ctx, anchor_dir.as_deref()),
             &["R4", "R5", "E5", "E11", "R46", "R16"],
         ))
     }
@@ -448,11 +460,18 @@ impl<'l, 'a> Install<'l, 'a> {
                 per_dir.join("; ")
             )
         };
+        // A dispatcher of another version works (E5): it is named in the
+        // title only when nothing else is odd.
+        let primary: Vec<&Odd<'_, '_>> = if odd.iter().any(|o| !o.dispatcher_only) {
+            odd.iter().filter(|o| !o.dispatcher_only).collect()
+        } else {
+            odd.iter().collect()
+        };
         // The odd ones by name, for titles that cannot give their versions
         // (a failed check leaves a sub-library's own version unknown).
         let odd_names = {
             let mut stems: Vec<&str> = Vec::new();
-            for l in odd.iter().filter_map(|o| o.lib) {
+            for l in primary.iter().filter_map(|o| o.lib) {
                 if !stems.contains(&l.stem.as_str()) {
                     stems.push(&l.stem);
                 }
@@ -466,10 +485,15 @@ impl<'l, 'a> Install<'l, 'a> {
         let reference = self
             .reference
             .and_then(|r| r.version().map(|(v, _)| (r, v)));
+        // Only the dispatcher differs, the rest from another directory: the
+        // directories (with the dispatcher's version) tell the story best.
+        let dispatcher_only = !odd.is_empty() && odd.iter().all(|o| o.dispatcher_only);
         if let Some(t) = symbol_titles.first() {
             t.clone()
+        } else if dispatcher_only && dirs.len() >= 2 {
+            directories()
         } else if let Some((r, rv)) = reference {
-            let others: Vec<String> = odd
+            let others: Vec<String> = primary
                 .iter()
                 .filter_map(|o| o.lib)
                 .filter_map(|l| l.version().map(|(v, _)| format!("{} {v}", l.stem)))
@@ -508,7 +532,7 @@ impl<'l, 'a> Install<'l, 'a> {
                 evidence.push(o.evidence.clone());
             }
         }
-        if odd.is_empty() {
+        if odd.iter().all(|o| o.dispatcher_only) {
             for l in &self.libs {
                 let e = loaded(l);
                 if !evidence.iter().any(|x| x.seq == e.seq) {
@@ -520,11 +544,11 @@ impl<'l, 'a> Install<'l, 'a> {
     }
 
     /// What to change: every file not from the anchor directory.
-    fn remedy(&self, anchor_dir: Option<&str>) -> String {
+    fn remedy(&self, f: &Facts<'_>, ctx: &Context<'_>, anchor_dir: Option<&str>) -> String {
         let major = self.major;
         let mut fixes: Vec<String> = Vec::new();
         for l in self.libs.iter().filter(|l| Some(l.dir()) != anchor_dir) {
-            let fix = how_to_avoid(l, anchor_dir);
+            let fix = how_to_avoid(l, &entry_of(f, ctx, l), anchor_dir);
             if !fixes.contains(&fix) {
                 fixes.push(fix);
             }
@@ -567,6 +591,7 @@ pub(super) fn symbol_version_error(fl: &crate::model::trace::Failed) -> Option<(
 #[cfg(test)]
 mod tests {
     use crate::analysis::findings::testkit::*;
+    use crate::model::elf::DynInfo;
 
     #[test]
     fn two_copies_of_one_cudnn_library() {
@@ -642,6 +667,65 @@ mod tests {
         let f = only(&fs, "CDT001");
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.title.contains("different majors (12, 13)"), "{}", f.title);
+    }
+
+    /// A RUNPATH entry is named as its owner's file has it (`$ORIGIN/…`),
+    /// and an LD_LIBRARY_PATH entry as the variable has it.
+    #[test]
+    fn remedies_name_entries_as_written() {
+        let plugin = "/v/site-packages/plugin/libplugin.so";
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", "/opt/cuda-13/lib64/:/x")
+            .load(
+                "/v/site-packages/nvidia/cu13/lib/libcudart.so.13",
+                "RPATH",
+                "/v/torch/lib/libtorch_cuda.so",
+            )
+            .load(
+                "/v/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12",
+                "RUNPATH",
+                plugin,
+            )
+            .machine(|m| {
+                m.elf(
+                    plugin,
+                    DynInfo {
+                        runpath: vec!["$ORIGIN/../nvidia/cuda_runtime/lib".into()],
+                        ..Default::default()
+                    },
+                );
+            });
+        let f = only(&t.findings(), "CDT001").clone();
+        assert!(
+            f.remedy.ends_with(&format!(
+                "the RUNPATH of {plugin} points at /v/site-packages/nvidia/cuda_runtime/lib (its entry $ORIGIN/../nvidia/cuda_runtime/lib)"
+            )),
+            "{}",
+            f.remedy
+        );
+        // Found in the x86_64 subdirectory of an LD_LIBRARY_PATH entry
+        // written with a trailing slash.
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", "/opt/cuda-13/lib64/:/x")
+            .load("/a/libcuda.so.1", "path", "/v/libnvidia-ml.so")
+            .raw(serde_json::json!({
+                "ev": "load", "name": "libcuda.so.1",
+                "path": "/opt/cuda-13/lib64/x86_64/libcuda.so.1",
+                "realpath": "/opt/cuda-13/lib64/x86_64/libcuda.so.1",
+                "reason": "LD_LIBRARY_PATH", "reason_owner": null,
+                "search_dir": "/opt/cuda-13/lib64/x86_64",
+                "search_entry": "/opt/cuda-13/lib64",
+                "requester": "/v/libcudart.so.13", "via": "dlopen", "mode": 2, "lmid": 0,
+                "soname": "libcuda.so.1", "dev": 1, "ino": 77, "size": 1, "build_id": null,
+                "family": "cuda", "tried": [], "new": true
+            }));
+        let f = only(&t.findings(), "CDT001").clone();
+        assert!(
+            f.remedy
+                .ends_with("remove /opt/cuda-13/lib64/ from LD_LIBRARY_PATH (or put /a before it)"),
+            "{}",
+            f.remedy
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! cuInit failed) and CDT011 (stub libcuda). Facts: compat-facts §1.3, §2.
 
 use super::copies::how_to_avoid;
-use super::{finding, loaded};
-use crate::analysis::findings::facts::{dirname, soname_major, Facts, Lib, Observed};
+use super::{entry_of, finding, loaded};
+use crate::analysis::findings::facts::{basename, soname_major, Facts, Lib, Observed};
 use crate::analysis::findings::knowledge::Knowledge;
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
 use std::collections::BTreeMap;
@@ -50,10 +50,15 @@ fn cudnn_build(f: &Facts<'_>) -> Option<(Ver, Vec<Evidence>, bool)> {
             let ev = Evidence::new("version")
                 .path(l.path())
                 .version(b.to_string())
-                .detail(format!(
-                    "cudnnGetCudartVersion() = {} (cuDNN built with CUDA {b})",
-                    l.query.as_ref().and_then(|q| q.cuda_build).unwrap_or(0)
-                ));
+                .detail(match l.cuda_build_raw() {
+                    Some((v, "reported by the library")) | Some((v, "")) => {
+                        format!("cudnnGetCudartVersion() = {v} (cuDNN built with CUDA {b})")
+                    }
+                    Some((v, how)) => {
+                        format!("cudnnGetCudartVersion() = {v} (cuDNN built with CUDA {b}; {how})")
+                    }
+                    None => format!("cuDNN built with CUDA {b}"),
+                });
             return Some((b, vec![ev], true));
         }
     }
@@ -182,12 +187,16 @@ fn driver(f: &Facts<'_>) -> Driver {
     {
         if d.cuda.is_none() && v.source.as_deref() == Some("query") {
             if let Some(x) = v.version.as_deref().and_then(Ver::parse) {
+                let who = match v.asked_by.as_deref() {
+                    Some("program") => "cuDriverGetVersion(), as the program called it",
+                    _ => "cuDriverGetVersion(), read by the shim",
+                };
                 d.cuda = Some((
                     x.clone(),
                     Evidence::new("driver")
                         .path(v.path.clone())
                         .version(x.to_string())
-                        .detail("cuDriverGetVersion(), read by the shim"),
+                        .detail(who),
                 ));
             }
         }
@@ -234,6 +243,19 @@ fn driver(f: &Facts<'_>) -> Driver {
             _ => {}
         }
     }
+    if d.cuda.is_none() {
+        // Asked in a probe process at report time (the shim does not ask
+        // the driver inside the program).
+        d.cuda = f.family("cuda").find_map(|l| {
+            let found = l.found.as_ref()?;
+            let x = found.version.as_deref().and_then(Ver::parse)?;
+            let e = Evidence::new("driver")
+                .path(l.path())
+                .version(x.to_string())
+                .detail(format!("{}, {}", found.detail, found.source.words()));
+            Some((x, e))
+        });
+    }
     if d.file.is_none() {
         d.file = f
             .family("cuda")
@@ -270,6 +292,34 @@ fn needers(f: &Facts<'_>) -> Vec<Needer> {
                     evidence: loaded(l),
                 });
             }
+        }
+    }
+    // A runtime linked into another object (CuPy's, an nvcc-built
+    // program's) needs a driver as much as the shared one.
+    for r in f.static_runtimes.iter().filter(|r| !r.nvidia) {
+        let Some(v) = r
+            .version
+            .as_deref()
+            .and_then(|v| Ver::parse(v.trim_end_matches(".x")))
+        else {
+            continue;
+        };
+        if !out.iter().any(|n: &Needer| n.need == v) {
+            out.push(Needer {
+                what: format!(
+                    "the static CUDA {} runtime in {}",
+                    r.version.as_deref().unwrap_or(""),
+                    basename(&r.path)
+                ),
+                need: v,
+                evidence: Evidence::new("static runtime")
+                    .path(r.path.clone())
+                    .version_opt(r.version.clone())
+                    .detail(format!(
+                        "carries a static CUDA runtime; version from {}",
+                        r.version_from.as_deref().unwrap_or("?")
+                    )),
+            });
         }
     }
     if let Some((b, ev, true)) = cudnn_build(f) {
@@ -518,15 +568,11 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     }
     let c = compat.first().copied();
     let cver = c.and_then(|l| l.driver_file.clone());
-    let cdir = c.map(|l| {
-        l.load
-            .search_dir
-            .clone()
-            .unwrap_or_else(|| dirname(l.real()).to_string())
-    });
-    let leave = match c {
-        Some(l) => how_to_avoid(l, None),
-        None => "remove the forward-compatibility directory (…/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d".into(),
+    let centry = c.map(|l| entry_of(f, ctx, l));
+    let cdir = centry.as_ref().map(|e| e.shown().to_string());
+    let leave = match (c, &centry) {
+        (Some(l), Some(e)) => how_to_avoid(l, e, None),
+        _ => "remove the forward-compatibility directory (…/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d".into(),
     };
     let (severity, title, remedy) = if !e804.is_empty() {
         (
@@ -736,10 +782,7 @@ pub fn init_failed(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 /// CDT011: the CUDA toolkit's stub `libcuda.so` (`…/stubs/`, for linking
 /// only) was loaded instead of the driver's, or error 34 was seen (§1.3).
 pub fn stub_driver(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
-    let stubs: Vec<&Lib<'_>> = f
-        .family("cuda")
-        .filter(|l| l.path().contains("/stubs/") || l.real().contains("/stubs/"))
-        .collect();
+    let stubs: Vec<&Lib<'_>> = f.family("cuda").filter(|l| l.is_stub()).collect();
     let seen: Vec<&Observed> = f.observed.iter().filter(|o| o.value == 34).collect();
     if stubs.is_empty() && seen.is_empty() {
         return Vec::new();
@@ -748,7 +791,7 @@ pub fn stub_driver(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     ev.extend(seen.iter().map(|o| observed(o, ctx.knowledge)));
     let fix = stubs
         .first()
-        .map(|l| how_to_avoid(l, None))
+        .map(|l| how_to_avoid(l, &entry_of(f, ctx, l), None))
         .unwrap_or_else(|| "remove the toolkit's …/lib64/stubs directory from LD_LIBRARY_PATH and /etc/ld.so.conf.d".into());
     vec![finding(
         ctx,

@@ -6,9 +6,10 @@
 
 use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded};
+use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
-use crate::machine::Copy;
+use crate::machine::{Copy, Fit};
 use crate::model::stem;
 use crate::model::trace::Failed;
 use cudnn_trace_format::read::Tried;
@@ -181,9 +182,28 @@ impl<'a> Failure<'a> {
     }
 
     fn finding(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Finding {
-        let copies = ctx.machine.copies(f.img, &self.name);
+        let copies = if super::local(f, ctx) {
+            files::copies_with_versions(ctx.machine, f.img, &self.name)
+        } else {
+            Vec::new()
+        };
         let mut ev = self.evidence();
-        ev.extend(copies.iter().map(copy_evidence));
+        ev.extend(copies.iter().map(|c| {
+            let mut e = copy_evidence(c);
+            if c.is_stub() {
+                let d = e.detail.take().unwrap_or_default();
+                e = e.detail(format!("{d}; a stub, for linking only: not a copy to load"));
+            } else if let Fit::OtherMajor(m) = c.fit(&self.name) {
+                let d = e.detail.take().unwrap_or_default();
+                e = e.detail(format!(
+                    "{d}; another major ({m}): it does not fit {}",
+                    basename(&self.name)
+                ));
+            }
+            e
+        }));
+        let looks = self.where_requester_looks(f, ctx);
+        let copies: Vec<Copy> = copies.into_iter().filter(|c| !c.is_stub()).collect();
         let remedy = match self.vanished_pin(f, ctx) {
             Some(dir) => {
                 ev.push(
@@ -198,7 +218,7 @@ impl<'a> Failure<'a> {
                     basename(&self.name)
                 )
             }
-            None => self.remedy(&copies),
+            None => self.remedy(&copies, looks.as_deref()),
         };
         finding(
             ctx,
@@ -220,6 +240,40 @@ impl<'a> Failure<'a> {
         let pinned = self.tried.iter().any(|t| inside(&t.path))
             || self.fails.iter().any(|x| inside(&x.ev.name));
         (pinned && super::local(f, ctx) && ctx.machine.canonical(dir).is_none()).then_some(dir)
+    }
+
+    /// Whether ld.so gave up during this search at start-up (and ended the
+    /// process before `main`, exit status 127).
+    fn fatal(&self) -> bool {
+        self.fails.iter().any(|x| x.ev.fatal)
+    }
+
+    /// The requester's RPATH/RUNPATH entries as written in its file
+    /// (`$ORIGIN/../rt`): where it looks for what it needs.
+    fn where_requester_looks(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<String> {
+        let req = self.requester.as_deref().filter(|r| r.starts_with('/'))?;
+        if !super::local(f, ctx) {
+            return None;
+        }
+        let real = f
+            .img
+            .loads
+            .iter()
+            .find(|l| l.path == req)
+            .and_then(|l| l.realpath.as_deref());
+        let (kind, dirs) = ctx.machine.search_dirs(req, real)?;
+        let mut entries: Vec<&str> = Vec::new();
+        for (_, e) in &dirs {
+            if !entries.contains(&e.as_str()) {
+                entries.push(e);
+            }
+        }
+        let s = if entries.len() == 1 {
+            "entry"
+        } else {
+            "entries"
+        };
+        Some(format!("its {kind} {s} {}", entries.join(", ")))
     }
 
     /// An error for the libraries a process cannot do without, and for
@@ -253,6 +307,12 @@ impl<'a> Failure<'a> {
         } else {
             format!("; also as {}", self.variants.join(", "))
         };
+        if self.fatal() {
+            return format!(
+                "{} was not found at start-up (needed by {who}{also}): the loader ended the program before main, exit status 127",
+                self.name
+            );
+        }
         format!(
             "{} could not be loaded ({} by {who}{also}){}",
             self.name,
@@ -283,6 +343,12 @@ impl<'a> Failure<'a> {
         }
         if !errors.is_empty() {
             e = e.detail(format!("{}{times}: {}", fl.ev.via, errors.join(" / ")));
+        } else if self.fatal() {
+            e = e.detail(format!(
+                "{} at start-up: ld.so found none of the candidates and exited with status 127 before main (\"error while loading shared libraries: {}: cannot open shared object file\")",
+                fl.ev.via,
+                basename(&self.name)
+            ));
         }
         let mut ev = vec![e];
         for t in self.tried.iter().take(MAX_TRIED) {
@@ -307,8 +373,9 @@ impl<'a> Failure<'a> {
     }
 
     /// What to do, given the copies of the library on the machine: replace
-    /// a rejected file, make a copy findable, or install one.
-    fn remedy(&self, copies: &[Copy]) -> String {
+    /// a rejected file, make a copy findable, or install one. `looks`: where
+    /// the requester looks (its RUNPATH entries as written).
+    fn remedy(&self, copies: &[Copy], looks: Option<&str>) -> String {
         let rejected: Vec<String> = self
             .tried
             .iter()
@@ -331,14 +398,11 @@ impl<'a> Failure<'a> {
             .iter()
             .filter(|c| asked.contains(&basename(&c.path)))
             .collect();
-        let want_major = soname_major(&self.name);
-        let same_major = copies.iter().find(|c| {
-            want_major.is_none()
-                || soname_major(&c.path) == want_major
-                || soname_major(&c.realpath) == want_major
-        });
+        let same_major = copies
+            .iter()
+            .find(|c| !matches!(c.fit(&self.name), Fit::OtherMajor(_)));
         if let Some(c) = exact.first().copied().or(same_major) {
-            let mut r = self.findable(c);
+            let mut r = self.findable(c, looks);
             if exact.is_empty() {
                 r.push_str(&format!(
                     " (no file is named exactly {}: a link of that name may be missing)",
@@ -355,6 +419,7 @@ impl<'a> Failure<'a> {
         if copies.is_empty() {
             return format!("no copy was found on this machine: {hint}");
         }
+        // Every copy is of another major here: none fits (another ABI).
         let others: Vec<String> = copies
             .iter()
             .map(|c| {
@@ -366,14 +431,14 @@ impl<'a> Failure<'a> {
             })
             .collect();
         format!(
-            "only other versions are on this machine ({}): {hint}",
+            "only another major is on this machine ({}): {hint}",
             others.join(", ")
         )
     }
 
     /// A copy `c` of the library exists: it is the wrong file in a
     /// directory that was searched, or it must be made findable.
-    fn findable(&self, c: &Copy) -> String {
+    fn findable(&self, c: &Copy, looks: Option<&str>) -> String {
         let dir = dirname(&c.path);
         if self.tried.iter().any(|t| dirname(&t.path) == dir) {
             return format!("{} exists in {dir}, which was searched: it is the wrong file (a dangling link, or another name)", c.path);
@@ -384,11 +449,12 @@ impl<'a> Failure<'a> {
             .map(basename)
             .filter(|s| !s.is_empty());
         format!(
-            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks",
+            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks{}",
             c.path,
             c.version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
             who.unwrap_or("the program"),
-            who.unwrap_or("it")
+            who.unwrap_or("it"),
+            looks.map(|l| format!(" ({l})")).unwrap_or_default()
         )
     }
 }
@@ -437,12 +503,20 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         // The version of the other copy: its file name, else its pip package
         // (`*.dist-info`, compat-facts §5.2).
         let package = ctx.machine.package_of(dirname(&cand));
+        // Else what the file says when asked (in a probe process).
+        let asked = || {
+            files::ask_file(ctx.machine, &cand)
+                .and_then(|f| Ver::parse(f.version.as_deref()?))
+                .filter(|v| v.0.len() >= 2)
+        };
         let cand_ver = match crate::model::name_version::of_library(&cand, Some(&cand_real)) {
             Some(crate::model::name_version::NameVersion::Full(v)) => Ver::parse(&v),
-            _ => package
-                .as_deref()
-                .and_then(|p| p.rsplit_once('-'))
-                .and_then(|(_, v)| Ver::parse(v)),
+            _ => asked().or_else(|| {
+                package
+                    .as_deref()
+                    .and_then(|p| p.rsplit_once('-'))
+                    .and_then(|(_, v)| Ver::parse(v))
+            }),
         };
         let cand_version = match (&cand_ver, &package) {
             (Some(v), Some(p)) => Some(format!("{v}, pip {}", p.split('-').next().unwrap_or(p))),
@@ -452,11 +526,9 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             }
         };
         let severity = shadow_severity(lib, cand_ver.as_ref());
-        let search = lib
-            .load
-            .search_dir
-            .clone()
-            .unwrap_or_else(|| lib.dir().to_string());
+        // The LD_LIBRARY_PATH entry itself (a hardware-capability
+        // subdirectory searched below it is not one), as written.
+        let search = super::entry_of(f, ctx, lib).shown().to_string();
         let title = format!(
             "{name} came from LD_LIBRARY_PATH ({search}{}) although the {kind} of {} holds another copy, {cand}{}",
             lib.version_text().map(|v| format!(", {v}")).unwrap_or_default(),
@@ -746,6 +818,39 @@ mod tests {
             f.remedy.contains("no file is named exactly libnvrtc.so"),
             "{}",
             f.remedy
+        );
+    }
+
+    /// The toolkit's stub libcuda is no copy of the driver to point at.
+    #[test]
+    fn a_stub_is_no_copy_to_offer() {
+        let t = Trace::new()
+            .failed(
+                "libcuda.so.1",
+                "/v/site-packages/nvidia/cu13/lib/libcudart.so.13",
+                &[],
+                None,
+            )
+            .machine(|m| {
+                m.file("/usr/local/cuda-13.0/lib64/stubs/libcuda.so");
+                m.dir("/usr/local/cuda-13.0");
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT006");
+        assert!(
+            f.remedy.starts_with(
+                "no copy was found on this machine: libcuda.so.1 comes with the NVIDIA driver"
+            ),
+            "{}",
+            f.remedy
+        );
+        assert!(
+            f.evidence.iter().any(|e| e.what == "on disk"
+                && e.detail
+                    .as_deref()
+                    .is_some_and(|d| d.ends_with("a stub, for linking only: not a copy to load"))),
+            "{:#?}",
+            f.evidence
         );
     }
 

@@ -5,6 +5,7 @@
 
 use super::loads::copy_evidence;
 use super::{and_list, finding, is_pip, loaded};
+use crate::analysis::files::{self, Source};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::analysis::findings::knowledge::{message_version, MessageRule};
 use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
@@ -266,7 +267,12 @@ impl VersionMessage<'_> {
     ) -> Vec<(String, String, String)> {
         let mut good: Vec<(String, String, String)> = Vec::new();
         for l in files {
-            if let Some((v, _)) = l.version() {
+            if let Some((v, origin)) = l.version() {
+                // A dispatcher's own version (from the names it asked for)
+                // says nothing about the libraries that do the work.
+                if origin == Source::Requests.words() {
+                    continue;
+                }
                 if self.fits(&v, b) && l.major == Some(b.major()) {
                     good.push((
                         l.path().to_string(),
@@ -314,7 +320,7 @@ fn cudnn_version(
     // Where a copy of the build version is: one that passes the
     // framework's rule.
     let Some(b) = m.build else { return };
-    let copies = ctx.machine.copies(f.img, &reference_name(b.major()));
+    let copies = files::copies_with_versions(ctx.machine, f.img, &reference_name(b.major()));
     let good = m.fitting(b, &files, &copies);
     for c in copies
         .iter()
@@ -322,7 +328,7 @@ fn cudnn_version(
     {
         ev.push(copy_evidence(c));
     }
-    how_they_came(&wrong, m.runtime, fixes);
+    how_they_came(f, ctx, &wrong, m.runtime, fixes);
     match good.first() {
         Some((p, v, how)) => {
             fixes.push(format!(
@@ -367,14 +373,16 @@ fn runtime_evidence(files: &[&Lib<'_>], wrong: &[&Lib<'_>], ev: &mut Vec<Evidenc
 
 /// How the files of the wrong version got in: one fix per (search step,
 /// directory), naming its files.
-fn how_they_came(wrong: &[&Lib<'_>], runtime: Option<&Ver>, fixes: &mut Vec<String>) {
+fn how_they_came(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    wrong: &[&Lib<'_>],
+    runtime: Option<&Ver>,
+    fixes: &mut Vec<String>,
+) {
     let mut ways: Vec<(String, String, Vec<String>)> = Vec::new();
     for l in wrong {
-        let d = l
-            .load
-            .search_dir
-            .clone()
-            .unwrap_or_else(|| l.dir().to_string());
+        let d = super::entry_of(f, ctx, l).shown().to_string();
         let name = basename(l.path()).to_string();
         match ways
             .iter_mut()

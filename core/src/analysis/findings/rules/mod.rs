@@ -58,6 +58,7 @@ fn finding(
         evidence,
         remedy,
         sources: ctx.knowledge.source_refs(sources),
+        policy: None,
     }
 }
 
@@ -94,6 +95,62 @@ fn loaded(lib: &Lib<'_>) -> Evidence {
         e = e.detail(detail.join("; "));
     }
     e
+}
+
+/// Where a library was found, as the user can change it.
+pub(super) struct Entry {
+    /// The search-list entry (`search_entry`: the LD_LIBRARY_PATH entry,
+    /// the RPATH/RUNPATH entry after `$ORIGIN` expansion, the cache or
+    /// default directory), else the directory searched, else the library's
+    /// directory.
+    pub dir: String,
+    /// The entry as written where that differs: as it is in the process's
+    /// LD_LIBRARY_PATH (`/opt/x/lib/`), in its owner's RUNPATH
+    /// (`$ORIGIN/../lib`).
+    pub written: Option<String>,
+}
+
+impl Entry {
+    /// The entry as the user wrote it.
+    pub fn shown(&self) -> &str {
+        self.written.as_deref().unwrap_or(&self.dir)
+    }
+}
+
+/// The search-list entry `lib` came through ([`Entry`]).
+pub(super) fn entry_of(f: &Facts<'_>, ctx: &Context<'_>, lib: &Lib<'_>) -> Entry {
+    let l = lib.load;
+    let dir = l
+        .search_entry
+        .clone()
+        .or_else(|| l.search_dir.clone())
+        .unwrap_or_else(|| lib.dir().to_string());
+    let bare = |s: &str| s.trim_end_matches('/').to_string();
+    let written = match l.reason.as_str() {
+        "LD_LIBRARY_PATH" => f
+            .img
+            .ld_library_path()
+            .into_iter()
+            .find(|e| bare(e) == bare(&dir) && *e != dir),
+        "RPATH" | "RUNPATH" | "RPATH/RUNPATH" if local(f, ctx) => {
+            let owner = l.reason_owner.as_deref().or(l.requester.as_deref());
+            owner.filter(|o| o.starts_with('/')).and_then(|o| {
+                let real = f
+                    .img
+                    .loads
+                    .iter()
+                    .find(|x| x.path == o)
+                    .and_then(|x| x.realpath.as_deref());
+                let (_, dirs) = ctx.machine.search_dirs(o, real)?;
+                dirs.into_iter()
+                    .find(|(d, _)| bare(d) == bare(&dir))
+                    .map(|(_, e)| e)
+                    .filter(|e| *e != dir)
+            })
+        }
+        _ => None,
+    };
+    Entry { dir, written }
 }
 
 /// Whether the report runs on the host the trace was taken on: only then
