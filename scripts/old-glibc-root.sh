@@ -84,7 +84,7 @@ for b in ${CDT_OLD_ROOT_BINDS:-}; do
 done
 # shellcheck disable=SC2086 # CDT_OLD_ROOT_ENV is a list of K=V words
 exec chroot "$root" /usr/bin/env -i \
-  PATH="${CDT_OLD_ROOT_PATH:+$CDT_OLD_ROOT_PATH:}/usr/local/bin:/usr/bin:/bin" \
+  PATH="${CDT_OLD_ROOT_PATH:+$CDT_OLD_ROOT_PATH:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
   HOME=/root TERM=dumb LANG=C.UTF-8 ${CDT_OLD_ROOT_ENV:-} \
   bash -c 'cd "$0" && exec "$@"' "$repo" "$@"
 INNER
