@@ -3,6 +3,8 @@
 
 use cudnn_trace_core::analysis::findings::Severity;
 use cudnn_trace_core::machine::pin::PinMode;
+use cudnn_trace_core::render::style::ColorChoice;
+use cudnn_trace_core::render::Format;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
@@ -11,7 +13,7 @@ cudnn-trace: show which cuDNN/CUDA libraries a program really loaded, why, and f
 
 Usage:
   cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...]   run PROGRAM (and all its children) traced
-  cudnn-trace report [--json] [--all] [--fail-on LEVEL] [DIR|FILE...]
+  cudnn-trace report [--format text|json|markdown] [--all] [--fail-on LEVEL] [DIR|FILE...]
                                                  summarize trace directories or files and
                                                  list the findings (what is wrong, how to fix it)
                                                  (default: the newest run in ./cudnn-trace-out)
@@ -39,13 +41,18 @@ Options (before PROGRAM):
                           complete cuDNN install of one version (exit status 125)
       --pin-mode MODE     strict (default): a cuDNN library missing from DIR fails to load;
                           warn: it is searched as usual, and the trace records it
+      --color WHEN        colour the summary: auto (default: on a terminal, unless
+                          NO_COLOR is set; CLICOLOR_FORCE forces it), always, never
   -h, --help              show this help
   -V, --version           show the version
   --                      end of options (needed for a PROGRAM named report, env, explain,
                           help or version, or one starting with '-')
 
 Report options:
-      --json              print a machine-readable document instead of the text summary
+      --format FORMAT     text (default), json (a machine-readable document) or markdown
+                          (a short block to paste into a bug report)
+      --json              the same as --format json
+      --color WHEN        auto (default), always or never, as above
       --all               also list libraries outside the CUDA family (traces taken with --all)
       --fail-on LEVEL     exit 3 when a finding of LEVEL (error, warning, info) or worse was made
 
@@ -70,6 +77,9 @@ records whether the gate tripped, to tell it from a program's own 3).
 Environment:
   CUDNN_TRACE_SHIM_PATH   use this libcdtrace.so (and the libcdtrace_preload.so next to it)
                           instead of the embedded ones
+  COLUMNS                 wrap text at this width (default: the terminal's; no wrapping
+                          when the output is not a terminal)
+  NO_COLOR, CLICOLOR_FORCE  no colour / colour even when not on a terminal (--color auto)
 ";
 
 /// What the command line asks for.
@@ -100,6 +110,8 @@ pub struct RunArgs {
     pub pin: Option<PathBuf>,
     /// `--pin-mode` (strict when not given).
     pub pin_mode: PinMode,
+    /// `--color WHEN` for the summary.
+    pub color: ColorChoice,
     /// The program as typed (argv[0] of the child) and its arguments.
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -107,7 +119,10 @@ pub struct RunArgs {
 
 #[derive(Debug, PartialEq, Eq, Default)]
 pub struct ReportArgs {
-    pub json: bool,
+    /// `--format` (`--json`: json).
+    pub format: Format,
+    /// `--color WHEN` for the text format.
+    pub color: ColorChoice,
     pub all: bool,
     /// `--fail-on LEVEL`: exit 3 when a finding reached LEVEL.
     pub fail_on: Option<Severity>,
@@ -221,6 +236,7 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
             "-o" | "--out" => run.out = Some(path_value(name, value(name)?)?),
             "--json-summary" => run.json_summary = Some(path_value(name, value(name)?)?),
             "--fail-on" => run.fail_on = Some(severity(name, &value(name)?)?),
+            "--color" => run.color = color(name, &value(name)?)?,
             "--pin" => run.pin = Some(path_value(name, value(name)?)?),
             "--pin-mode" => {
                 run.pin_mode = pin_mode(name, &value(name)?)?;
@@ -257,6 +273,26 @@ fn parse_run(args: &[OsString]) -> Result<Command, UsageError> {
     Ok(Command::Run(run))
 }
 
+/// `--color` values.
+fn color(opt: &str, v: &OsStr) -> Result<ColorChoice, UsageError> {
+    v.to_str().and_then(ColorChoice::parse).ok_or_else(|| {
+        UsageError(format!(
+            "{opt} wants auto, always or never, not {:?}",
+            v.to_string_lossy()
+        ))
+    })
+}
+
+/// `--format` values.
+fn format(opt: &str, v: &OsStr) -> Result<Format, UsageError> {
+    v.to_str().and_then(Format::parse).ok_or_else(|| {
+        UsageError(format!(
+            "{opt} wants text, json or markdown, not {:?}",
+            v.to_string_lossy()
+        ))
+    })
+}
+
 /// `--fail-on` values.
 fn severity(opt: &str, v: &OsStr) -> Result<Severity, UsageError> {
     v.to_str().and_then(Severity::parse).ok_or_else(|| {
@@ -291,6 +327,14 @@ fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
                     let v = option_value(args, &mut i, inline, "report: --fail-on")?;
                     rep.fail_on = Some(severity("report: --fail-on", &v)?);
                 }
+                "--format" => {
+                    let v = option_value(args, &mut i, inline, "report: --format")?;
+                    rep.format = format("report: --format", &v)?;
+                }
+                "--color" => {
+                    let v = option_value(args, &mut i, inline, "report: --color")?;
+                    rep.color = color("report: --color", &v)?;
+                }
                 _ if inline.is_some() => {
                     return Err(UsageError(format!(
                         "report: unknown option {}",
@@ -299,7 +343,7 @@ fn parse_report(args: &[OsString]) -> Result<Command, UsageError> {
                 }
                 _ => match arg.to_str().unwrap_or("") {
                     "--" => options_done = true,
-                    "--json" => rep.json = true,
+                    "--json" => rep.format = Format::Json,
                     "--all" => rep.all = true,
                     "-h" | "--help" => return Ok(Command::Help),
                     other => return Err(UsageError(format!("report: unknown option {other}"))),
@@ -426,10 +470,9 @@ mod tests {
         assert_eq!(
             p(&["report", "--json", "a", "b", "--", "--c"]),
             Ok(Command::Report(ReportArgs {
-                json: true,
-                all: false,
-                fail_on: None,
+                format: Format::Json,
                 paths: vec!["a".into(), "b".into(), "--c".into()],
+                ..Default::default()
             }))
         );
         assert_eq!(p(&["report"]), Ok(Command::Report(ReportArgs::default())));
@@ -451,6 +494,21 @@ mod tests {
         assert!(p(&["report", "--fail-on", "fatal"]).is_err());
         assert!(p(&["report", "--fail-on"]).is_err());
         assert!(p(&["report", "--json=x"]).is_err());
+        assert_eq!(
+            p(&["report", "--format", "markdown", "--color=always", "d"]),
+            Ok(Command::Report(ReportArgs {
+                format: Format::Markdown,
+                color: ColorChoice::Always,
+                paths: vec!["d".into()],
+                ..Default::default()
+            }))
+        );
+        assert!(p(&["report", "--format", "yaml"]).is_err());
+        assert!(p(&["report", "--color", "sometimes"]).is_err());
+        assert_eq!(
+            run(&["--color", "never", "prog"]).color,
+            ColorChoice::Never
+        );
         assert_eq!(
             run(&["--fail-on", "info", "prog"]).fail_on,
             Some(Severity::Info)

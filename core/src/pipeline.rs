@@ -4,15 +4,16 @@
 //!
 //! ```text
 //! let report = Report::read(&paths);       // read, describe the machine, analyse
-//! print!("{}", report.summary_text(&opts)); // render: text ...
+//! print!("{}", report.text(&opts));         // render: text (summary, findings) ...
 //! print!("{}", report.json(all)?);          // ... or the JSON document
+//! print!("{}", report.markdown());          // ... or a block for a bug report
 //! ```
 
 use crate::analysis::findings::Severity;
 use crate::analysis::{self, Analysis, Knowledge};
 use crate::machine::Machine;
 use crate::model::{self, FindingsRecord, TraceSet};
-use crate::render::{self, json::Document, summary::TextOptions};
+use crate::render::{self, json::Document, TextOptions};
 use std::path::PathBuf;
 
 /// A trace set and what the analysis made of it.
@@ -39,14 +40,32 @@ impl Report {
         Report { set, analysis }
     }
 
+    /// The whole text report: the summary, then the findings with the
+    /// verdict first and last, one `…/` legend for both.
+    pub fn text(&self, opts: &TextOptions) -> String {
+        let mut opts = opts.clone();
+        if opts.prefix.is_none() {
+            opts.prefix = render::summary::common_prefix(&self.set, opts.all);
+        }
+        let mut s = self.summary_text(&opts);
+        s += &self.findings_text(&opts);
+        s
+    }
+
     /// The text summary: the process tree and each process's libraries.
     pub fn summary_text(&self, opts: &TextOptions) -> String {
         render::summary::render(&self.set, &self.analysis.tree, opts)
     }
 
-    /// The findings section that follows the summary.
-    pub fn findings_text(&self) -> String {
-        render::findings::findings_text(&self.analysis.diagnosis)
+    /// The findings section that follows the summary (`opts.prefix`: the
+    /// summary's legend).
+    pub fn findings_text(&self, opts: &TextOptions) -> String {
+        render::findings::findings_text(&self.analysis.diagnosis, opts)
+    }
+
+    /// The short Markdown block for a bug report.
+    pub fn markdown(&self) -> String {
+        render::markdown::render(&self.set, &self.analysis)
     }
 
     /// What could not be read, one line each (bounded).

@@ -34,7 +34,7 @@ pub fn main(argv: &[OsString]) -> i32 {
         Ok(Command::Probe(a)) => probe::run(&a),
         Err(e) => {
             eprint(&format!(
-                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--json] DIR|FILE... | explain [CODE] | env --pin DIR ... | help\n"
+                "cudnn-trace: {e}\nusage: cudnn-trace [OPTIONS] [--] PROGRAM [ARGS...] | report [--format text|json|markdown] DIR|FILE... | explain [CODE] | env --pin DIR ... | help\n"
             ));
             2
         }

@@ -1,13 +1,14 @@
-//! `cudnn-trace report [--json] DIR|FILE...`: the traces read again, through
-//! the same pipeline as the launcher's summary.
+//! `cudnn-trace report [--format text|json|markdown] DIR|FILE...`: the
+//! traces read again, through the same pipeline as the launcher's summary.
 
 use super::print_stdout;
 use crate::args::ReportArgs;
 use cudnn_trace_core::launch::eprint;
 use cudnn_trace_core::model::trace;
 use cudnn_trace_core::pipeline::Report;
-use cudnn_trace_core::render::summary::TextOptions;
+use cudnn_trace_core::render::style::{detect, Stream};
 use cudnn_trace_core::render::text::esc;
+use cudnn_trace_core::render::{Format, TextOptions};
 
 /// Runs `report`; returns the exit status.
 pub fn run(args: ReportArgs) -> i32 {
@@ -15,7 +16,7 @@ pub fn run(args: ReportArgs) -> i32 {
     if paths.is_empty() {
         match trace::newest_run() {
             Some(p) => {
-                if !args.json {
+                if args.format == Format::Text {
                     errln!(
                         "cudnn-trace: reading the newest run, {}",
                         esc(&p.display().to_string())
@@ -26,7 +27,7 @@ pub fn run(args: ReportArgs) -> i32 {
             None => {
                 errln!(
                     "cudnn-trace: report: no DIR or FILE given and no run found in ./{}\n\
-                     usage: cudnn-trace report [--json] [--all] DIR|FILE...",
+                     usage: cudnn-trace report [--format text|json|markdown] [--all] DIR|FILE...",
                     trace::DEFAULT_OUT
                 );
                 return 2;
@@ -35,23 +36,30 @@ pub fn run(args: ReportArgs) -> i32 {
     }
     let report = Report::read(&paths);
     eprint(&report.problems_text());
-    if args.json {
-        match report.json(args.all) {
+    match args.format {
+        Format::Json => match report.json(args.all) {
             Ok(s) => print_stdout(&(s + "\n")),
             Err(e) => {
                 errln!("cudnn-trace: cannot write JSON: {e}");
                 return 1;
             }
-        }
-    } else {
-        let opts = TextOptions {
-            all: args.all,
-            location: paths.iter().map(|p| p.display().to_string()).collect(),
-            prefix: None,
-        };
-        print_stdout(&report.summary_text(&opts));
-        if !report.set.images.is_empty() {
-            print_stdout(&report.findings_text());
+        },
+        Format::Markdown if !report.set.images.is_empty() => print_stdout(&report.markdown()),
+        Format::Markdown => {}
+        Format::Text => {
+            let (color, width) = detect(Stream::Stdout, args.color);
+            let opts = TextOptions {
+                all: args.all,
+                location: paths.iter().map(|p| p.display().to_string()).collect(),
+                prefix: None,
+                color,
+                width,
+            };
+            if report.set.images.is_empty() {
+                print_stdout(&report.summary_text(&opts));
+            } else {
+                print_stdout(&report.text(&opts));
+            }
         }
     }
     match exit_status(&report) {

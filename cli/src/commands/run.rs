@@ -6,8 +6,9 @@ use crate::args::RunArgs;
 use cudnn_trace_core::launch::{self, eprint, Outcome, Traced};
 use cudnn_trace_core::model;
 use cudnn_trace_core::pipeline::Report;
-use cudnn_trace_core::render::summary::TextOptions;
+use cudnn_trace_core::render::style::{detect, Stream};
 use cudnn_trace_core::render::text::display_path;
+use cudnn_trace_core::render::TextOptions;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -57,16 +58,15 @@ fn summarize(args: &RunArgs, run: &mut Traced) -> i32 {
     launch::write_record(&run.out_dir, rec);
     if !args.quiet {
         eprint(&report.problems_text());
+        let (color, width) = detect(Stream::Stderr, args.color);
         let opts = TextOptions {
             all: false,
             location: vec![display_path(&run.out_dir)],
             prefix: None,
+            color,
+            width,
         };
-        eprint(&format!(
-            "\n{}{}",
-            report.summary_text(&opts),
-            report.findings_text()
-        ));
+        eprint(&format!("\n{}", report.text(&opts)));
     }
     if let Some(dest) = &args.json_summary {
         write_json_summary(&report, dest, args.all);

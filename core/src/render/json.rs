@@ -1,7 +1,7 @@
-//! The machine-readable document of `report --json` and the launcher's
-//! `--json-summary`.
+//! The machine-readable document of `report --format json` and the
+//! launcher's `--json-summary` (described in `docs/report-json.md`).
 
-use crate::analysis::findings::{Finding, Severity};
+use crate::analysis::findings::{fold_across, Finding, Severity};
 use crate::analysis::libraries::{libraries, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
 use crate::analysis::{Diagnosis, Link, ProcessTree};
@@ -11,7 +11,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Version of the JSON document; bump when a field changes meaning.
-pub const REPORT_VERSION: u32 = 1;
+/// 2: versions are objects of numbers (`{"major":9,"minor":19,"patch":0,
+/// "text":"9.19.0"}`); a finding has `fix`, `alternatives` and
+/// `consequence_of` instead of `remedy`; the flat, ranked `findings` list.
+pub const REPORT_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 pub struct Document<'a> {
@@ -23,9 +26,21 @@ pub struct Document<'a> {
     pub problems: &'a [Problem],
     /// How many findings of each severity, over all processes.
     pub findings_total: BTreeMap<&'static str, usize>,
+    /// Every finding once, ranked (the root cause first, as the text
+    /// verdict names it): identical findings of several processes folded,
+    /// with their pids.
+    pub findings: Vec<FlatFinding>,
     /// Where each knowledge table came from (`embedded` or an override path).
     pub knowledge: &'a BTreeMap<String, String>,
     pub knowledge_warnings: &'a [String],
+}
+
+/// A finding of the flat list, with the processes it was made in.
+#[derive(Serialize)]
+pub struct FlatFinding {
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub pids: Vec<u32>,
 }
 
 #[derive(Serialize)]
@@ -188,6 +203,10 @@ pub fn document<'a>(
         findings_total: [Severity::Error, Severity::Warning, Severity::Info]
             .into_iter()
             .map(|s| (s.as_str(), d.all().filter(|f| f.severity == s).count()))
+            .collect(),
+        findings: fold_across(&d.images)
+            .into_iter()
+            .map(|(finding, pids)| FlatFinding { finding, pids })
             .collect(),
         knowledge: &d.knowledge_origin,
         knowledge_warnings: &d.knowledge_warnings,
