@@ -149,11 +149,12 @@ mod tests {
         fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
         let r = report(model::read_paths(std::slice::from_ref(&d)));
         let v = serde_json::to_value(r.document(false)).unwrap();
-        assert_eq!(v["report_version"], 1);
+        assert_eq!(v["report_version"], 2);
         assert_eq!(v["processes"].as_array().unwrap().len(), 1);
         let p = &v["processes"][0];
         assert_eq!(p["pid"], 10);
-        assert_eq!(p["libraries"][0]["version"]["version"], "9.1.0");
+        assert_eq!(p["libraries"][0]["version"]["text"], "9.1.0");
+        assert_eq!(p["libraries"][0]["version"]["minor"], 1);
         assert_eq!(p["libraries"][0]["version"]["kind"], "full");
         assert_eq!(
             p["failed_loads"][0]["errors"],

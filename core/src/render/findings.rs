@@ -71,7 +71,10 @@ pub fn verdict_line(d: &Diagnosis, opts: &TextOptions) -> String {
             1 => "no findings in the 1 process traced".to_string(),
             n => format!("no findings in the {n} processes traced"),
         };
-        return format!("{lead} {}", paint(opts, Role::Good, &format!("clean: {what}")));
+        return format!(
+            "{lead} {}",
+            paint(opts, Role::Good, &format!("clean: {what}"))
+        );
     };
     let pre = opts.prefix.as_deref();
     format!(
@@ -151,7 +154,11 @@ pub fn finding_block(f: &Finding, pids: &[u32], opts: &TextOptions) -> String {
     b.item(
         "",
         0,
-        &paint(opts, Role::Dim, &format!("{pid}more: cudnn-trace explain {}", f.code)),
+        &paint(
+            opts,
+            Role::Dim,
+            &format!("{pid}more: cudnn-trace explain {}", f.code),
+        ),
         2,
     );
     b.out
@@ -295,7 +302,7 @@ mod tests {
         );
         assert!(text.contains("more: cudnn-trace explain CDT010"));
         // The framework's message follows from the LD_LIBRARY_PATH finding.
-        assert!(text.contains("  follows from: CDT008"), "{text}");
+        assert!(text.contains("  follows from: CDT002, CDT008"), "{text}");
     }
 
     #[test]
@@ -370,7 +377,10 @@ mod tests {
             ..Default::default()
         };
         let text = findings_text(&d, &opts);
-        assert!(text.contains("\x1b[1m\x1b[31merror[CDT008]:\x1b[0m"), "{text:?}");
+        assert!(
+            text.contains("\x1b[1m\x1b[31merror[CDT008]:\x1b[0m"),
+            "{text:?}"
+        );
         let plain = findings_text(&d, &TextOptions::default());
         assert!(!plain.contains('\x1b'));
     }

@@ -73,17 +73,11 @@ pub fn detect(stream: Stream, choice: ColorChoice) -> (bool, Option<usize>) {
     let (color, size) = match stream {
         Stream::Stdout => {
             let s = std::io::stdout();
-            (
-                auto_color(&s, choice),
-                terminal_size::terminal_size_of(&s),
-            )
+            (auto_color(&s, choice), terminal_size::terminal_size_of(&s))
         }
         Stream::Stderr => {
             let s = std::io::stderr();
-            (
-                auto_color(&s, choice),
-                terminal_size::terminal_size_of(&s),
-            )
+            (auto_color(&s, choice), terminal_size::terminal_size_of(&s))
         }
     };
     let columns = std::env::var("COLUMNS")
@@ -262,7 +256,10 @@ mod tests {
         let long = format!("  note: {}", "word ".repeat(20));
         let out = finish(&long, &opts);
         assert!(out.lines().all(|l| l.chars().count() <= 40), "{out}");
-        assert!(out.lines().skip(1).all(|l| l.starts_with("      ")), "{out}");
+        assert!(
+            out.lines().skip(1).all(|l| l.starts_with("      ")),
+            "{out}"
+        );
         let path = format!("  /{}", "x".repeat(100));
         let out = finish(&path, &opts);
         assert!(out.lines().all(|l| l.chars().count() <= 40), "{out}");

@@ -978,9 +978,8 @@ mod tests {
             &set,
             &a,
             &TextOptions {
-                all: false,
                 location: vec!["out/x".into()],
-                prefix: None,
+                ..Default::default()
             },
         );
         assert!(

@@ -127,7 +127,10 @@ mod tests {
             "remove …/a from X, or …/b"
         );
         assert_eq!(legend("/x/opt/venv/lib/a", p), "/x/opt/venv/lib/a");
-        assert_eq!(legend("LD_LIBRARY_PATH=/opt/venv/lib/a:/opt/venv/lib/b", p), "LD_LIBRARY_PATH=…/a:…/b");
+        assert_eq!(
+            legend("LD_LIBRARY_PATH=/opt/venv/lib/a:/opt/venv/lib/b", p),
+            "LD_LIBRARY_PATH=…/a:…/b"
+        );
         assert_eq!(legend("/opt/venv/lib/ itself", p), "/opt/venv/lib/ itself");
         assert!(matches!(legend("nothing", p), Cow::Borrowed(_)));
         assert_eq!(legend("/opt/venv/lib/a", None), "/opt/venv/lib/a");
