@@ -505,10 +505,7 @@ mod tests {
         );
         assert!(p(&["report", "--format", "yaml"]).is_err());
         assert!(p(&["report", "--color", "sometimes"]).is_err());
-        assert_eq!(
-            run(&["--color", "never", "prog"]).color,
-            ColorChoice::Never
-        );
+        assert_eq!(run(&["--color", "never", "prog"]).color, ColorChoice::Never);
         assert_eq!(
             run(&["--fail-on", "info", "prog"]).fail_on,
             Some(Severity::Info)
