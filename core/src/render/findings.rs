@@ -2,7 +2,8 @@
 //! block per finding (identical findings of several processes folded, with
 //! their pids): its title, its fix and the alternatives, the findings it
 //! follows from, and the evidence under them, paths written with the
-//! summary's `…/` legend. Also the problems met while reading the traces.
+//! summary's `…/` legend; before the closing verdict, every title once
+//! more. Also the problems met while reading the traces.
 
 use super::style::{finish, paint, Role, TextOptions};
 use super::text::{esc, legend};
@@ -31,6 +32,15 @@ pub fn findings_text(d: &Diagnosis, opts: &TextOptions) -> String {
     for (f, pids) in &folded {
         out.push('\n');
         out += &finding_block(f, pids, opts);
+    }
+    if folded.len() > 1 {
+        // Like pytest's short summary: every finding's title once more,
+        // right above the closing verdict, so that the last screen of a
+        // long report still names each of them.
+        out.push('\n');
+        for (f, _) in &folded {
+            out += &summary_line(f, opts);
+        }
     }
     out += &format!("\n{verdict}\n");
     finish(&out, opts)
@@ -104,14 +114,14 @@ pub fn finding_block(f: &Finding, pids: &[u32], opts: &TextOptions) -> String {
     let label = format!("{}[{}]:", f.severity, f.code);
     b.item(
         &paint(opts, severity_role(f.severity), &label),
-        label.len() + 1,
+        label.len(),
         &t(&f.title),
         0,
     );
     if !f.consequence_of.is_empty() {
         b.item(
             &paint(opts, Role::Dim, "follows from:"),
-            14,
+            13,
             &f.consequence_of.join(", "),
             2,
         );
@@ -160,6 +170,19 @@ pub fn finding_block(f: &Finding, pids: &[u32], opts: &TextOptions) -> String {
             &format!("{pid}more: cudnn-trace explain {}", f.code),
         ),
         2,
+    );
+    b.out
+}
+
+/// `error[CDT008]: title`, wrapped, for the short summary.
+fn summary_line(f: &Finding, opts: &TextOptions) -> String {
+    let label = format!("{}[{}]:", f.severity, f.code);
+    let mut b = Block::new(opts);
+    b.item(
+        &paint(opts, severity_role(f.severity), &label),
+        label.len(),
+        &esc(&legend(&f.title, opts.prefix.as_deref())),
+        0,
     );
     b.out
 }
