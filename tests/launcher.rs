@@ -970,7 +970,7 @@ fn mixup_shows_pip_dispatcher_by_rpath_and_system_graph_by_ld_library_path() {
         pip.join("libcudnn.so.9").to_str().unwrap(),
         "{graph:#}"
     );
-    assert_eq!(graph["version"]["version"], "9.14.0", "{graph:#}");
+    assert_eq!(graph["version"]["text"], "9.14.0", "{graph:#}");
     assert!(
         library(p, &pip.join("libcudnn_graph.so.9")).is_none(),
         "no graph from pip: {p:#}"
