@@ -196,11 +196,23 @@ impl Normalizer {
             "launcher_version",
             "tool_version",
         ];
+        // Inside a `"pids": [` array: its bare numbers are pids.
+        let mut in_pids = false;
         pretty
             .split_inclusive('\n')
             .map(|line| {
                 let body = line.trim_start();
                 let indent = &line[..line.len() - body.len()];
+                if in_pids {
+                    let num = body.trim_end().trim_end_matches(',');
+                    if let Some(ph) = num.parse().ok().and_then(|n| self.pid(n)) {
+                        return format!("{indent}\"{ph}\"{}", &body[num.len()..]);
+                    }
+                    in_pids = false;
+                }
+                if body.starts_with("\"pids\": [") && !body.contains(']') {
+                    in_pids = true;
+                }
                 let Some((key, value)) = body.strip_prefix('"').and_then(|b| b.split_once("\": "))
                 else {
                     return self.text(line);
