@@ -528,8 +528,13 @@ fn forked_and_execed_child_is_traced_with_its_parent() {
         .iter()
         .position(|l| l.contains(&format!("pid {child_pid} ")) && l.contains("cudnn_open"))
         .unwrap_or_else(|| panic!("summary does not show pid {child_pid}:\n{err}"));
+    // Under the table's header row.
     assert!(
-        lines[at + 1].contains("libcudnn.so.9") && lines[at + 1].contains("LD_LIBRARY_PATH"),
+        lines[at + 1].trim_start().starts_with("FAMILY  LIBRARY"),
+        "the table header:\n{err}"
+    );
+    assert!(
+        lines[at + 2].contains("libcudnn.so.9") && lines[at + 2].contains("LD_LIBRARY_PATH"),
         "the child's first library line:\n{err}"
     );
 }
