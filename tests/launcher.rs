@@ -342,6 +342,20 @@ fn static_program_gets_one_warning_and_still_runs() {
         "{rec}"
     );
     assert_eq!(rec["exit_code"], 5, "{rec}");
+
+    // The block for a bug report says why there is no table: the launcher
+    // record is all there is (exit 1: no trace file read).
+    let mut cmd = launcher(&d);
+    cmd.args(["report", "--format", "markdown", "t"]);
+    let m = run(cmd, None);
+    assert_eq!(m.code(), Some(1), "{}", m.show());
+    assert!(
+        m.out()
+            .lines()
+            .any(|l| l.starts_with("- warning: ") && l.contains("statically linked")),
+        "{}",
+        m.show()
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -528,8 +542,13 @@ fn forked_and_execed_child_is_traced_with_its_parent() {
         .iter()
         .position(|l| l.contains(&format!("pid {child_pid} ")) && l.contains("cudnn_open"))
         .unwrap_or_else(|| panic!("summary does not show pid {child_pid}:\n{err}"));
+    // Under the table's header row.
     assert!(
-        lines[at + 1].contains("libcudnn.so.9") && lines[at + 1].contains("LD_LIBRARY_PATH"),
+        lines[at + 1].trim_start().starts_with("FAMILY  LIBRARY"),
+        "the table header:\n{err}"
+    );
+    assert!(
+        lines[at + 2].contains("libcudnn.so.9") && lines[at + 2].contains("LD_LIBRARY_PATH"),
         "the child's first library line:\n{err}"
     );
 }
@@ -970,7 +989,7 @@ fn mixup_shows_pip_dispatcher_by_rpath_and_system_graph_by_ld_library_path() {
         pip.join("libcudnn.so.9").to_str().unwrap(),
         "{graph:#}"
     );
-    assert_eq!(graph["version"]["version"], "9.14.0", "{graph:#}");
+    assert_eq!(graph["version"]["text"], "9.14.0", "{graph:#}");
     assert!(
         library(p, &pip.join("libcudnn_graph.so.9")).is_none(),
         "no graph from pip: {p:#}"
