@@ -16,12 +16,14 @@
 //!   [`session`], [`exec`]: a terminal session of its own when the user's
 //!   terminal is the launcher's stdin, stdout and stderr;
 //! * [`mod@spawn`], [`signals`]: starting the program, passing signals on, and
-//!   ending the way it ended; [`record`]: the trace directory and
+//!   ending the way it ended; [`outliving`]: the processes of its tree that
+//!   are still running when it ends; [`record`]: the trace directory and
 //!   `launcher.json`.
 
 pub mod capture;
 pub mod env;
 pub mod exec;
+pub mod outliving;
 pub mod pty;
 pub mod record;
 pub mod session;
@@ -332,6 +334,9 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
         env.add_pin(&pin.dir, pin.mode);
     }
     let signals = install_signals();
+    // Processes of the program's tree whose parent ends become ours, so
+    // that the launcher knows when the last one has ended.
+    outliving::become_subreaper();
     // Set up last, right before the program starts: the launcher's own
     // messages before this point are not the program's.
     let mut capture = Capture::begin(&p.out_dir, !opts.no_capture_stderr);
@@ -355,7 +360,7 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     rec.pid = Some(child_pid as u32);
     write_record(&p.out_dir, &rec);
 
-    let (ended, _leader) = match child {
+    let (ended, leader) = match child {
         // The Child handle is not used for waiting: wait_child reaps by pid.
         Started::Child(_) => (
             wait_program(Program::Child(child_pid), signals.as_ref()),
@@ -377,6 +382,10 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             (ended, Some(leader_pid))
         }
     };
+    // The processes still running get their grace; the capture goes on
+    // meanwhile.
+    let except: Vec<i32> = leader.into_iter().collect();
+    rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
     // Everything the program wrote reaches the real stderr before the
     // summary (and before the launcher ends by the program's signal).
     rec.stderr = Some(capture.finish());
