@@ -15,7 +15,9 @@ use crate::analysis::pin::pin_view;
 use crate::analysis::{Link, ProcessTree};
 use crate::model::name_version::NameVersion;
 use crate::model::Ver;
-use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
+use crate::model::{
+    basename, dirname, Failed, Image, LauncherRecord, OutlivedRecord, PinRecord, TraceSet,
+};
 use cudnn_trace_format::{reason, via};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -242,6 +244,9 @@ pub fn render(set: &TraceSet, tree: &ProcessTree, opts: &TextOptions) -> String 
         for w in &rec.warnings {
             line(&mut out, &format!("warning: {w}"));
         }
+        for l in outlived_lines(rec) {
+            line(&mut out, &l);
+        }
         if let Some(p) = &rec.pin {
             render_pin_record(set, rec, p, &mut out);
         }
@@ -307,6 +312,44 @@ pub fn render(set: &TraceSet, tree: &ProcessTree, opts: &TextOptions) -> String 
         Cow::Borrowed(_) => out,
         Cow::Owned(t) => t,
     }
+}
+
+/// The processes that outlived the program: those that ended within the
+/// launcher's grace time, and those still running when it stopped waiting.
+fn outlived_lines(rec: &LauncherRecord) -> Vec<String> {
+    let name =
+        |o: &OutlivedRecord| format!("{} (pid {})", esc(o.name.as_deref().unwrap_or("?")), o.pid);
+    let list = |still: bool| -> Vec<String> {
+        rec.outlived
+            .iter()
+            .filter(|o| o.still_running == still)
+            .map(name)
+            .collect()
+    };
+    let mut out = Vec::new();
+    let ended = list(false);
+    if !ended.is_empty() {
+        let last = rec
+            .outlived
+            .iter()
+            .filter_map(|o| o.ended_after_ms)
+            .max()
+            .unwrap_or(0);
+        out.push(format!(
+            "outlived the program: {}, ended within {:.1} s of it",
+            ended.join(", "),
+            last as f64 / 1000.0
+        ));
+    }
+    let running = list(true);
+    if !running.is_empty() {
+        out.push(format!(
+            "still running when cudnn-trace ended: {}; what they load later is added to their \
+             trace files (report the trace directory again)",
+            running.join(", ")
+        ));
+    }
+    out
 }
 
 /// The launcher's pin: what was pinned, and when the program failed, how
