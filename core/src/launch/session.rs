@@ -106,6 +106,10 @@ pub struct Leader {
     program: i32,
     ctl: OwnedFd,
     reports: OwnedFd,
+    /// H's end of the reports is closed (it ended, or was killed: the
+    /// program, killed by its PR_SET_PDEATHSIG, is then the launcher's
+    /// child, reaped as such).
+    gone: bool,
 }
 
 /// What the leader said.
@@ -225,6 +229,7 @@ impl Leader {
             program,
             ctl: ctl_w,
             reports: rep_r,
+            gone: false,
         })
     }
 
@@ -244,16 +249,33 @@ impl Leader {
     }
 
     /// What H has said since the last call (non-blocking).
-    fn reports(&self) -> Vec<Report> {
+    fn reports(&mut self) -> Vec<Report> {
         let mut out = Vec::new();
-        while let Some([kind, value]) = read_record(self.reports.as_raw_fd()) {
-            match kind {
-                STOPPED => out.push(Report::Stopped(value)),
-                ENDED => out.push(Report::Ended(value)),
+        loop {
+            let mut rec = [0i32; 2];
+            // SAFETY: reading our non-blocking pipe into a local record.
+            let n = unsafe {
+                libc::read(
+                    self.reports.as_raw_fd(),
+                    rec.as_mut_ptr().cast(),
+                    std::mem::size_of_val(&rec),
+                )
+            };
+            if n == 0 {
+                self.gone = true;
+            }
+            if n != std::mem::size_of_val(&rec) as isize {
+                if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return out;
+            }
+            match rec {
+                [STOPPED, sig] => out.push(Report::Stopped(sig)),
+                [ENDED, status] => out.push(Report::Ended(status)),
                 _ => {}
             }
         }
-        out
     }
 }
 
@@ -567,8 +589,8 @@ impl Session {
     }
 
     /// The descriptor that is readable when the leader has news.
-    pub fn report_fd(&self) -> RawFd {
-        self.leader.reports.as_raw_fd()
+    pub fn report_fd(&self) -> Option<RawFd> {
+        (!self.leader.gone).then(|| self.leader.reports.as_raw_fd())
     }
 
     /// How long the wait loop may sleep: short in the background, where a

@@ -302,7 +302,7 @@ fn wait_child(mut program: Program<'_>, signals: Option<&Signals>) -> Ended {
                     return Ended::from_status(status);
                 }
                 s.check_foreground();
-                (Some(s.report_fd()), s.poll_ms())
+                (s.report_fd(), s.poll_ms())
             }
             Program::Child(_) => (None, 1000),
         };
