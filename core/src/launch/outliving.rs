@@ -7,7 +7,10 @@
 //! `getppid()` says so, until the launcher ends; then init's, as without
 //! it). When the program has ended, the launcher
 //!
-//! * notes the processes of the tree still running (from `/proc`);
+//! * notes the processes of the tree still running (from `/proc`, looked at
+//!   again each time it wakes, so that those they start meanwhile count
+//!   too; one that starts and ends between two looks, 100 ms at most, is
+//!   not listed);
 //! * waits for them, at most [`CHILD_GRACE`], reaping those that become its
 //!   children (with their exit status), while the capture goes on: what
 //!   they write to the program's stderr in that time is in `stderr.txt`;
@@ -94,20 +97,10 @@ const END_WAIT: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIG
 /// is known of each, in pid order.
 pub fn wait_for(signals: Option<&Signals>, grace: Duration, except: &[i32]) -> Vec<OutlivedRecord> {
     let start = Instant::now();
-    let mut recs: BTreeMap<i32, OutlivedRecord> = descendants(except)
-        .into_iter()
-        .map(|(pid, name)| {
-            (
-                pid,
-                OutlivedRecord {
-                    pid: pid as u32,
-                    name: Some(name),
-                    ..Default::default()
-                },
-            )
-        })
-        .collect();
+    let mut recs: BTreeMap<i32, OutlivedRecord> = BTreeMap::new();
     loop {
+        // Those started since the last look too (a subshell's command).
+        note(&mut recs, except);
         let none_left = reap(&mut recs, start);
         let after = start.elapsed().as_millis() as u64;
         for r in recs.values_mut() {
@@ -136,19 +129,30 @@ pub fn wait_for(signals: Option<&Signals>, grace: Duration, except: &[i32]) -> V
             break;
         }
     }
-    // Those still running, started during the wait included.
-    for (pid, name) in descendants(except) {
-        let r = recs.entry(pid).or_insert_with(|| OutlivedRecord {
-            pid: pid as u32,
-            name: Some(name),
-            ..Default::default()
-        });
-        r.still_running = true;
-        r.ended_after_ms = None;
+    // Those still running.
+    for pid in note(&mut recs, except) {
+        if let Some(r) = recs.get_mut(&pid) {
+            r.still_running = true;
+            r.ended_after_ms = None;
+        }
     }
     recs.into_values()
         .filter(|r| r.still_running || r.ended_after_ms.is_some())
         .collect()
+}
+
+/// Adds the running descendants (but `except`) not yet in `recs`; returns
+/// all that are running.
+fn note(recs: &mut BTreeMap<i32, OutlivedRecord>, except: &[i32]) -> Vec<i32> {
+    let now = descendants(except);
+    for (pid, name) in &now {
+        recs.entry(*pid).or_insert_with(|| OutlivedRecord {
+            pid: *pid as u32,
+            name: Some(name.clone()),
+            ..Default::default()
+        });
+    }
+    now.into_keys().collect()
 }
 
 /// Reaps every child that ended, noting how those of `recs` did. Returns
