@@ -195,7 +195,17 @@ mod tests {
             .read_line(&mut line)
             .unwrap();
         let grandchild: i32 = line.trim().parse().unwrap();
-        let found = descendants(&[]);
+        // Its name once it has executed sleep (it is "sh" until then).
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let found = loop {
+            let found = descendants(&[]);
+            if found.get(&grandchild).is_some_and(|n| n == "sleep")
+                || std::time::Instant::now() > deadline
+            {
+                break found;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
         assert!(found.contains_key(&(sh.id() as i32)), "{found:?}");
         assert_eq!(found.get(&grandchild).map(String::as_str), Some("sleep"));
         let without = descendants(&[sh.id() as i32]);
