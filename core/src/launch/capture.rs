@@ -60,6 +60,17 @@
 //! read back, and a pipe instead would make `isatty(2)` false (no colors,
 //! other buffering, other framework behaviour).
 //!
+//! Case by case, what the program sees (without the launcher: the user's
+//! terminal everywhere):
+//!
+//! | launcher's stdio | `isatty` / `ttyname` | `tcgetpgrp`, `/dev/tty` | keys, Ctrl-C/Z, `fg` |
+//! |---|---|---|---|
+//! | 0, 1, 2 the controlling terminal, foreground | true / the pty, on 0–2 | work (the pty) | as usual, through the pty |
+//! | the same, launched with `&` | as above | as above; the program is in its pty's background | a read or `stty` stops it (SIGTTIN/SIGTTOU), the shell says so; `fg` gives it the keys; the user's terminal is never touched from the background (no SIGTTOU for the launcher) |
+//! | stdin not a terminal (`< file`), 1 and 2 one terminal | 1, 2: true / the pty | on 1, 2 fail (no controlling terminal there); `/dev/tty` is the user's | stdin untouched; signals from the user's terminal, as usual |
+//! | only stderr a terminal | 2: true / a pty | on 2 fail | unchanged |
+//! | pipes, files, no terminal (CI, `2>&1 \| tee`) | unchanged | unchanged | unchanged |
+//!
 //! End of the relay: it reads until every writer has closed (the program and
 //! the children that inherited fd 2; the launcher keeps no copy of the
 //! program's end). Processes that outlive the program get a grace time
@@ -372,20 +383,7 @@ impl Capture {
     }
 
     fn begin_relay(run_dir: &Path, kind: Kind, with_stdout: bool) -> io::Result<Capture> {
-        let mut term = None;
-        let (ours, theirs) = match kind {
-            Kind::Session => {
-                let t = RealTerminal::of_session()
-                    .ok_or_else(|| io::Error::other("the terminal is not the controlling one"))?;
-                term = Some(t);
-                // Before raw mode: the pty gets the user's modes.
-                open_pty(1, Processing::Pty)?
-            }
-            Kind::Output => open_pty(1, Processing::Terminal)?,
-            Kind::Pty => open_pty(2, Processing::Terminal)?,
-            Kind::Pipe => open_pipe()?,
-            Kind::Socket => open_socketpair()?,
-        };
+        let (ours, theirs, term) = open_channel(kind)?;
         // The program sees the flag its fd 2 had (Node.js, for one, sets
         // O_NONBLOCK on its stdio).
         // SAFETY: flag queries and updates on descriptors we own.
@@ -399,13 +397,9 @@ impl Capture {
             }
         }
         let (ended_r, ended_w) = pipe_cloexec()?;
-        let (winch, winch_r) = if kind.is_terminal() {
-            match WinchGuard::install() {
-                Some((g, r)) => (Some(g), Some(r)),
-                None => (None, None),
-            }
-        } else {
-            (None, None)
+        let (winch, winch_r) = match kind.is_terminal().then(WinchGuard::install).flatten() {
+            Some((g, r)) => (Some(g), Some(r)),
+            None => (None, None),
         };
         let (input, control) = match term {
             Some(_) => {
@@ -443,54 +437,34 @@ impl Capture {
                 return Err(e);
             }
         };
-        let rec = StderrRecord {
-            file: Some(STDERR_FILE.into()),
-            how: kind.name().into(),
-            with_stdout,
-            ..Default::default()
-        };
-        let job = Job::Relay {
-            ended: ended_w,
-            thread,
-            _winch: winch,
-        };
-        if let (Some(mut t), Some(c)) = (term, control) {
-            // Raw before the program starts: whatever it prints, it prints
-            // with its keys already going to its terminal.
-            let foreground = t.in_foreground();
-            let saved = *t.saved();
-            t.enter_raw();
-            let tty = ProgramTty {
-                slave: theirs,
-                foreground,
-                raw: t.is_raw(),
-                saved,
-            };
-            return Ok(Capture {
-                rec,
-                child: ChildStdio {
-                    session: Some(tty),
+        let (child, terminal) = match (term, control) {
+            (Some(t), Some(c)) => {
+                let (child, t) = session_stdio(t, theirs);
+                (child, Some((t, c)))
+            }
+            _ => (
+                ChildStdio {
+                    stdout: with_stdout.then(|| theirs.try_clone()).transpose()?,
+                    stderr: Some(theirs),
                     ..Default::default()
                 },
-                job,
-                terminal: Some((t, c)),
-            });
-        }
-        let child = ChildStdio {
-            stdout: if with_stdout {
-                Some(theirs.try_clone()?)
-            } else {
-                None
-            },
-            stderr: Some(theirs),
-            close_stderr: false,
-            session: None,
+                None,
+            ),
         };
         Ok(Capture {
-            rec,
+            rec: StderrRecord {
+                file: Some(STDERR_FILE.into()),
+                how: kind.name().into(),
+                with_stdout,
+                ..Default::default()
+            },
             child,
-            job,
-            terminal: None,
+            job: Job::Relay {
+                ended: ended_w,
+                thread,
+                _winch: winch,
+            },
+            terminal,
         })
     }
 
@@ -734,6 +708,46 @@ impl Store {
 
 // ---------------------------------------------------------------------------
 // Channels
+
+/// (the relay's end, the program's end) for `kind`, and the user's
+/// terminal for a session.
+fn open_channel(kind: Kind) -> io::Result<(OwnedFd, OwnedFd, Option<RealTerminal>)> {
+    let (ours, theirs) = match kind {
+        Kind::Session => {
+            let t = RealTerminal::of_session()
+                .ok_or_else(|| io::Error::other("the terminal is not the controlling one"))?;
+            // Before raw mode: the pty gets the user's modes.
+            let (m, s) = open_pty(1, Processing::Pty)?;
+            return Ok((m, s, Some(t)));
+        }
+        Kind::Output => open_pty(1, Processing::Terminal)?,
+        Kind::Pty => open_pty(2, Processing::Terminal)?,
+        Kind::Pipe => open_pipe()?,
+        Kind::Socket => open_socketpair()?,
+    };
+    Ok((ours, theirs, None))
+}
+
+/// The program's stdio in a terminal session: its pty (`slave`), for the
+/// session leader. The user's terminal goes raw now, before the program
+/// starts: whatever it prints, it prints with its keys already going to
+/// its terminal.
+fn session_stdio(mut t: RealTerminal, slave: OwnedFd) -> (ChildStdio, RealTerminal) {
+    let foreground = t.in_foreground();
+    let saved = *t.saved();
+    t.enter_raw();
+    let tty = ProgramTty {
+        slave,
+        foreground,
+        raw: t.is_raw(),
+        saved,
+    };
+    let child = ChildStdio {
+        session: Some(tty),
+        ..Default::default()
+    };
+    (child, t)
+}
 
 fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];

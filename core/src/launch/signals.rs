@@ -322,21 +322,29 @@ fn wait_child(mut program: Program<'_>, signals: Option<&Signals>) -> Ended {
             unsafe { libc::poll(&mut pfd, 1, timeout.min(100)) };
             continue;
         };
-        for [sig, code, sender] in signals.wait(extra, timeout) {
-            match (sig, &mut program) {
-                (libc::SIGCHLD, _) => {}
-                (libc::SIGCONT, Program::Session(s)) => s.resume(),
-                (libc::SIGCONT, Program::Child(_)) => {}
+        for rec in signals.wait(extra, timeout) {
+            on_signal_record(rec, child, &mut program);
+        }
+    }
+}
+
+/// What a signal the launcher received while waiting means for `program`
+/// (its pid: `child`).
+fn on_signal_record([sig, code, sender]: [i32; 3], child: i32, program: &mut Program<'_>) {
+    match (sig, program) {
+        (libc::SIGCHLD, _) => {}
+        (libc::SIGCONT, Program::Session(s)) => s.resume(),
+        (libc::SIGCONT, Program::Child(_)) => {}
+        // Caught in a session only: passed on; the program's stop then
+        // stops the launcher.
+        // SAFETY: kill with a valid pid and signal number.
+        (libc::SIGTSTP, _) => unsafe {
+            libc::kill(child, libc::SIGTSTP);
+        },
+        _ => {
+            if should_forward(code, sender, child) {
                 // SAFETY: kill with a valid pid and signal number.
-                (libc::SIGTSTP, _) => unsafe {
-                    libc::kill(child, libc::SIGTSTP);
-                },
-                _ => {
-                    if should_forward(code, sender, child) {
-                        // SAFETY: kill with a valid pid and signal number.
-                        unsafe { libc::kill(child, sig) };
-                    }
-                }
+                unsafe { libc::kill(child, sig) };
             }
         }
     }
