@@ -370,6 +370,24 @@ fn the_window_size_follows_the_terminal() {
     assert_eq!(finish(child).code(), Some(0), "{}", t.text());
 }
 
+#[test]
+fn keys_typed_before_the_start_reach_the_program() {
+    let d = work_dir("term-typeahead");
+    let mut t = Term::new(24, 80);
+    // A line and an end of file typed before the launcher runs (as
+    // `script` sends when its own input ends): cat gets both, and ends.
+    t.send("early\n\x04");
+    let child = t.spawn(traced(&d, "t", &["cat"]));
+    assert_eq!(finish(child).code(), Some(0), "{}", t.text());
+    // The test terminal's echo, then the program's terminal's, then cat.
+    t.expect("early\nearly\nearly\n");
+    assert!(
+        !t.text().contains("^@"),
+        "EOF became a NUL byte:\n{}",
+        t.text()
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Job control and signals, from a shell
 
