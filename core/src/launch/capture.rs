@@ -105,7 +105,7 @@
 
 use super::pty::{open_pty, sync_winsize, Processing, WinchGuard};
 use super::terminal::{tty_device, ProgramTty, RealTerminal, RelayControl};
-use super::terminal::{CTL_DRAIN, CTL_KEYS_OFF, CTL_KEYS_ON};
+use super::terminal::{CTL_DRAIN, CTL_KEYS_OFF, CTL_KEYS_ON, CTL_KEYS_PUSH};
 use crate::model::record::{StderrRecord, KEEP, STDERR_FILE};
 use std::collections::VecDeque;
 use std::fs::{self, File};
@@ -439,7 +439,7 @@ impl Capture {
         };
         let (child, terminal) = match (term, control) {
             (Some(t), Some(c)) => {
-                let (child, t) = session_stdio(t, theirs);
+                let (child, t) = session_stdio(t, theirs, &c);
                 (child, Some((t, c)))
             }
             _ => (
@@ -731,11 +731,15 @@ fn open_channel(kind: Kind) -> io::Result<(OwnedFd, OwnedFd, Option<RealTerminal
 /// The program's stdio in a terminal session: its pty (`slave`), for the
 /// session leader. The user's terminal goes raw now, before the program
 /// starts: whatever it prints, it prints with its keys already going to
-/// its terminal.
-fn session_stdio(mut t: RealTerminal, slave: OwnedFd) -> (ChildStdio, RealTerminal) {
+/// its terminal (and what was typed ahead goes to it).
+fn session_stdio(
+    mut t: RealTerminal,
+    slave: OwnedFd,
+    relay: &RelayControl,
+) -> (ChildStdio, RealTerminal) {
     let foreground = t.in_foreground();
     let saved = *t.saved();
-    t.enter_raw();
+    relay.push_keys(t.enter_raw());
     let tty = ProgramTty {
         slave,
         foreground,
@@ -832,10 +836,11 @@ struct Input {
     closed: bool,
     /// Read, not yet taken by the pty (the program is not reading).
     pending: Vec<u8>,
-    /// The main thread's requests ([`RelayControl`]); None once its end is
-    /// closed.
+    /// The main thread's requests ([`RelayControl`]); `ctl` is None once
+    /// its end is closed.
     ctl: Option<OwnedFd>,
     acks: mpsc::Sender<()>,
+    typed: mpsc::Receiver<Vec<u8>>,
 }
 
 impl Input {
@@ -843,7 +848,7 @@ impl Input {
     /// becomes non-blocking, so that a program that does not read its keys
     /// never holds its output.
     fn new(master: RawFd) -> io::Result<(Input, RelayControl)> {
-        let (control, requests, acks) = RelayControl::new()?;
+        let (control, requests) = RelayControl::new()?;
         // SAFETY: flag changes on a descriptor we own.
         unsafe {
             let fl = libc::fcntl(master, libc::F_GETFL);
@@ -854,8 +859,9 @@ impl Input {
                 on: false,
                 closed: false,
                 pending: Vec::new(),
-                ctl: Some(requests),
-                acks,
+                ctl: Some(requests.ctl),
+                acks: requests.acks,
+                typed: requests.keys,
             },
             control,
         ))
@@ -1092,6 +1098,14 @@ impl Relay {
                     if let Some(i) = &mut self.input {
                         i.on = c == CTL_KEYS_ON;
                     }
+                }
+                CTL_KEYS_PUSH => {
+                    if let Some(i) = &mut self.input {
+                        while let Ok(keys) = i.typed.try_recv() {
+                            i.pending.extend(keys);
+                        }
+                    }
+                    self.write_keys();
                 }
                 CTL_DRAIN => {
                     // Everything the pty holds now (it is non-blocking).

@@ -661,7 +661,7 @@ impl Session {
     pub fn resume(&mut self) {
         if self.term.in_foreground() {
             if !self.term.is_raw() {
-                self.term.enter_raw();
+                self.relay.push_keys(self.term.enter_raw());
                 if self.term.is_raw() {
                     self.leader.send(CMD_RAW);
                 }

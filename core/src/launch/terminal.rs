@@ -26,17 +26,27 @@ pub struct ProgramTty {
 pub struct RelayControl {
     ctl: OwnedFd,
     acks: mpsc::Receiver<()>,
+    keys: mpsc::Sender<Vec<u8>>,
+}
+
+/// The relay's side of [`RelayControl`].
+pub struct RelayRequests {
+    /// The request pipe's read end (non-blocking).
+    pub ctl: OwnedFd,
+    pub acks: mpsc::Sender<()>,
+    /// Keys to give the program (announced by [`CTL_KEYS_PUSH`]).
+    pub keys: mpsc::Receiver<Vec<u8>>,
 }
 
 /// Requests, as the relay reads them.
 pub const CTL_KEYS_ON: u8 = b'1';
 pub const CTL_KEYS_OFF: u8 = b'0';
 pub const CTL_DRAIN: u8 = b'd';
+pub const CTL_KEYS_PUSH: u8 = b'k';
 
 impl RelayControl {
-    /// This side, and the relay's: the request pipe's read end
-    /// (non-blocking) and where to acknowledge.
-    pub fn new() -> io::Result<(RelayControl, OwnedFd, mpsc::Sender<()>)> {
+    /// This side, and the relay's.
+    pub fn new() -> io::Result<(RelayControl, RelayRequests)> {
         let mut fds = [0i32; 2];
         // SAFETY: fds is a valid array of two ints.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -49,8 +59,20 @@ impl RelayControl {
             let fl = libc::fcntl(r.as_raw_fd(), libc::F_GETFL);
             libc::fcntl(r.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
         }
-        let (tx, rx) = mpsc::channel();
-        Ok((RelayControl { ctl: w, acks: rx }, r, tx))
+        let (ack_tx, ack_rx) = mpsc::channel();
+        let (keys_tx, keys_rx) = mpsc::channel();
+        Ok((
+            RelayControl {
+                ctl: w,
+                acks: ack_rx,
+                keys: keys_tx,
+            },
+            RelayRequests {
+                ctl: r,
+                acks: ack_tx,
+                keys: keys_rx,
+            },
+        ))
     }
 
     fn send(&self, c: u8) {
@@ -61,6 +83,14 @@ impl RelayControl {
     /// Relays keys (`on`) or leaves the user's terminal alone.
     pub fn set_input(&self, on: bool) {
         self.send(if on { CTL_KEYS_ON } else { CTL_KEYS_OFF });
+    }
+
+    /// Gives the program's terminal `keys` (typed before the terminal went
+    /// raw).
+    pub fn push_keys(&self, keys: Vec<u8>) {
+        if !keys.is_empty() && self.keys.send(keys).is_ok() {
+            self.send(CTL_KEYS_PUSH);
+        }
     }
 
     /// Waits (at most `limit`) until the relay has passed on what the pty
@@ -149,13 +179,18 @@ impl RealTerminal {
     /// byte from it reaches the screen as it is (its own terminal did the
     /// processing). Only in the foreground (else the kernel would stop the
     /// launcher with SIGTTOU); nothing happens when it is raw already.
-    pub fn enter_raw(&mut self) {
+    ///
+    /// Returns the keys typed ahead in whole lines, and an end of file
+    /// (Ctrl-D, or `script` with its input at its end) as the EOF key: in
+    /// raw mode the kernel would hand a pending EOF over as a NUL byte.
+    pub fn enter_raw(&mut self) -> Vec<u8> {
         if self.raw || !self.in_foreground() {
-            return;
+            return Vec::new();
         }
         if let Some(now) = modes(self.fd) {
             self.saved = now;
         }
+        let ahead = self.typed_ahead();
         let mut t = self.saved;
         // SAFETY: cfmakeraw edits our copy; tcsetattr applies it.
         unsafe {
@@ -166,6 +201,39 @@ impl RealTerminal {
                 self.raw = true;
             }
         }
+        ahead
+    }
+
+    /// What a read in the user's modes returns now without waiting (in
+    /// canonical mode: whole lines, or 0 for an end of file).
+    fn typed_ahead(&self) -> Vec<u8> {
+        let canonical = self.saved.c_lflag & libc::ICANON != 0;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let mut pfd = libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; a read into a local buffer, which
+            // does not block (poll said so), in the foreground.
+            let n = unsafe {
+                if libc::poll(&mut pfd, 1, 0) != 1 || pfd.revents & libc::POLLIN == 0 {
+                    break;
+                }
+                libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len())
+            };
+            match n {
+                0 if canonical => out.push(self.saved.c_cc[libc::VEOF]),
+                n if n > 0 => out.extend_from_slice(&buf[..n as usize]),
+                _ => break,
+            }
+            if n == 0 {
+                break;
+            }
+        }
+        out
     }
 
     /// Gives the terminal the user's modes back, when it is raw.
