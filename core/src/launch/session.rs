@@ -16,7 +16,10 @@
 //!   sets (curses' raw mode, a password prompt's no-echo) applies to the
 //!   keys the user types. stdout and stderr are one stream, in the order
 //!   written. Window size changes are passed on (SIGWINCH, then the pty's
-//!   size, then the kernel's SIGWINCH to the program).
+//!   size, then the kernel's SIGWINCH to the program). Keys typed before
+//!   the terminal went raw are passed on too, an end of file as the EOF key
+//!   (`script` sends one when its own input ends; the kernel would turn a
+//!   pending one into a NUL byte).
 //! * **H** is a small fork of the launcher (no exec, async-signal-safe code
 //!   only) that makes the session, takes the pty as its controlling
 //!   terminal and starts P in a process group of its own, in the pty's
@@ -665,6 +668,12 @@ impl Session {
                 if self.term.is_raw() {
                     self.leader.send(CMD_RAW);
                 }
+                // The window may have changed while the launcher was stopped
+                // or in the background (SIGWINCH goes to the foreground
+                // only): the relay's SIGWINCH handling looks again.
+                // SAFETY: a signal to ourselves; its handler only writes a
+                // byte to a pipe (launch::pty).
+                unsafe { libc::kill(libc::getpid(), libc::SIGWINCH) };
             }
             self.leader.send(CMD_FOREGROUND);
             self.active = self.term.is_raw();
