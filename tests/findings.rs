@@ -243,13 +243,22 @@ fn show(doc: &Value) -> String {
             text(&f["severity"]),
             text(&f["code"]),
             text(&f["title"]),
-            text(&f["remedy"])
+            remedies(f)
         );
         for e in arr(&f["evidence"]) {
             out += &format!("    {e}\n");
         }
     }
     out
+}
+
+/// A finding's fix and its alternatives, one text (`fix | or | or`): the
+/// fix comes first.
+fn remedies(f: &Value) -> String {
+    std::iter::once(text(&f["fix"]))
+        .chain(arr(&f["alternatives"]).iter().map(text))
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// The findings with `code`.
@@ -450,12 +459,11 @@ fn two_files_of_one_cudnn_library_v9_and_v8() {
         assert_eq!(first["requester"], s(&prog).as_str());
         let second = ev(f, "loaded", &other);
         assert_eq!(second["reason"], "path");
-        assert_eq!(second["version"], want);
+        assert_eq!(second["version"]["text"], want);
         assert_eq!(second["requester"], s(&prog).as_str());
         assert!(
-            text(&f["remedy"])
-                .contains(&format!("the first one loaded ({})", s(&pip.join(soname))))
-                && text(&f["remedy"]).contains(&format!("loads {} by its path", s(&other))),
+            remedies(f).contains(&format!("the first one loaded ({})", s(&pip.join(soname))))
+                && remedies(f).contains(&format!("loads {} by its path", s(&other))),
             "{f:#}"
         );
         if major == 9 {
@@ -520,7 +528,7 @@ fn cudnn9_sublibraries_from_two_installs() {
         "reference (libcudnn_graph)",
         &graph.join("libcudnn_graph.so.9"),
     );
-    assert_eq!(r["version"], "9.14.0");
+    assert_eq!(r["version"]["text"], "9.14.0");
     assert_eq!(r["reason"], "LD_LIBRARY_PATH");
     assert_eq!(r["search_dir"], s(&graph).as_str());
     let ops = ev(f, "loaded", &pip.join("libcudnn_ops.so.9"));
@@ -535,36 +543,44 @@ fn cudnn9_sublibraries_from_two_installs() {
         text(&call["detail"]),
         "cudnnOpsVersionCheck() returned 1002 (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)"
     );
-    assert!(
-        text(&f["remedy"]).starts_with(&format!(
-            "load every cuDNN 9 file from one install, {}: remove {} from LD_LIBRARY_PATH",
-            s(&pip),
-            s(&graph)
-        )),
+    assert_eq!(
+        text(&f["fix"]),
+        format!(
+            "remove {} from LD_LIBRARY_PATH, so that every cuDNN 9 file comes from one install, {}",
+            s(&graph),
+            s(&pip)
+        ),
         "{f:#}"
     );
 
     let f = one(
         &doc,
         "CDT008",
-        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+        "libcudnn_graph.so.9 9.14.0 came from LD_LIBRARY_PATH",
     );
     assert_eq!(f["severity"], "error");
+    // A short title; the directories, the other copy and its package are
+    // in the evidence.
     assert_eq!(
         text(&f["title"]),
-        format!(
-            "libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({}, 9.14.0) although the RUNPATH of libcudnn.so.9 holds another copy, {} (9.19.0, pip nvidia_cudnn_cu13)",
-            s(&graph),
-            s(&pip.join("libcudnn_graph.so.9"))
-        )
+        "libcudnn_graph.so.9 9.14.0 came from LD_LIBRARY_PATH although the RUNPATH of libcudnn.so.9 holds 9.19.0"
+    );
+    assert_eq!(
+        ev(f, "loaded", &graph.join("libcudnn_graph.so.9"))["search_dir"],
+        s(&graph).as_str()
     );
     let other = ev(f, "on disk", &pip.join("libcudnn_graph.so.9"));
+    assert_eq!(other["version"]["text"], "9.19.0, pip nvidia_cudnn_cu13");
+    assert_eq!(
+        (&other["version"]["major"], &other["version"]["minor"]),
+        (&Value::from(9), &Value::from(19))
+    );
     assert_eq!(
         text(&other["detail"]),
         format!("RUNPATH entry $ORIGIN of {}", s(&pip.join("libcudnn.so.9")))
     );
     assert!(
-        text(&f["remedy"]).contains(&format!("cudnn-trace --pin {}", s(&pip))),
+        remedies(f).contains(&format!("cudnn-trace --pin {}", s(&pip))),
         "{f:#}"
     );
 }
@@ -614,7 +630,7 @@ fn cudnn8_sublibraries_from_two_installs() {
         "reference (libcudnn_ops_infer)",
         &stray.join("libcudnn_ops_infer.so.8"),
     );
-    assert_eq!(r["version"], "8.9.2");
+    assert_eq!(r["version"]["text"], "8.9.2");
     assert_eq!(r["reason"], "LD_LIBRARY_PATH");
     let check = ev(f, "version check", &pip.join("libcudnn_cnn_infer.so.8"));
     assert!(
@@ -627,14 +643,17 @@ fn cudnn8_sublibraries_from_two_installs() {
         "cudnnCnnInferVersionCheck() returned 14 (CUDNN_STATUS_VERSION_MISMATCH)"
     );
     assert!(
-        text(&f["remedy"]).contains(&format!("remove {} from LD_LIBRARY_PATH", s(&stray))),
+        remedies(f).contains(&format!("remove {} from LD_LIBRARY_PATH", s(&stray))),
         "{f:#}"
     );
     let f = one(&doc, "CDT008", "libcudnn_ops_infer.so.8");
     ev(f, "on disk", &pip.join("libcudnn_ops_infer.so.8"));
-    assert!(
-        text(&f["title"]).ends_with("(8.9.7, pip nvidia_cudnn_cu12)"),
-        "{f:#}"
+    // The other copy's version (asked, with its pip package) in the
+    // title, its path and package in the evidence.
+    assert!(text(&f["title"]).ends_with("holds 8.9.7"), "{f:#}");
+    assert_eq!(
+        ev(f, "on disk", &pip.join("libcudnn_ops_infer.so.8"))["version"]["text"],
+        "8.9.7, pip nvidia_cudnn_cu12"
     );
 }
 
@@ -697,16 +716,16 @@ fn cudnn_built_for_another_cuda_major_than_the_runtime() {
             "libcudnn_ops_infer.so.8"
         };
         let v = ev(f, "version", &pip.join(core));
-        assert_eq!(v["version"], build);
+        assert_eq!(v["version"]["text"], build);
         assert!(
             text(&v["detail"]).starts_with("cudnnGetCudartVersion() = "),
             "{v:#}"
         );
         let r = ev(f, "loaded", &rt.join(rt_so));
-        assert_eq!(r["version"], rt_ver);
+        assert_eq!(r["version"]["text"], rt_ver);
         assert_eq!(r["reason"], "RPATH");
         assert!(
-            text(&f["remedy"]).contains(&format!("nvidia-cudnn-cu{rt_major}")),
+            remedies(f).contains(&format!("nvidia-cudnn-cu{rt_major}")),
             "{f:#}"
         );
         assert_eq!(all(&doc).len(), 1, "{}", show(&doc));
@@ -740,18 +759,18 @@ fn driver_too_old_for_the_runtime() {
         "the driver supports CUDA 12.2, the CUDA 13.0 runtime needs CUDA 13.x"
     );
     let r = ev(f, "loaded", &rt.join("libcudart.so.13"));
-    assert_eq!(r["version"], "13.0");
+    assert_eq!(r["version"]["text"], "13.0");
     let libcuda = drv.join("libcuda.so.1");
     let by_query = evidence(f, "driver")
         .into_iter()
-        .find(|e| e["version"] == "12.2")
+        .find(|e| e["version"]["text"] == "12.2")
         .unwrap_or_else(|| panic!("no driver 12.2 evidence: {f:#}"));
     assert_eq!(by_query["path"], s(&libcuda).as_str());
     let by_name = evidence(f, "driver")
         .into_iter()
         .find(|e| e["detail"] == "from the file name")
         .unwrap_or_else(|| panic!("no driver file evidence: {f:#}"));
-    assert_eq!(by_name["version"], "535.104.05");
+    assert_eq!(by_name["version"]["text"], "535.104.05");
     let m = evidence(f, "message");
     assert!(
         m.iter().any(|e| text(&e["detail"]).contains(msg)
@@ -759,7 +778,7 @@ fn driver_too_old_for_the_runtime() {
         "{f:#}"
     );
     assert!(
-        text(&f["remedy"]).starts_with("upgrade the NVIDIA driver to 580 or newer"),
+        remedies(f).starts_with("upgrade the NVIDIA driver to 580 or newer"),
         "{f:#}"
     );
 }
@@ -815,7 +834,7 @@ fn forward_compatibility_libcuda_804_803_and_working() {
                     detail_has(f, "forward compatibility was attempted on non supported HW"),
                     "{f:#}"
                 );
-                assert!(text(&f["remedy"]).contains(&leave), "{f:#}");
+                assert!(remedies(f).contains(&leave), "{f:#}");
                 // cuInit's 804 belongs to CDT005, not to CDT007.
                 assert_errors(&doc, &["CDT005"]);
             }
@@ -829,7 +848,7 @@ fn forward_compatibility_libcuda_804_803_and_working() {
                     "{f:#}"
                 );
                 assert!(detail_has(f, "cuInit() returned 803 (cudaErrorSystemDriverMismatch / CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)"), "{f:#}");
-                assert!(text(&f["remedy"]).contains(&leave), "{f:#}");
+                assert!(remedies(f).contains(&leave), "{f:#}");
                 assert_errors(&doc, &["CDT005"]);
             }
             _ => {
@@ -970,7 +989,7 @@ fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
         );
         if on_disk.is_empty() {
             assert!(
-                text(&f["remedy"]).starts_with("no copy was found on this machine: install cuDNN"),
+                remedies(&f).starts_with("no copy was found on this machine: install cuDNN"),
                 "{f:#}"
             );
         } else {
@@ -991,9 +1010,9 @@ fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
         // Its version as the copy says it when asked (its name has the
         // major only), and the dispatcher's RUNPATH as written.
         let version = if major == 9 { "9.1.0" } else { "8.9.7" };
-        assert_eq!(c["version"], version, "{c:#}");
+        assert_eq!(c["version"]["text"], version, "{c:#}");
         assert_eq!(
-            text(&f["remedy"]),
+            remedies(&f),
             format!(
                 "a copy exists at {} ({version}): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks (its RUNPATH entry $ORIGIN)",
                 s(&torch.join(core)),
@@ -1067,10 +1086,10 @@ fn cudnn_cannot_load_nvrtc() {
     let c = ev(f, "on disk", &nvrtc.join("libnvrtc.so.12"));
     assert_eq!(c["detail"], "found via pip");
     assert!(
-        text(&f["remedy"]).starts_with(&format!(
+        remedies(f).starts_with(&format!(
             "a copy exists at {}",
             s(&nvrtc.join("libnvrtc.so.12"))
-        )) && text(&f["remedy"]).contains(&format!("LD_LIBRARY_PATH={}:", s(&nvrtc))),
+        )) && remedies(f).contains(&format!("LD_LIBRARY_PATH={}:", s(&nvrtc))),
         "{f:#}"
     );
 
@@ -1143,15 +1162,15 @@ fn two_cuda_runtime_majors_in_one_process() {
     );
     let a = ev(f, "loaded", &rt13.join("libcudart.so.13"));
     assert_eq!(
-        (a["version"].clone(), a["reason"].clone()),
+        (a["version"]["text"].clone(), a["reason"].clone()),
         ("13.0".into(), "RPATH".into())
     );
     let b = ev(f, "loaded", &rt12.join("libcudart.so.12"));
-    assert_eq!(b["version"], "12.8");
+    assert_eq!(b["version"]["text"], "12.8");
     assert_eq!(b["reason"], "RUNPATH");
     assert_eq!(b["requester"], s(&plugin).as_str());
     assert!(
-        text(&f["remedy"]).contains(&format!(
+        remedies(f).contains(&format!(
             "the RUNPATH of {} points at {}",
             s(&plugin),
             s(&rt12)
@@ -1209,7 +1228,7 @@ fn cudnn_create_not_initialized_v9_and_v8() {
         assert!(detail_has(f, "CUDA_VISIBLE_DEVICES=\"\""), "{f:#}");
         assert!(!evidence(f, "likely cause").is_empty(), "{f:#}");
         assert_eq!(
-            text(&f["remedy"]),
+            remedies(f),
             "CUDA_VISIBLE_DEVICES hides every GPU: unset it or name a GPU; cuInit itself failed (100 CUDA_ERROR_NO_DEVICE): fix that first"
         );
 
@@ -1281,10 +1300,10 @@ fn gpu_older_than_cudnn_supports() {
         } else {
             "libcudnn_ops_infer.so.8"
         };
-        assert_eq!(ev(f, "loaded", &pip.join(core))["version"], cudnn);
+        assert_eq!(ev(f, "loaded", &pip.join(core))["version"]["text"], cudnn);
         let g = evidence(f, "gpu");
         assert_eq!(g.len(), 1, "{f:#}");
-        assert_eq!(g[0]["version"], format!("SM {sm}").as_str());
+        assert_eq!(g[0]["version"]["text"], format!("SM {sm}").as_str());
         assert!(
             text(&g[0]["detail"]).contains("cudaDeviceGetAttribute()"),
             "{f:#}"
@@ -1369,11 +1388,11 @@ fn check_cudnn_version_message(doc: &Value, m: &Mismatch, want: Expected<'_>) {
         good_version,
     } = want;
     let system = &m.system;
-    let f = one(doc, "CDT010", &format!("{framework}:"));
+    let f = one(doc, "CDT010", &format!("{framework} was built"));
     assert_eq!(f["severity"], "error");
     assert_eq!(
         text(&f["title"]),
-        format!("{framework}: the cuDNN loaded at run time ({runtime}) does not fit the one it was built with ({build})")
+        format!("{framework} was built with cuDNN {build} but loaded {runtime} at run time")
     );
     assert!(
         evidence(f, "message")
@@ -1389,7 +1408,7 @@ fn check_cudnn_version_message(doc: &Value, m: &Mismatch, want: Expected<'_>) {
         "{f:#}"
     );
     let r = ev(f, "runtime version from", &runtime_file);
-    assert_eq!(r["version"], runtime);
+    assert_eq!(r["version"]["text"], runtime);
     assert_eq!(r["reason"], "LD_LIBRARY_PATH");
     assert_eq!(r["search_dir"], s(system).as_str());
     assert!(
@@ -1402,21 +1421,25 @@ fn check_cudnn_version_message(doc: &Value, m: &Mismatch, want: Expected<'_>) {
         ),
         "{f:#}"
     );
-    let remedy = text(&f["remedy"]);
-    assert!(
-        remedy.contains(&format!(
-            "came through LD_LIBRARY_PATH from {}: remove {} from LD_LIBRARY_PATH",
-            s(system),
-            s(system)
-        )),
-        "{remedy}"
+    // The fix takes the directory out of LD_LIBRARY_PATH; how the files
+    // came is evidence; a copy that fits is the first alternative.
+    assert_eq!(
+        text(&f["fix"]),
+        format!("remove {} from LD_LIBRARY_PATH", s(system)),
+        "{f:#}"
     );
     assert!(
-        remedy.contains(&format!(
-            "a cuDNN {good_version} is at {}",
+        evidence(f, "fact").iter().any(|e| text(&e["detail"])
+            .ends_with(&format!("came through LD_LIBRARY_PATH from {}", s(system)))),
+        "{f:#}"
+    );
+    assert_eq!(
+        text(&f["alternatives"][0]),
+        format!(
+            "put {} first on LD_LIBRARY_PATH (its cuDNN {good_version} fits the build)",
             s(good_copy.parent().unwrap())
-        )),
-        "{remedy}"
+        ),
+        "{f:#}"
     );
 }
 
@@ -1449,20 +1472,20 @@ fn pytorch_message_explained() {
             good_version: "9.19.0",
         },
     );
-    let f = one(&doc, "CDT010", "PyTorch:");
+    let f = one(&doc, "CDT010", "PyTorch was built");
     let c = ev(f, "call", &m.pip.join("libcudnn.so.9"));
     assert_eq!(
-        c["version"], "9.14.0",
+        c["version"]["text"], "9.14.0",
         "what cudnnGetProperty answered: {f:#}"
     );
     assert!(
-        text(&f["remedy"]).contains("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1"),
+        remedies(f).contains("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1"),
         "{f:#}"
     );
     one(
         &doc,
         "CDT008",
-        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+        "libcudnn_graph.so.9 9.14.0 came from LD_LIBRARY_PATH",
     );
 
     // The same program without the system directory: no message, nothing.
@@ -1496,7 +1519,11 @@ fn xla_message_explained() {
     );
     // The dispatcher itself came from LD_LIBRARY_PATH, although the
     // program's RUNPATH names the wheel's directory.
-    let f = one(&doc, "CDT008", "libcudnn.so.9 came from LD_LIBRARY_PATH");
+    let f = one(
+        &doc,
+        "CDT008",
+        "libcudnn.so.9 9.14.0 came from LD_LIBRARY_PATH",
+    );
     let l = ev(f, "loaded", &m.system.join("libcudnn.so.9"));
     assert_eq!(l["requester"], s(&prog).as_str());
     let o = ev(f, "on disk", &m.pip.join("libcudnn.so.9"));
@@ -1528,7 +1555,7 @@ fn tensorflow1_compatibility_version_message_explained() {
             good_version: "8.9.7",
         },
     );
-    let f = one(&doc, "CDT010", "TensorFlow 1.x:");
+    let f = one(&doc, "CDT010", "TensorFlow 1.x was built");
     assert!(
         detail_has(f, "the \"compatibility version\" (v/100)*100"),
         "TF's old rule: {f:#}"
@@ -1560,19 +1587,19 @@ fn jax_message_explained() {
             good_version: "9.19.0",
         },
     );
-    let f = one(&doc, "CDT010", "JAX:");
+    let f = one(&doc, "CDT010", "JAX was built");
     assert!(
-        text(&f["remedy"]).contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1"),
+        remedies(f).contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1"),
         "{f:#}"
     );
     // JAX loads the wheel's dispatcher by its path; graph still came from
     // LD_LIBRARY_PATH, before the dispatcher's RUNPATH.
     let disp = ev(f, "call", &m.pip.join("libcudnn.so.9"));
-    assert_eq!(disp["version"], "9.14.0");
+    assert_eq!(disp["version"]["text"], "9.14.0");
     one(
         &doc,
         "CDT008",
-        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+        "libcudnn_graph.so.9 9.14.0 came from LD_LIBRARY_PATH",
     );
 }
 
@@ -1740,28 +1767,63 @@ fn text_findings_section_and_explain() {
     let out = run(cmd, None);
     assert_eq!(out.code(), Some(0), "{}", out.show());
     let text_out = out.out();
+    // The verdict opens the findings and ends the output: the counts, the
+    // first finding's title and its fix.
+    let verdict = format!(
+        "cudnn-trace: 2 errors: {}: fix: {}",
+        text(&all(&doc)[0]["title"]),
+        text(&all(&doc)[0]["fix"])
+    );
+    let verdict = verdict.replace(&format!("{}/", s(&case.dir)), "…/");
     assert!(
-        text_out.contains(&format!("\nfindings ({}):\n", codes.len())),
+        text_out.contains(&format!("\n\n{verdict}\n\nerror[")),
+        "{verdict}\n{text_out}"
+    );
+    assert_eq!(
+        text_out.lines().last(),
+        Some(verdict.as_str()),
         "{text_out}"
     );
+    let pid = &doc["findings"][0]["pids"][0];
     for code in &codes {
         assert!(
-            text_out.contains(&format!("\n          more: cudnn-trace explain {code}\n")),
+            text_out.contains(&format!(
+                "\n  pid {pid} · more: cudnn-trace explain {code}\n"
+            )),
             "{code}: {text_out}"
         );
     }
     let head = text_out
         .lines()
-        .find(|l| l.starts_with("ERROR   CDT008  "))
+        .find(|l| l.starts_with("error[CDT008]: "))
         .unwrap_or_else(|| panic!("no CDT008 line: {text_out}"));
     assert!(
-        head.contains(&format!(
-            "libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({}",
-            s(&graph)
-        )),
+        head.contains("libcudnn_graph.so.9 9.14.0 came from LD_LIBRARY_PATH"),
         "{head}"
     );
-    assert!(text_out.contains("\n          fix: remove "), "{text_out}");
+    // Paths with the summary's legend, never the whole prefix again.
+    let rel = graph.strip_prefix(&case.dir).unwrap();
+    assert!(
+        text_out.contains(&format!("paths: …/ stands for {}/\n", s(&case.dir))),
+        "{text_out}"
+    );
+    assert!(
+        text_out.contains("(LD_LIBRARY_PATH, asked by libcudnn.so.9)"),
+        "{text_out}"
+    );
+    assert!(
+        text_out.contains(&format!(
+            "  - loaded: …/{}/libcudnn_graph.so.9 [9.14.0]",
+            s(rel)
+        )),
+        "{text_out}"
+    );
+    assert_eq!(
+        text_out.matches(s(&case.dir).as_str()).count(),
+        2,
+        "{text_out}"
+    );
+    assert!(text_out.contains("\n  fix: remove …/"), "{text_out}");
 
     // A clean run says so.
     let clean = Case::new("text-clean");
@@ -1771,7 +1833,12 @@ fn text_findings_section_and_explain() {
     cmd.arg("report").arg(&tc.trace);
     let out = run(cmd, None);
     assert_eq!(out.code(), Some(0), "{}", out.show());
-    assert!(out.out().contains("\nfindings: none\n"), "{}", out.out());
+    assert_eq!(
+        out.out().lines().last(),
+        Some("cudnn-trace: clean: no findings in the 1 process traced"),
+        "{}",
+        out.out()
+    );
 
     // explain: every code of the report, lower case too; the list; unknown.
     for code in codes
@@ -1823,10 +1890,7 @@ fn library<'a>(doc: &'a Value, path: &Path) -> &'a Value {
 /// `(kind, version)` of a library's version in the report.
 fn version_of(doc: &Value, path: &Path) -> (String, String) {
     let v = &library(doc, path)["version"];
-    (
-        text(&v["kind"]).to_string(),
-        text(&v["version"]).to_string(),
-    )
+    (text(&v["kind"]).to_string(), text(&v["text"]).to_string())
 }
 
 #[test]
@@ -1854,7 +1918,7 @@ fn versions_are_asked_in_a_separate_process_by_identity() {
     let asked = |p: &Path, want: &str| {
         let l = library(&doc, p);
         assert_eq!(
-            (text(&l["version"]["kind"]), text(&l["version"]["version"])),
+            (text(&l["version"]["kind"]), text(&l["version"]["text"])),
             ("asked", want),
             "{l:#}"
         );
@@ -1881,11 +1945,13 @@ fn versions_are_asked_in_a_separate_process_by_identity() {
         ("requested".into(), "9.19.0".into())
     );
     let d = library(&doc, &drv.join("libcuda.so.1"));
+    // The driver's version, and the CUDA version it supports as asked.
     assert_eq!(
-        text(&d["version"]["version"]),
-        "580.159.04, CUDA 13.0",
+        text(&d["version"]["text"]),
+        "driver 580.159.04, CUDA 13.0",
         "{d:#}"
     );
+    assert_eq!(d["version"]["cuda"]["major"], 13, "{d:#}");
     assert_eq!(d["found"]["detail"], "cuDriverGetVersion() = 13000");
     assert!(all(&doc).is_empty(), "{}", show(&doc));
 
@@ -1920,7 +1986,7 @@ fn versions_are_asked_in_a_separate_process_by_identity() {
         "{w}"
     );
     assert_eq!(why("libcudnn_cnn.so.9"), "no longer on disk: not asked");
-    assert_eq!(version_of(&doc, &ops), ("major-only".into(), "9".into()));
+    assert_eq!(version_of(&doc, &ops), ("major-only".into(), "9.x".into()));
     // The text report says it too.
     let mut cmd = launcher(&case.dir);
     cmd.arg("report").arg(&t.trace);
@@ -1945,7 +2011,7 @@ fn versions_are_asked_in_a_separate_process_by_identity() {
     };
     assert_eq!(
         version_of(&off, &pip.join("libcudnn_adv.so.9")),
-        ("major-only".into(), "9".into())
+        ("major-only".into(), "9.x".into())
     );
 }
 
@@ -1975,7 +2041,7 @@ fn asked_versions_feed_the_driver_rule() {
         evidence(f, "driver")
             .iter()
             .any(|e| e["path"] == libcuda.as_str()
-                && e["version"] == "12.2"
+                && e["version"]["text"] == "12.2"
                 && text(&e["detail"]).contains("asked in a separate process at report time")),
         "{f:#}"
     );
@@ -2031,6 +2097,15 @@ fn run_loud(case: &Case, label: &str, env: &[(&str, String)], prog: &Path) -> Tr
 }
 
 /// The summary's start-up line.
+/// `report --format markdown` of a run, which must succeed.
+fn markdown(case: &Case, t: &Traced) -> String {
+    let mut cmd = launcher(&case.dir);
+    cmd.args(["report", "--format", "markdown"]).arg(&t.trace);
+    let out = run(cmd, None);
+    assert_eq!(out.code(), Some(0), "{}", out.show());
+    out.out().to_string()
+}
+
 fn startup_line(t: &Traced) -> String {
     let err = t.out.err();
     err.lines()
@@ -2068,6 +2143,14 @@ fn runtime_missing_at_startup() {
         ),
         "{line}"
     );
+    // The block for a bug report says it too.
+    let md = markdown(&case, &t);
+    assert!(
+        md.contains(
+            "\n- start-up: the loader could not find libcudart.so.12 (needed by libtorchlike.so) and ended the program before main (exit status 127); "
+        ),
+        "{md}"
+    );
     let doc = report(&t);
     assert_errors(&doc, &["CDT006"]);
     let f = one(&doc, "CDT006", "libcudart.so.12");
@@ -2094,7 +2177,7 @@ fn runtime_missing_at_startup() {
     if on_disk.is_empty() {
         assert!(line.ends_with("; no copy on this machine"), "{line}");
         assert!(
-            text(&f["remedy"])
+            remedies(f)
                 .starts_with("no copy was found on this machine: install the CUDA 12 runtime"),
             "{f:#}"
         );
@@ -2125,7 +2208,7 @@ fn runtime_missing_at_startup() {
         text(&c["detail"]).contains("another major (13): it does not fit libcudart.so.12"),
         "{c:#}"
     );
-    let remedy = text(&f["remedy"]);
+    let remedy = remedies(f);
     assert!(!remedy.contains("make it findable"), "{remedy}");
     assert!(
         remedy.starts_with(&format!(
@@ -2152,7 +2235,7 @@ fn runtime_missing_at_startup() {
     );
     let doc = report(&t);
     let f = one(&doc, "CDT006", "libcudart.so.12");
-    let remedy = text(&f["remedy"]);
+    let remedy = remedies(f);
     assert!(
         remedy.starts_with(&format!(
             "a copy exists at {c12} (12.4): make it findable for libtorchlike.so, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH",
@@ -2264,6 +2347,13 @@ fn static_cuda_runtime_is_said_with_its_version() {
         !err.contains("libcublasLt.so.13 carries"),
         "NVIDIA's libraries are no news: {err}"
     );
+    // The block for a bug report: no libcudart file to put in its table.
+    let md = markdown(&case, &t);
+    assert!(
+        md.contains("cuda/api/runtime.cpython-312-x86_64-linux-gnu.so` carries a static CUDA runtime (CUDA 13.x, from its pip package cupy_cuda13x 13.6.0)."),
+        "{md}"
+    );
+    assert!(!md.contains("libcublasLt.so.13` carries"), "{md}");
     let doc = report(&t);
     assert!(all(&doc).is_empty(), "{}", show(&doc));
     let p = &arr(&doc["processes"])[0];
@@ -2274,7 +2364,7 @@ fn static_cuda_runtime_is_said_with_its_version() {
         .find(|r| r["path"] == s(&module).as_str())
         .unwrap();
     assert_eq!(
-        (cupy["nvidia"].clone(), cupy["version"].clone()),
+        (cupy["nvidia"].clone(), cupy["version"]["text"].clone()),
         (Value::Bool(false), Value::from("13.x"))
     );
     let nv = rts
@@ -2368,7 +2458,7 @@ fn stub_libcuda_is_said_and_never_a_second_copy() {
         )
     );
     assert!(
-        text(&f["remedy"]).starts_with(&format!(
+        remedies(f).starts_with(&format!(
             "the stubs are for linking only: remove {} from LD_LIBRARY_PATH",
             s(&stubs)
         )),
@@ -2394,6 +2484,9 @@ fn stub_libcuda_is_said_and_never_a_second_copy() {
         "{}",
         out.out()
     );
+    // And in the block for a bug report.
+    let md = markdown(&case, &t);
+    assert!(md.contains("\n| libcuda.so.1 (stub) | "), "{md}");
 }
 
 // ---------------------------------------------------------------------------
@@ -2439,9 +2532,9 @@ fn remedies_name_the_ld_library_path_entry_as_written() {
     let f = one(
         &doc,
         "CDT008",
-        "libcudnn_graph.so.9 came from LD_LIBRARY_PATH",
+        "libcudnn_graph.so.9 9.14.0 came from LD_LIBRARY_PATH",
     );
-    let remedy = text(&f["remedy"]);
+    let remedy = remedies(f);
     assert!(
         remedy.starts_with(&format!("remove {written} from LD_LIBRARY_PATH")),
         "{remedy}"
@@ -2449,7 +2542,7 @@ fn remedies_name_the_ld_library_path_entry_as_written() {
     assert!(!remedy.contains("x86_64 from"), "{remedy}");
     let f = one(&doc, "CDT002", "cuDNN 9");
     assert!(
-        text(&f["remedy"]).contains(&format!("remove {written} from LD_LIBRARY_PATH")),
+        remedies(f).contains(&format!("remove {written} from LD_LIBRARY_PATH")),
         "{f:#}"
     );
 }

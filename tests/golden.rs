@@ -1,6 +1,8 @@
 //! Golden files of what users read: the launcher's end-of-run summary and
-//! findings, `report` (text and `--json`), `explain`, `env --pin`, and an
-//! error path, for a few fixture runs under the real launcher.
+//! findings, `report` (text, `--format json`, and for the PyTorch mix-up
+//! also text at 80 columns, in colour, and `--format markdown`),
+//! `explain`, `env --pin`, and an error path, for a few fixture runs under
+//! the real launcher.
 //!
 //! The other tests check facts (a finding's code, its evidence); these pin
 //! down the whole output, so that a change to the wording, the layout or the
@@ -208,11 +210,23 @@ impl Normalizer {
             "launcher_version",
             "tool_version",
         ];
+        // Inside a `"pids": [` array: its bare numbers are pids.
+        let mut in_pids = false;
         pretty
             .split_inclusive('\n')
             .map(|line| {
                 let body = line.trim_start();
                 let indent = &line[..line.len() - body.len()];
+                if in_pids {
+                    let num = body.trim_end().trim_end_matches(',');
+                    if let Some(ph) = num.parse().ok().and_then(|n| self.pid(n)) {
+                        return format!("{indent}\"{ph}\"{}", &body[num.len()..]);
+                    }
+                    in_pids = false;
+                }
+                if body.starts_with("\"pids\": [") && !body.contains(']') {
+                    in_pids = true;
+                }
                 let Some((key, value)) = body.strip_prefix('"').and_then(|b| b.split_once("\": "))
                 else {
                     return self.text(line);
@@ -361,7 +375,7 @@ impl Case {
     }
 
     /// The launcher with its summary (no `-q`), `report DIR` and `report
-    /// --json DIR`, normalized, as one golden text.
+    /// --format json DIR`, normalized, as one golden text.
     /// `prog`: the command line, relative to the work directory (as typed,
     /// so that what the summary shows does not depend on where the
     /// repository is).
@@ -376,7 +390,7 @@ impl Case {
         text_cmd.args(["report", "t"]);
         let text = run(text_cmd, None);
         let mut json_cmd = launcher(&self.dir);
-        json_cmd.args(["report", "--json", "t"]);
+        json_cmd.args(["report", "--format", "json", "t"]);
         let json = run(json_cmd, None);
         let doc: Value = serde_json::from_slice(&json.stdout)
             .unwrap_or_else(|e| panic!("report --json: {e}\n{}", json.show()));
@@ -386,11 +400,83 @@ impl Case {
         let mut out = section("cudnn-trace --out t -- PROG...", &ran, &n);
         out += &section("cudnn-trace report t", &text, &n);
         out += &format!(
-            "== cudnn-trace report --json t (exit {})\n-- stderr\n{}-- stdout\n{}",
+            "== cudnn-trace report --format json t (exit {})\n-- stderr\n{}-- stdout\n{}",
             json.code().unwrap_or(-1),
             n.text(&json.err()),
             n.json(&json.out())
         );
+        out
+    }
+
+    /// `report` of the run `golden_run` took: at 80 columns, in colour
+    /// (both through the environment, as on a terminal), and as Markdown.
+    fn golden_layouts(&self) -> String {
+        let mut n = Normalizer::new(&self.dir);
+        let mut json_cmd = launcher(&self.dir);
+        json_cmd.args(["report", "--json", "t"]);
+        let doc: Value = serde_json::from_slice(&run(json_cmd, None).stdout).unwrap();
+        n.learn_pids(&doc);
+        let mut out = String::new();
+        for (title, env, args) in [
+            (
+                "COLUMNS=80 cudnn-trace report t",
+                ("COLUMNS", "80"),
+                vec!["report", "t"],
+            ),
+            (
+                "CLICOLOR_FORCE=1 cudnn-trace report t",
+                ("CLICOLOR_FORCE", "1"),
+                vec!["report", "t"],
+            ),
+            (
+                "cudnn-trace report --format markdown t",
+                ("NO_COLOR", "1"),
+                vec!["report", "--format", "markdown", "t"],
+            ),
+        ] {
+            let mut cmd = launcher(&self.dir);
+            cmd.env(env.0, env.1).args(&args);
+            let o = run(cmd, None);
+            // Colour sequences written visibly: `\e[31m`; the glibc
+            // version depends on the machine.
+            let text: String = n
+                .text(&o.out())
+                .replace('\x1b', "\\e")
+                .split_inclusive('\n')
+                .map(|l| {
+                    if l.starts_with("- glibc: ") {
+                        "- glibc: {GLIBC}\n"
+                    } else {
+                        l
+                    }
+                })
+                .collect();
+            if env.0 == "COLUMNS" {
+                // With the placeholders the lines may be a little longer
+                // or shorter than they were: the width is checked on the
+                // real output.
+                for l in o.out().lines() {
+                    assert!(l.chars().count() <= 80, "over 80 columns: {l}");
+                }
+            }
+            out += &format!(
+                "== {title} (exit {})\n-- stdout\n{text}",
+                o.code().unwrap_or(-1)
+            );
+        }
+        // NO_COLOR beats CLICOLOR_FORCE; --color always beats both.
+        let colour = |env: &[(&str, &str)], args: &[&str]| {
+            let mut cmd = launcher(&self.dir);
+            cmd.envs(env.iter().copied())
+                .arg("report")
+                .args(args)
+                .arg("t");
+            run(cmd, None).out().contains('\x1b')
+        };
+        assert!(!colour(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")], &[]));
+        assert!(colour(&[("NO_COLOR", "1")], &["--color", "always"]));
+        assert!(!colour(&[("CLICOLOR_FORCE", "1")], &["--color=never"]));
+        assert!(!colour(&[], &[]), "no colour through a pipe");
         out
     }
 }
@@ -431,7 +517,9 @@ fn pytorch_mixup() {
     );
     let drv = case.driver();
     case.compile("12_pytorch_message/main.c", &[(&pip, "libcudnn.so.9")]);
-    check_golden("pytorch_mixup", &case.golden_run(&[&system, &drv], &[PY]));
+    let mut out = case.golden_run(&[&system, &drv], &[PY]);
+    out += &case.golden_layouts();
+    check_golden("pytorch_mixup", &out);
 }
 
 /// cuDNN 9 sub-libraries of two installs, graph through a directory of

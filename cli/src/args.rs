@@ -14,6 +14,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum, 
 use cudnn_trace_core::analysis::findings::Severity;
 use cudnn_trace_core::analysis::policy;
 use cudnn_trace_core::machine::pin::PinMode;
+use cudnn_trace_core::render::{self, style::ColorChoice};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -107,7 +108,9 @@ Environment:
   CUDNN_TRACE_SHIM_PATH      use this libcdtrace.so (and the libcdtrace_preload.so next to
                              it) instead of the embedded ones
   CUDNN_TRACE_KNOWLEDGE_DIR  knowledge tables (data/*.toml) to use instead of the built-in
-  NO_COLOR, CLICOLOR_FORCE   colour, when --color is auto";
+  NO_COLOR, CLICOLOR_FORCE   colour, when --color is auto
+  COLUMNS                    wrap the text at this width (default: the terminal's; not
+                             wrapped through a pipe)";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -248,6 +251,18 @@ pub enum ColorWhen {
     Never,
 }
 
+// The render layer has its own colour choice and format types, free of
+// clap (other front ends use it too); these are their command-line faces.
+impl From<ColorWhen> for ColorChoice {
+    fn from(c: ColorWhen) -> ColorChoice {
+        match c {
+            ColorWhen::Auto => ColorChoice::Auto,
+            ColorWhen::Always => ColorChoice::Always,
+            ColorWhen::Never => ColorChoice::Never,
+        }
+    }
+}
+
 /// `report --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Format {
@@ -258,6 +273,16 @@ pub enum Format {
     Json,
     /// A short block to paste into a bug report
     Markdown,
+}
+
+impl From<Format> for render::Format {
+    fn from(f: Format) -> render::Format {
+        match f {
+            Format::Text => render::Format::Text,
+            Format::Json => render::Format::Json,
+            Format::Markdown => render::Format::Markdown,
+        }
+    }
 }
 
 /// The per-code control and the configuration file, for the launcher and

@@ -4,8 +4,9 @@
 //!
 //! ```text
 //! let report = Report::read(&paths);       // read, describe the machine, analyse
-//! print!("{}", report.summary_text(&opts)); // render: text ...
+//! print!("{}", report.text(&opts));         // render: text (summary, findings) ...
 //! print!("{}", report.json(all)?);          // ... or the JSON document
+//! print!("{}", report.markdown());          // ... or a block for a bug report
 //! ```
 
 use crate::analysis::findings::Severity;
@@ -13,7 +14,7 @@ use crate::analysis::policy::Policy;
 use crate::analysis::{self, Analysis, Knowledge};
 use crate::machine::Machine;
 use crate::model::{self, FindingsRecord, TraceSet};
-use crate::render::{self, json::Document, summary::TextOptions};
+use crate::render::{self, json::Document, TextOptions};
 use std::path::PathBuf;
 
 /// A trace set and what the analysis made of it.
@@ -48,14 +49,32 @@ impl Report {
         self
     }
 
+    /// The whole text report: the summary, then the findings with the
+    /// verdict first and last, one `…/` legend for both.
+    pub fn text(&self, opts: &TextOptions) -> String {
+        let mut opts = opts.clone();
+        if opts.prefix.is_none() {
+            opts.prefix = render::summary::common_prefix(&self.set, opts.all);
+        }
+        let mut s = self.summary_text(&opts);
+        s += &self.findings_text(&opts);
+        s
+    }
+
     /// The text summary: the process tree and each process's libraries.
     pub fn summary_text(&self, opts: &TextOptions) -> String {
         render::summary::render_with(&self.set, &self.analysis.tree, &self.analysis.files, opts)
     }
 
-    /// The findings section that follows the summary.
-    pub fn findings_text(&self) -> String {
-        render::findings::findings_text(&self.analysis.diagnosis)
+    /// The findings section that follows the summary (`opts.prefix`: the
+    /// summary's legend).
+    pub fn findings_text(&self, opts: &TextOptions) -> String {
+        render::findings::findings_text(&self.analysis.diagnosis, opts)
+    }
+
+    /// The short Markdown block for a bug report.
+    pub fn markdown(&self) -> String {
+        render::markdown::render(&self.set, &self.analysis)
     }
 
     /// What could not be read, one line each (bounded).
@@ -144,11 +163,12 @@ mod tests {
         fs::write(d.join("11.jsonl"), b"\x00\x01\x02binary").unwrap();
         let r = report(model::read_paths(std::slice::from_ref(&d)));
         let v = serde_json::to_value(r.document(false)).unwrap();
-        assert_eq!(v["report_version"], 1);
+        assert_eq!(v["report_version"], 2);
         assert_eq!(v["processes"].as_array().unwrap().len(), 1);
         let p = &v["processes"][0];
         assert_eq!(p["pid"], 10);
-        assert_eq!(p["libraries"][0]["version"]["version"], "9.1.0");
+        assert_eq!(p["libraries"][0]["version"]["text"], "9.1.0");
+        assert_eq!(p["libraries"][0]["version"]["minor"], 1);
         assert_eq!(p["libraries"][0]["version"]["kind"], "full");
         assert_eq!(
             p["failed_loads"][0]["errors"],
@@ -197,16 +217,28 @@ mod tests {
         assert_eq!(p0["ignored_findings"][0]["code"], "CDT008", "{p0}");
         assert_eq!(p0["ignored_findings"][0]["policy"]["ignored"], true);
         assert_eq!(p0["ignored_findings"][0]["policy"]["by"], "--ignore");
-        assert_eq!(p0["findings"][0]["code"], "CDT010", "{p0}");
-        assert_eq!(p0["findings"][0]["severity"], "warning");
-        assert_eq!(p0["findings"][0]["policy"]["rule_severity"], "error");
-        assert!(p0["findings"][1].get("policy").is_none(), "{p0}");
+        // Ranked again: CDT010, now a warning too, follows from CDT002
+        // (and no longer from the ignored CDT008).
+        assert_eq!(p0["findings"][0]["code"], "CDT002", "{p0}");
+        assert!(p0["findings"][0].get("policy").is_none(), "{p0}");
+        assert_eq!(p0["findings"][1]["code"], "CDT010", "{p0}");
+        assert_eq!(p0["findings"][1]["severity"], "warning");
+        assert_eq!(p0["findings"][1]["policy"]["rule_severity"], "error");
+        assert_eq!(
+            p0["findings"][1]["consequence_of"],
+            serde_json::json!(["CDT002"])
+        );
+        // The flat list: what is shown, ranked; the ignored one apart.
+        assert_eq!(v["findings"][0]["code"], "CDT002", "{v}");
+        assert_eq!(v["findings"].as_array().unwrap().len(), 2, "{v}");
+        assert_eq!(v["ignored_findings"][0]["code"], "CDT008", "{v}");
+        assert_eq!(v["ignored_findings"][0]["policy"]["ignored"], true);
         let rec = r.findings_record(Some(Severity::Error));
         assert_eq!(
             (rec.error, rec.warning, rec.ignored, rec.tripped),
             (0, 2, 1, false)
         );
-        let text = r.findings_text();
+        let text = r.findings_text(&TextOptions::default());
         assert!(
             text.contains("1 finding ignored by --ignore (CDT008)"),
             "{text}"
@@ -222,6 +254,7 @@ mod tests {
             .with_policy(&Policy::default());
         let v = serde_json::to_value(r.document(false)).unwrap();
         assert!(v.get("findings_ignored").is_none(), "{v}");
+        assert!(v.get("ignored_findings").is_none(), "{v}");
         let p0 = &v["processes"][0];
         assert!(p0.get("ignored_findings").is_none(), "{p0}");
         assert!(p0["findings"][0].get("policy").is_none(), "{p0}");

@@ -84,7 +84,7 @@ run_train() {
     echo "\$ LD_LIBRARY_PATH=${llp//$root\//} $([ "$trace" = 1 ] && echo "target/release/cudnn-trace --out target/example/$name -- ")target/example/bin/train"
     set +e
     if [ "$trace" = 1 ]; then
-        LD_LIBRARY_PATH=$llp "$cli" --out "$ex/$name" -- "$ex/bin/train" 2>&1 | tee "$ex/$name.log"
+        LD_LIBRARY_PATH=$llp "${term_env[@]}" "$cli" "${term_opts[@]}" --out "$ex/$name" -- "$ex/bin/train" 2>&1 | tee "$ex/$name.log"
         status=${PIPESTATUS[0]}
     else
         LD_DEBUG=libs LD_DEBUG_OUTPUT="$ex/$name.ld-debug" LD_LIBRARY_PATH=$llp \
@@ -97,6 +97,15 @@ run_train() {
     set -e
     echo "(exit status $status)"
 }
+
+# The output goes through tee (for the log): tell cudnn-trace about the
+# terminal it ends up on, its width and that it takes colour.
+term_env=(env) term_opts=()
+if [ -t 1 ]; then
+    cols=$(tput cols 2>/dev/null || echo 80)
+    term_env=(env "COLUMNS=$cols")
+    term_opts=(--color always)
+fi
 
 problems=0
 expect() { # expect DESCRIPTION COMMAND...: counts a problem when COMMAND fails
@@ -159,7 +168,7 @@ for it and however (docs/pin.md).
 \$ LD_LIBRARY_PATH=${system//$root\//}:${driver//$root\//} target/release/cudnn-trace --out target/example/trace-pinned --pin ${pip//$root\//} -- target/example/bin/train
 EOF
     set +e
-    LD_LIBRARY_PATH=$system:$driver "$cli" --out "$ex/trace-pinned" --pin "$pip" -- "$ex/bin/train" 2>&1 |
+    LD_LIBRARY_PATH=$system:$driver "${term_env[@]}" "$cli" "${term_opts[@]}" --out "$ex/trace-pinned" --pin "$pip" -- "$ex/bin/train" 2>&1 |
         tee "$ex/trace-pinned.log"
     status=${PIPESTATUS[0]}
     set -e

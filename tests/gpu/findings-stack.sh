@@ -22,7 +22,7 @@ one() { # name script [env...]
   echo "--- program's own cuDNN messages (stderr)"
   grep -i "cudnn" "$out/$name.err" | grep -v '^ \|^cudnn-trace\|^  ' | head -6
   echo "--- report findings"
-  "$bin" report "$out/$name.trace" 2>/dev/null | sed -n '/^findings/,$p'
+  "$bin" report "$out/$name.trace" 2>/dev/null | sed -n '/^cudnn-trace: \([0-9]* \(error\|warning\|info\)\|clean\)/,$p'
   echo "--- report --json: codes"
   "$bin" report --json "$out/$name.trace" 2>/dev/null |
     "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["findings_total"], sorted({f["code"] for p in d["processes"] for f in p["findings"]}))'

@@ -40,13 +40,13 @@ bad = []
 for p in cold["processes"]:
     for l in p["libraries"]:
         v, f = l.get("version") or {}, l.get("found") or {}
-        print(f'  {l["family"]:9} {l["path"].split("/")[-1]:42} {v.get("kind","-"):10} {v.get("version","-"):28} {f.get("source","")} {f.get("detail","")}')
-        if l["family"] == "cudnn" and "site-packages" in l["path"] and "." not in (v.get("version") or ""):
+        print(f'  {l["family"]:9} {l["path"].split("/")[-1]:42} {v.get("kind","-"):10} {v.get("text","-"):28} {f.get("source","")} {f.get("detail","")}')
+        if l["family"] == "cudnn" and "site-packages" in l["path"] and v.get("minor") is None:
             bad.append(f'no full version for {l["path"]}')
-        if l["family"] == "cuda" and not l.get("stub") and "CUDA" not in (v.get("version") or ""):
+        if l["family"] == "cuda" and not l.get("stub") and "CUDA" not in (v.get("text") or ""):
             bad.append(f'no CUDA version for {l["path"]}')
     for r in p.get("static_runtimes", []):
-        print(f'  static runtime: {r["path"]} nvidia={r["nvidia"]} version={r["version"]} ({r["version_from"]})')
+        print(f'  static runtime: {r["path"]} nvidia={r["nvidia"]} version={(r["version"] or {}).get("text")} ({r["version_from"]})')
     for n in p.get("versions_not_asked", []):
         print(f'  not asked: {n["path"]}: {n["why"]}')
     for f in p["findings"]:

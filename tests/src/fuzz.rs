@@ -392,16 +392,20 @@ pub fn report_in_process(dir: &Path) -> std::result::Result<(), String> {
     use cudnn_trace_core::pipeline::Report;
     use cudnn_trace_core::render::summary::TextOptions;
     let report = Report::read(&[dir.to_path_buf()]);
+    // No colour: what is checked is that nothing from the traces reaches
+    // the terminal as a control; wrapped, as on a terminal.
     let opts = TextOptions {
         all: true,
         location: vec![dir.display().to_string()],
         prefix: None,
+        color: false,
+        width: Some(100),
     };
     let text = format!(
         "{}{}{}",
         report.problems_text(),
         report.summary_text(&opts),
-        report.findings_text()
+        report.findings_text(&opts)
     );
     if let Some(bad) = unsafe_for_terminal(text.as_bytes()) {
         return Err(format!("the text printed {bad}:\n{text}"));

@@ -175,6 +175,11 @@ pub const CLEARED_ENV: &[&str] = &[
     "CUDNN_TRACE_SHIM_PATH",
     "CUDNN_TRACE_PIN",
     "CUDNN_TRACE_PIN_MODE",
+    // The text layout: tests read plain, unwrapped text unless they ask.
+    "COLUMNS",
+    "NO_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
 ];
 
 /// Removes [`CLEARED_ENV`] from `cmd`'s environment.

@@ -6,8 +6,9 @@ use crate::args::{Format, ReportArgs};
 use cudnn_trace_core::launch::eprint;
 use cudnn_trace_core::model::trace;
 use cudnn_trace_core::pipeline::Report;
-use cudnn_trace_core::render::summary::TextOptions;
+use cudnn_trace_core::render::style::{detect, Stream};
 use cudnn_trace_core::render::text::esc;
+use cudnn_trace_core::render::TextOptions;
 use std::path::PathBuf;
 
 /// Nothing was read: the paths name no readable trace.
@@ -16,11 +17,6 @@ const NOTHING_READ: i32 = 1;
 /// Runs `report`; returns the exit status.
 pub fn run(args: ReportArgs) -> i32 {
     let format = args.format();
-    if format == Format::Markdown {
-        // TODO(merge with render): Report::markdown().
-        errln!("cudnn-trace: report: --format markdown is not in this build");
-        return USAGE;
-    }
     let policy = match super::policy(&args.policy) {
         Ok(p) => p,
         Err(e) => {
@@ -64,18 +60,21 @@ fn print(report: &Report, args: &ReportArgs, format: Format, paths: &[PathBuf]) 
                 return Err(1);
             }
         },
-        Format::Text | Format::Markdown /* refused above */ => {
-            // TODO(merge with render): `args.color` and the terminal's width
-            // go into TextOptions through render::style::detect(Stream::Stdout, ..).
-            let _ = args.color;
+        Format::Markdown => print_stdout(&report.markdown()),
+        Format::Text => {
+            let (color, width) = detect(Stream::Stdout, args.color.into());
             let opts = TextOptions {
                 all: args.all,
                 location: paths.iter().map(|p| p.display().to_string()).collect(),
                 prefix: None,
+                color,
+                width,
             };
-            print_stdout(&report.summary_text(&opts));
-            if !report.set.images.is_empty() {
-                print_stdout(&report.findings_text());
+            // A launcher record alone has no findings to give a verdict on.
+            if report.set.images.is_empty() {
+                print_stdout(&report.summary_text(&opts));
+            } else {
+                print_stdout(&report.text(&opts));
             }
         }
     }

@@ -8,8 +8,9 @@ use cudnn_trace_core::analysis::policy::Policy;
 use cudnn_trace_core::launch::{self, eprint, Outcome, Traced};
 use cudnn_trace_core::model;
 use cudnn_trace_core::pipeline::Report;
-use cudnn_trace_core::render::summary::TextOptions;
+use cudnn_trace_core::render::style::{detect, Stream};
 use cudnn_trace_core::render::text::display_path;
+use cudnn_trace_core::render::TextOptions;
 use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
@@ -133,19 +134,15 @@ fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
     launch::write_record(&run.out_dir, rec);
     if !args.quiet {
         eprint(&report.problems_text());
-        // TODO(merge with render): `color` and the terminal's width go into
-        // TextOptions through render::style::detect(Stream::Stderr, ..).
-        let _ = args.color;
+        let (color, width) = detect(Stream::Stderr, args.color.into());
         let opts = TextOptions {
             all: false,
             location: vec![display_path(&run.out_dir)],
             prefix: None,
+            color,
+            width,
         };
-        eprint(&format!(
-            "\n{}{}",
-            report.summary_text(&opts),
-            report.findings_text()
-        ));
+        eprint(&format!("\n{}", report.text(&opts)));
     }
     if let Some(dest) = &args.json_summary {
         write_json_summary(&report, dest, args.all);

@@ -61,6 +61,8 @@ pub struct StaticRuntime {
     pub nvidia: bool,
     /// The runtime's version when it can be found without a side effect:
     /// `13.2`, or a major (`13.x`); None: unknown.
+    /// In JSON, numbers and this text (`model::version::VersionDoc`).
+    #[serde(serialize_with = "crate::model::version::serialize_version_text")]
     pub version: Option<String>,
     /// Where [`StaticRuntime::version`] comes from, in words.
     pub version_from: Option<String>,
@@ -89,7 +91,9 @@ pub struct StartupFailure {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Found {
     /// `9.19.0`, `13.0` (a runtime, or the CUDA version a driver supports);
-    /// None when the answer gave none (a check that did not match).
+    /// None when the answer gave none (a check that did not match). In
+    /// JSON, numbers and this text (`model::version::VersionDoc`).
+    #[serde(serialize_with = "crate::model::version::serialize_version_text")]
     pub version: Option<String>,
     /// cuDNN core library: `cudnnGetCudartVersion()` (13000).
     pub cuda_build: Option<i64>,
@@ -279,7 +283,13 @@ const ASKED_COPIES: usize = 4;
 pub fn copies_with_versions(machine: &Machine, img: &Image, name: &str) -> Vec<Copy> {
     let mut copies = machine.copies(img, name);
     for c in copies.iter_mut().take(ASKED_COPIES) {
-        if c.version.as_deref().is_some_and(|v| v.contains('.')) {
+        // The version text is the file name's (`Copy::version`): asked
+        // when the name has none, or its major only.
+        let major_only = matches!(
+            name_version::of_library(&c.path, Some(&c.realpath)),
+            Some(name_version::NameVersion::MajorOnly(_))
+        );
+        if c.version.is_some() && !major_only {
             continue;
         }
         if let Some(v) = ask_file(machine, &c.path).and_then(|f| f.version) {

@@ -20,7 +20,7 @@
 //! CDT001 = "error"               # error, warning or info
 //! ```
 
-use super::findings::{ImageFindings, PolicyMark, Severity, CODES};
+use super::findings::{rank, ImageFindings, PolicyMark, Severity, CODES};
 use super::Diagnosis;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,8 +93,9 @@ impl Policy {
 
     /// Applies the settings: ignored findings move to `d.ignored` (same
     /// image order as `d.images`), re-ranked ones get their new severity;
-    /// both carry a [`PolicyMark`]. The findings of each image stay most severe
-    /// first, in their previous order within a severity.
+    /// both carry a [`PolicyMark`]. The findings of each image are then
+    /// ranked again ([`rank`]: most severe first, root causes before their
+    /// consequences).
     pub fn apply(&self, d: &mut Diagnosis) {
         if self.is_empty() {
             return;
@@ -126,8 +127,16 @@ impl Policy {
                     None => img.findings.push(f),
                 }
             }
-            // A stable sort keeps the rules' order within a severity.
-            img.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+            // A finding no longer shown is no one's root cause: the
+            // symptom it explained stands on its own (and can lead the
+            // verdict). Then the order of the rules again: a re-ranked
+            // finding takes its place among its new severity, root causes
+            // before their consequences.
+            for f in &mut img.findings {
+                f.consequence_of
+                    .retain(|c| !gone.iter().any(|g| g.code == *c));
+            }
+            img.findings.sort_by(rank);
             ignored.push(ImageFindings {
                 file: img.file.clone(),
                 pid: img.pid,
@@ -350,8 +359,10 @@ mod tests {
             code,
             severity,
             title: format!("{code} title"),
+            fix: String::new(),
+            alternatives: Vec::new(),
             evidence: Vec::new(),
-            remedy: String::new(),
+            consequence_of: Vec::new(),
             sources: Vec::new(),
             policy: None,
         }
@@ -476,16 +487,17 @@ mod tests {
             Origin::Option("--severity"),
         );
         p.apply(&mut d);
-        // Re-ranked, kept in the rules' order within its new severity.
+        // Re-ranked, and placed by rank within its new severity (neither
+        // follows from the other: by code).
         assert_eq!(
             codes(&d),
             vec![
-                ("CDT008", Severity::Warning),
                 ("CDT001", Severity::Warning),
+                ("CDT008", Severity::Warning),
                 ("CDT005", Severity::Info)
             ]
         );
-        let mark = d.images[0].findings[0].policy.as_ref().unwrap();
+        let mark = d.images[0].findings[1].policy.as_ref().unwrap();
         assert_eq!(mark.by, "--severity");
         assert_eq!(mark.rule_severity, Some(Severity::Error));
     }

@@ -15,6 +15,8 @@ pub struct Copy {
     /// The same file, symlinks resolved.
     pub realpath: String,
     /// Version from the file name (or the pip package, see `package`).
+    /// In JSON, numbers and this text (`model::version::VersionDoc`).
+    #[serde(serialize_with = "crate::model::version::serialize_version_text")]
     pub version: Option<String>,
     /// Where it was found: `LD_LIBRARY_PATH`, `ld.so.cache`, `system`,
     /// `CUDA toolkit`, `pip`, `a directory in the trace`, `conda/venv prefix`.

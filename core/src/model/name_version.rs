@@ -3,11 +3,16 @@
 //! Only the name is used (`libcudnn_graph.so.9.14.0` → 9.14.0): the trace
 //! records no version numbers from inside the files.
 
-use serde::Serialize;
+use super::version::VersionDoc;
+use serde::{Serialize, Serializer};
 
-/// A version read from a file name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "version", rename_all = "kebab-case")]
+/// A version read from a file name. In JSON: its `kind` (`full`,
+/// `major-only`, `driver`, `reported`, `asked`, `requested`, `package`)
+/// and the numbers of
+/// [`VersionDoc`] (`{"kind":"full","major":9,"minor":14,"patch":0,
+/// "text":"9.14.0"}`), plus for libcuda the CUDA version the driver
+/// reported (`cuda`), when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NameVersion {
     /// Two or more components (`9.14.0`, `13.0`).
     Full(String),
@@ -30,11 +35,47 @@ pub enum NameVersion {
     Package(String),
 }
 
+#[derive(Serialize)]
+struct NameVersionDoc {
+    kind: &'static str,
+    #[serde(flatten)]
+    version: VersionDoc,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cuda: Option<VersionDoc>,
+}
+
+impl Serialize for NameVersion {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (kind, v) = match self {
+            NameVersion::Full(v) => ("full", v),
+            NameVersion::MajorOnly(v) => ("major-only", v),
+            NameVersion::Driver(v) => ("driver", v),
+            NameVersion::Reported(v) => ("reported", v),
+            NameVersion::Asked(v) => ("asked", v),
+            NameVersion::Requested(v) => ("requested", v),
+            NameVersion::Package(v) => ("package", v),
+        };
+        // `580.159.04, CUDA 13.0`: the driver and the CUDA version it supports.
+        let (own, cuda) = match v.split_once(", CUDA ") {
+            Some((d, c)) => (d, Some(VersionDoc::from_text(c))),
+            None => (v.as_str(), None),
+        };
+        let mut version = VersionDoc::from_text(own);
+        version.text = self.text();
+        NameVersionDoc {
+            kind,
+            version,
+            cuda,
+        }
+        .serialize(s)
+    }
+}
+
 impl NameVersion {
     pub fn text(&self) -> String {
         match self {
             NameVersion::Full(v) => v.clone(),
-            NameVersion::MajorOnly(v) => format!("{v} (major only)"),
+            NameVersion::MajorOnly(v) => format!("{v}.x"),
             NameVersion::Driver(v) => format!("driver {v}"),
             NameVersion::Reported(v) | NameVersion::Asked(v) | NameVersion::Requested(v) => {
                 v.clone()
@@ -116,7 +157,7 @@ mod tests {
     #[test]
     fn versions_from_names() {
         assert_eq!(v("libcudnn_graph.so.9.14.0").as_deref(), Some("9.14.0"));
-        assert_eq!(v("/opt/x/libcudnn.so.9").as_deref(), Some("9 (major only)"));
+        assert_eq!(v("/opt/x/libcudnn.so.9").as_deref(), Some("9.x"));
         assert_eq!(
             v("libcuda.so.580.159.04").as_deref(),
             Some("driver 580.159.04")
@@ -149,7 +190,7 @@ mod tests {
         );
         assert_eq!(
             t("/l/libcudnn.so.9", Some("/l/libcudnn.so.9")).as_deref(),
-            Some("9 (major only)")
+            Some("9.x")
         );
         assert_eq!(t("/l/libcudnn.so", None), None);
         assert_eq!(t("/l/libcudnn.so", Some("/store/abc")), None);

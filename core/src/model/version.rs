@@ -121,9 +121,80 @@ impl Ver {
     }
 }
 
+/// A version as the report's JSON writes it: numbers, and the text it
+/// was read from. `"9.19.0"` gives `{"major":9,"minor":19,"patch":0,
+/// "text":"9.19.0"}`; a part that is not known is null (`9.x`: the
+/// soname's major only); parts past the third are in `more`
+/// (`9.19.0.56`); a text with no number gives all nulls. A leading
+/// `driver ` is skipped, and what follows the number (`, pip
+/// nvidia_cudnn_cu13`, `, CUDA 13.0`) is kept in `text` only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VersionDoc {
+    pub major: Option<u32>,
+    pub minor: Option<u32>,
+    pub patch: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<u32>,
+    pub text: String,
+}
+
+impl VersionDoc {
+    pub fn from_text(text: &str) -> VersionDoc {
+        let t = text.trim();
+        let t = t.strip_prefix("driver ").unwrap_or(t);
+        let mut parts: Vec<u32> = Vec::new();
+        for p in t.split('.') {
+            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+            match digits.parse() {
+                Ok(n) if digits.len() <= 9 => parts.push(n),
+                _ => break,
+            }
+            if digits.len() != p.len() {
+                break;
+            }
+        }
+        let mut it = parts.into_iter();
+        VersionDoc {
+            major: it.next(),
+            minor: it.next(),
+            patch: it.next(),
+            more: it.collect(),
+            text: text.to_string(),
+        }
+    }
+}
+
+/// `serialize_with` for an optional version text: [`VersionDoc`] or null.
+pub fn serialize_version_text<S: Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    v.as_deref().map(VersionDoc::from_text).serialize(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_as_numbers() {
+        let d = |t: &str| VersionDoc::from_text(t);
+        let v = d("9.19.0");
+        assert_eq!((v.major, v.minor, v.patch), (Some(9), Some(19), Some(0)));
+        let v = d("9.x");
+        assert_eq!((v.major, v.minor, v.patch), (Some(9), None, None));
+        let v = d("9.19.0.56, pip nvidia_cudnn_cu13");
+        assert_eq!(
+            (v.major, v.patch, v.more.clone()),
+            (Some(9), Some(0), vec![56])
+        );
+        assert_eq!(v.text, "9.19.0.56, pip nvidia_cudnn_cu13");
+        let v = d("driver 580.159.04, CUDA 13.0");
+        assert_eq!((v.major, v.minor, v.patch), (Some(580), Some(159), Some(4)));
+        let v = d("version unknown");
+        assert_eq!((v.major, v.minor), (None, None));
+        assert_eq!(
+            serde_json::to_value(d("13.0")).unwrap(),
+            serde_json::json!({"major": 13, "minor": 0, "patch": null, "text": "13.0"})
+        );
+    }
 
     fn v(s: &str) -> Ver {
         Ver::parse(s).unwrap()

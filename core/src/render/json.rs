@@ -1,8 +1,8 @@
-//! The machine-readable document of `report --json` and the launcher's
-//! `--json-summary`.
+//! The machine-readable document of `report --format json` and the
+//! launcher's `--json-summary` (described in `docs/output.md`).
 
 use crate::analysis::files::{ImageFiles, NotAsked, StartupFailure, StaticRuntime};
-use crate::analysis::findings::{Finding, Severity};
+use crate::analysis::findings::{fold_across, Finding, ImageFindings, Severity};
 use crate::analysis::libraries::{libraries_with, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
 use crate::analysis::{Diagnosis, Link, ProcessTree};
@@ -12,7 +12,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Version of the JSON document; bump when a field changes meaning.
-pub const REPORT_VERSION: u32 = 1;
+/// 2: versions are objects of numbers (`{"major":9,"minor":19,"patch":0,
+/// "text":"9.19.0"}`); a finding has `fix`, `alternatives` and
+/// `consequence_of` instead of `remedy`; the flat, ranked `findings` list.
+pub const REPORT_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 pub struct Document<'a> {
@@ -28,6 +31,14 @@ pub struct Document<'a> {
     /// (each process lists them in `ignored_findings`); absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     pub findings_ignored: usize,
+    /// Every finding once, ranked (the root cause first, as the text
+    /// verdict names it): identical findings of several processes folded,
+    /// with their pids. Findings the policy ignored are not in it.
+    pub findings: Vec<FlatFinding>,
+    /// The findings the policy ignored, folded the same way, each with its
+    /// `policy` mark; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_findings: Vec<FlatFinding>,
     /// Where each knowledge table came from (`embedded` or an override path).
     pub knowledge: &'a BTreeMap<String, String>,
     pub knowledge_warnings: &'a [String],
@@ -35,6 +46,22 @@ pub struct Document<'a> {
     /// when it cost something (docs/trace-format.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_loss: Option<crate::model::trace::Loss>,
+}
+
+/// A finding of the flat list, with the processes it was made in.
+#[derive(Serialize)]
+pub struct FlatFinding {
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub pids: Vec<u32>,
+}
+
+/// The findings of every process as one ranked, folded list.
+fn flat(images: &[ImageFindings]) -> Vec<FlatFinding> {
+    fold_across(images)
+        .into_iter()
+        .map(|(finding, pids)| FlatFinding { finding, pids })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -235,6 +262,8 @@ pub fn document_with<'a>(
             .map(|s| (s.as_str(), d.all().filter(|f| f.severity == s).count()))
             .collect(),
         findings_ignored: d.ignored_all().count(),
+        findings: flat(&d.images),
+        ignored_findings: flat(&d.ignored),
         knowledge: &d.knowledge_origin,
         knowledge_warnings: &d.knowledge_warnings,
         trace_loss: set.loss(),

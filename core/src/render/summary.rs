@@ -6,20 +6,22 @@
 //! failures, pin}`); the findings have their own section
 //! (`render::findings`).
 
-use super::text::{argv_text, esc, esc_lines};
+use super::style::{finish, paint, wrap, Role};
+use super::text::{argv_text, esc, legend};
 use crate::analysis::failures::{
     blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
 };
-use crate::analysis::files::{ImageFiles, StartupFailure};
+use crate::analysis::files::{ImageFiles, StartupFailure, StaticRuntime};
 use crate::analysis::libraries::{libraries_with, other_count, LibraryView};
 use crate::analysis::pin::pin_view;
 use crate::analysis::{Link, ProcessTree};
 use crate::machine::Copy;
 use crate::model::name_version::NameVersion;
 use crate::model::Ver;
-use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
+use crate::model::{
+    basename, dirname, Failed, Image, LauncherRecord, OutlivedRecord, PinRecord, TraceSet,
+};
 use cudnn_trace_format::{reason, via};
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 
@@ -142,16 +144,7 @@ fn why_text(sh: &Shortener, v: &LibraryView) -> String {
     s
 }
 
-/// Options of the text summary.
-#[derive(Debug, Default, Clone)]
-pub struct TextOptions {
-    /// List libraries outside the CUDA family too.
-    pub all: bool,
-    /// Where the trace is, as shown to the user.
-    pub location: Vec<String>,
-    /// Written `…/` in paths; `render` chooses it (see [`common_prefix`]).
-    pub prefix: Option<String>,
-}
+pub use super::style::TextOptions;
 
 /// A long directory prefix that many paths of the summary share (say
 /// `/opt/venv/lib/python3.12/site-packages/`), to write as `…/` with one
@@ -305,7 +298,8 @@ pub fn render_with(
         line(&mut out, &l);
     }
     for (path, rec) in &set.launchers {
-        let mut l = format!("program: {}", argv_text(&rec.argv, 100));
+        let argv = argv_text(&rec.argv, 100);
+        let mut l = format!("program: {}", legend(&argv, opts.prefix.as_deref()));
         if let Some(pid) = rec.pid {
             let _ = write!(l, "  (pid {pid})");
         }
@@ -315,6 +309,9 @@ pub fn render_with(
         line(&mut out, &l);
         for w in &rec.warnings {
             line(&mut out, &format!("warning: {w}"));
+        }
+        for l in outlived_lines(rec) {
+            line(&mut out, &l);
         }
         if let Some(p) = &rec.pin {
             render_pin_record(set, rec, p, &mut out);
@@ -376,11 +373,47 @@ pub fn render_with(
             esc(&list)
         );
     }
-    // Every line above escapes what came from a trace; make sure.
-    match esc_lines(&out) {
-        Cow::Borrowed(_) => out,
-        Cow::Owned(t) => t,
+    // Every line above escapes what came from a trace; make sure, and
+    // wrap what is still too long.
+    finish(&out, opts)
+}
+
+/// The processes that outlived the program: those that ended within the
+/// launcher's grace time, and those still running when it stopped waiting.
+fn outlived_lines(rec: &LauncherRecord) -> Vec<String> {
+    let name =
+        |o: &OutlivedRecord| format!("{} (pid {})", esc(o.name.as_deref().unwrap_or("?")), o.pid);
+    let list = |still: bool| -> Vec<String> {
+        rec.outlived
+            .iter()
+            .filter(|o| o.still_running == still)
+            .map(name)
+            .collect()
+    };
+    let mut out = Vec::new();
+    let ended = list(false);
+    if !ended.is_empty() {
+        let last = rec
+            .outlived
+            .iter()
+            .filter_map(|o| o.ended_after_ms)
+            .max()
+            .unwrap_or(0);
+        out.push(format!(
+            "outlived the program: {}, ended within {:.1} s of it",
+            ended.join(", "),
+            last as f64 / 1000.0
+        ));
     }
+    let running = list(true);
+    if !running.is_empty() {
+        out.push(format!(
+            "still running when cudnn-trace ended: {}; what they load later is added to their \
+             trace files (report the trace directory again)",
+            running.join(", ")
+        ));
+    }
+    out
 }
 
 /// The launcher's pin: what was pinned, and when the program failed, how
@@ -596,6 +629,7 @@ fn render_image(
     let files = a.files.get(i);
     let libs = libraries_with(img, opts.all, files);
     let mut head = image_head(a, i, &pad, multi_host, chain);
+    head = legend(&head, opts.prefix.as_deref()).into_owned();
     let static_runtime = files.is_some_and(|f| f.static_runtimes.iter().any(|r| !r.nvidia));
     if libs.is_empty()
         && img.failed.is_empty()
@@ -614,7 +648,7 @@ fn render_image(
     }
     // Libraries, one aligned row each, grouped by family.
     let rows: Vec<[String; 6]> = libs.iter().map(|v| library_row(&sh, img, v)).collect();
-    write_rows(&rows, &body, out);
+    write_rows(&rows, &body, opts, out);
     if let Some(files) = files {
         render_static_runtimes(&sh, files, &body, out);
     }
@@ -766,25 +800,80 @@ fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
     .map(|cell| esc(&cell).into_owned())
 }
 
-/// The library rows, columns aligned, the family named once per group.
-fn write_rows(rows: &[[String; 6]], body: &str, out: &mut String) {
+/// The library table's header row.
+const HEADER: [&str; 6] = [
+    "FAMILY",
+    "LIBRARY",
+    "VERSION",
+    "FOUND VIA",
+    "ASKED BY",
+    "DIRECTORY",
+];
+
+/// The library rows under a header row, columns aligned, the family named
+/// once per group. When a row would not fit the width, each library takes
+/// two lines: family, file and version, then (indented, wrapped) why,
+/// who asked and where.
+fn write_rows(rows: &[[String; 6]], body: &str, opts: &TextOptions, out: &mut String) {
+    if rows.is_empty() {
+        return;
+    }
+    let header = HEADER.map(str::to_string);
+    let all = || std::iter::once(&header).chain(rows);
     let widths: Vec<usize> = (0..5)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .map(|c| all().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut last_family = String::new();
-    for r in rows {
-        let fam = if r[0] == last_family {
-            ""
-        } else {
-            r[0].as_str()
-        };
+    let wide = |r: &[String; 6], fam: &str| {
         let mut l = format!("{body}{}", padr(fam, widths[0]));
         for c in 1..5 {
             let _ = write!(l, "  {}", padr(&r[c], widths[c]));
         }
         let _ = write!(l, "  {}", r[5]);
-        line(out, l.trim_end());
-        last_family = r[0].clone();
+        l.trim_end().to_string()
+    };
+    let fits = opts
+        .width
+        .is_none_or(|w| all().all(|r| wide(r, &r[0]).chars().count() <= w));
+    // Two lines per library: the version on the first where it fits.
+    let version_first = |r: &[String; 6]| {
+        opts.width
+            .is_none_or(|w| body.len() + widths[0] + widths[1] + r[2].chars().count() + 4 <= w)
+    };
+    let mut last_family = String::new();
+    for (k, r) in all().enumerate() {
+        let fam = if r[0] == last_family { "" } else { &r[0] };
+        let lines: Vec<String> = if fits {
+            vec![wide(r, fam)]
+        } else {
+            let mut first = format!("{body}{}  {}", padr(fam, widths[0]), padr(&r[1], widths[1]));
+            let mut rest = vec![&r[3], &r[4], &r[5]];
+            if version_first(r) {
+                first = format!("{first}  {}", r[2]);
+            } else {
+                rest.insert(0, &r[2]);
+            }
+            let indent = format!("{body}{}    ", " ".repeat(widths[0]));
+            let rest: Vec<&str> = rest.iter().map(|c| c.as_str()).collect();
+            let mut v = vec![first.trim_end().to_string()];
+            v.extend(wrap(
+                &rest.join(" · "),
+                &indent,
+                &format!("{indent}  "),
+                opts.width.unwrap_or(80),
+            ));
+            v
+        };
+        for l in lines {
+            if k == 0 {
+                out.push_str(&paint(opts, Role::Header, &l));
+                out.push('\n');
+            } else {
+                line(out, &l);
+            }
+        }
+        if k > 0 {
+            last_family = r[0].clone();
+        }
     }
 }
 
@@ -792,6 +881,19 @@ fn write_rows(rows: &[[String; 6]], body: &str, out: &mut String) {
 /// find, who needed it, and the copies on this machine (one that fits, else
 /// one of another major, which does not).
 fn render_startup(sh: &Shortener, img: &Image, st: &StartupFailure, body: &str, out: &mut String) {
+    line(
+        out,
+        &format!("{body}start-up: {}", startup_text(sh, img, st)),
+    );
+}
+
+/// [`render_startup`]'s text, for the Markdown block: `prefix` is its
+/// `…/` legend.
+pub(super) fn startup_line(img: &Image, st: &StartupFailure, prefix: Option<&str>) -> String {
+    startup_text(&Shortener::new(img, prefix), img, st)
+}
+
+fn startup_text(sh: &Shortener, img: &Image, st: &StartupFailure) -> String {
     let failed = img.failed.iter().find(|f| f.ev.seq == st.seq);
     let who = match failed.map(|f| f.ev.via.as_str()) {
         Some(via::PRELOAD) => "LD_PRELOAD".to_string(),
@@ -838,13 +940,10 @@ fn render_startup(sh: &Shortener, img: &Image, st: &StartupFailure, body: &str, 
     } else {
         "no copy on this machine".to_string()
     };
-    line(
-        out,
-        &format!(
-            "{body}start-up: the loader could not find {} (needed by {who}) and ended the program before main (exit status 127); {copies}",
-            st.name
-        ),
-    );
+    format!(
+        "the loader could not find {} (needed by {who}) and ended the program before main (exit status 127); {copies}",
+        st.name
+    )
 }
 
 /// The objects that carry a static CUDA runtime, other than NVIDIA's own
@@ -852,18 +951,23 @@ fn render_startup(sh: &Shortener, img: &Image, st: &StartupFailure, body: &str, 
 /// links), with the runtime's version when it is known.
 fn render_static_runtimes(sh: &Shortener, files: &ImageFiles, body: &str, out: &mut String) {
     for r in files.static_runtimes.iter().filter(|r| !r.nvidia) {
-        let version = match (&r.version, &r.version_from) {
-            (Some(v), Some(from)) => format!("CUDA {v}, from {from}"),
-            (Some(v), None) => format!("CUDA {v}"),
-            _ => "version unknown".to_string(),
-        };
         line(
             out,
             &format!(
-                "{body}static  {} carries a static CUDA runtime ({version})",
-                sh.abbr(&r.path)
+                "{body}static  {} carries a static CUDA runtime ({})",
+                sh.abbr(&r.path),
+                static_runtime_version(r)
             ),
         );
+    }
+}
+
+/// `CUDA 13.2, from …`, or that it is unknown.
+pub(super) fn static_runtime_version(r: &StaticRuntime) -> String {
+    match (&r.version, &r.version_from) {
+        (Some(v), Some(from)) => format!("CUDA {v}, from {from}"),
+        (Some(v), None) => format!("CUDA {v}"),
+        _ => "version unknown".to_string(),
     }
 }
 
@@ -1134,9 +1238,8 @@ mod tests {
             &set,
             &a,
             &TextOptions {
-                all: false,
                 location: vec!["out/x".into()],
-                prefix: None,
+                ..Default::default()
             },
         );
         assert!(

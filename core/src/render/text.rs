@@ -74,6 +74,31 @@ pub fn argv_text(argv: &[String], max: usize) -> String {
     }
 }
 
+/// `s` with every path that starts with `prefix` (a directory, ending in
+/// `/`) written `…/rest`: the summary's legend, applied to free text.
+/// Only where a path starts: `/x/opt/a/` does not hold `/opt/a/`.
+pub fn legend<'a>(s: &'a str, prefix: Option<&str>) -> Cow<'a, str> {
+    let Some(pre) = prefix.filter(|p| p.len() > 1 && s.contains(*p)) else {
+        return Cow::Borrowed(s);
+    };
+    let path_char = |c: char| c.is_alphanumeric() || "/._-+~@".contains(c);
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(pre) {
+        let boundary = !rest[..i].chars().next_back().is_some_and(path_char);
+        let after = &rest[i + pre.len()..];
+        out.push_str(&rest[..i]);
+        if boundary && !after.is_empty() && !after.starts_with(char::is_whitespace) {
+            out.push_str("…/");
+        } else {
+            out.push_str(pre);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 /// A path as the user would type it: relative to the current directory when
 /// it is below it.
 pub fn display_path(p: &Path) -> String {
@@ -99,6 +124,23 @@ mod tests {
         let t = argv_text(&long, 20);
         assert_eq!(t.chars().count(), 20);
         assert!(t.ends_with('…'));
+    }
+
+    #[test]
+    fn legend_shortens_paths_where_they_start() {
+        let p = Some("/opt/venv/lib/");
+        assert_eq!(
+            legend("remove /opt/venv/lib/a from X, or /opt/venv/lib/b", p),
+            "remove …/a from X, or …/b"
+        );
+        assert_eq!(legend("/x/opt/venv/lib/a", p), "/x/opt/venv/lib/a");
+        assert_eq!(
+            legend("LD_LIBRARY_PATH=/opt/venv/lib/a:/opt/venv/lib/b", p),
+            "LD_LIBRARY_PATH=…/a:…/b"
+        );
+        assert_eq!(legend("/opt/venv/lib/ itself", p), "/opt/venv/lib/ itself");
+        assert!(matches!(legend("nothing", p), Cow::Borrowed(_)));
+        assert_eq!(legend("/opt/venv/lib/a", None), "/opt/venv/lib/a");
     }
 
     #[test]

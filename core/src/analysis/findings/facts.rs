@@ -135,7 +135,7 @@ impl Lib<'_> {
         (v > 0).then(|| Ver::from_sm_int(v as u64))
     }
 
-    /// A text for the version: `9.19.0`, `9 (major only)`, or None.
+    /// A text for the version: `9.19.0`, `9.x` (the major only), or None.
     pub fn version_text(&self) -> Option<String> {
         if let Some((v, _)) = self.version() {
             return Some(v.to_string());
@@ -143,7 +143,7 @@ impl Lib<'_> {
         if let Some(d) = &self.driver_file {
             return Some(format!("driver {}", d.driver_text()));
         }
-        self.major.map(|m| format!("{m} (major only)"))
+        self.major.map(|m| format!("{m}.x"))
     }
 }
 

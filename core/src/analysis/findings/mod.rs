@@ -78,7 +78,12 @@ pub struct Evidence {
     pub what: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The version as text (`9.19.0`, `9.x`, `9.19.0.56, pip …`); in
+    /// JSON, numbers and this text (`model::version::VersionDoc`).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::model::version::serialize_version_text"
+    )]
     pub version: Option<String>,
     /// Why the loader picked the path (the trace's `reason`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,17 +150,63 @@ pub struct SourceRef {
     pub urls: Vec<String>,
 }
 
-/// One finding about one process image.
+/// What to do about a finding: one primary fix, and other ways that also
+/// work, each one line with the concrete paths. Rules build it; the
+/// renderers show the fix on its own line and the alternatives folded
+/// under it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Remedy {
+    pub fix: String,
+    pub alternatives: Vec<String>,
+}
+
+impl Remedy {
+    pub fn new(fix: impl Into<String>) -> Self {
+        Remedy {
+            fix: fix.into(),
+            alternatives: Vec::new(),
+        }
+    }
+
+    /// Another way; ignored when empty or already listed.
+    pub fn or(mut self, alternative: impl Into<String>) -> Self {
+        let a = alternative.into();
+        if !a.is_empty() && a != self.fix && !self.alternatives.contains(&a) {
+            self.alternatives.push(a);
+        }
+        self
+    }
+}
+
+impl From<String> for Remedy {
+    fn from(fix: String) -> Self {
+        Remedy::new(fix)
+    }
+}
+
+/// One finding about one process image: a short title, one fix (and its
+/// alternatives), the evidence, and the findings it follows from. Each
+/// part is its own field so that a renderer can lay it out (title line,
+/// fix line, evidence folded under them) and a later pass can rank
+/// findings by effect.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// Stable code (`CDT001` …): see [`CODES`] and `cudnn-trace explain`.
     pub code: &'static str,
     pub severity: Severity,
-    /// One line that says what is wrong, with the versions involved.
+    /// What is wrong, in one short line; the paths and the details are
+    /// in the evidence.
     pub title: String,
+    /// The one thing to do, with the concrete paths.
+    pub fix: String,
+    /// Other ways that also work (a pin, a reinstall, a framework's own
+    /// switch), in order of preference.
+    pub alternatives: Vec<String>,
     pub evidence: Vec<Evidence>,
-    /// What to do, with the concrete paths.
-    pub remedy: String,
+    /// Codes of the findings of the same process that this one follows
+    /// from (a framework's message explained by the LD_LIBRARY_PATH
+    /// finding that caused it): see [`link_consequences`].
+    pub consequence_of: Vec<&'static str>,
     /// compat-facts sources of the rule and the data it used.
     pub sources: Vec<SourceRef>,
     /// What `--ignore`/`--severity` or the configuration file did to it
@@ -177,6 +228,18 @@ pub struct PolicyMark {
     pub rule_severity: Option<Severity>,
     /// `--ignore`, `--severity`, or the configuration file.
     pub by: String,
+}
+
+impl Finding {
+    /// The fix and its alternatives, as one list.
+    pub fn remedies(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.fix.as_str()).chain(self.alternatives.iter().map(String::as_str))
+    }
+
+    /// Every path the evidence names.
+    fn paths(&self) -> impl Iterator<Item = &str> {
+        self.evidence.iter().filter_map(|e| e.path.as_deref())
+    }
 }
 
 /// Every code a rule can emit, with its short name. The long texts are in
@@ -215,8 +278,62 @@ pub struct Context<'k> {
 /// sorted: errors first, then by code.
 pub fn evaluate(facts: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let mut out = rules::run_all(facts, ctx);
-    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(b.code)));
+    link_consequences(&mut out);
+    out.sort_by(rank);
     out
+}
+
+/// The order findings are shown in: errors first; within a severity, the
+/// findings that follow from no other before their consequences; then by
+/// code.
+pub fn rank(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    b.severity
+        .cmp(&a.severity)
+        .then(
+            a.consequence_of
+                .is_empty()
+                .cmp(&b.consequence_of.is_empty())
+                .reverse(),
+        )
+        .then(a.code.cmp(b.code))
+}
+
+/// Findings that report what the program suffered (a framework's message,
+/// a failed `cudnnCreate`/`cuInit`) rather than how the libraries were
+/// put together.
+const SYMPTOMS: &[&str] = &["CDT007", "CDT010"];
+
+/// Marks each symptom finding (see [`SYMPTOMS`]) as a consequence of the
+/// warnings and errors of the same process about how its libraries were
+/// put together, when both name the same file: PyTorch's "compiled against
+/// 9.19 but found 9.14" follows from the LD_LIBRARY_PATH finding that
+/// names the 9.14 `libcudnn_graph.so.9`. A deliberately narrow first
+/// ranking; the root cause is then the first finding that follows from no
+/// other.
+pub fn link_consequences(findings: &mut [Finding]) {
+    let links: Vec<Vec<&'static str>> = findings
+        .iter()
+        .map(|s| {
+            if !SYMPTOMS.contains(&s.code) {
+                return Vec::new();
+            }
+            let mut causes: Vec<&'static str> = findings
+                .iter()
+                .filter(|c| !SYMPTOMS.contains(&c.code) && c.severity >= Severity::Warning)
+                .filter(|c| c.paths().any(|p| s.paths().any(|q| q == p)))
+                .map(|c| c.code)
+                .collect();
+            causes.dedup();
+            causes
+        })
+        .collect();
+    for (f, causes) in findings.iter_mut().zip(links) {
+        for c in causes {
+            if !f.consequence_of.contains(&c) {
+                f.consequence_of.push(c);
+            }
+        }
+    }
 }
 
 /// Evaluates a whole trace set. `stderr`, the
@@ -264,17 +381,19 @@ pub fn analyze_set(
         .collect()
 }
 
-/// Findings that are the same (code, title, remedy) in several processes
+/// Findings that are the same (code, title, fix) in several processes
 /// (torchrun's workers all loading the same wrong cuDNN) folded into one,
 /// with the pids they occur in, most severe first: for a run's summary.
 pub fn fold_across(images: &[ImageFindings]) -> Vec<(Finding, Vec<u32>)> {
     let mut out: Vec<(Finding, Vec<u32>)> = Vec::new();
     for img in images {
         for f in &img.findings {
-            match out
-                .iter_mut()
-                .find(|(g, _)| g.code == f.code && g.title == f.title && g.remedy == f.remedy)
-            {
+            match out.iter_mut().find(|(g, _)| {
+                g.code == f.code
+                    && g.title == f.title
+                    && g.fix == f.fix
+                    && g.alternatives == f.alternatives
+            }) {
                 Some((_, pids)) => {
                     if !pids.contains(&img.pid) {
                         pids.push(img.pid);
@@ -284,7 +403,7 @@ pub fn fold_across(images: &[ImageFindings]) -> Vec<(Finding, Vec<u32>)> {
             }
         }
     }
-    out.sort_by(|a, b| b.0.severity.cmp(&a.0.severity).then(a.0.code.cmp(b.0.code)));
+    out.sort_by(|a, b| rank(&a.0, &b.0));
     out
 }
 
@@ -330,8 +449,10 @@ mod tests {
             code: "CDT001",
             severity: s,
             title: String::new(),
+            fix: String::new(),
+            alternatives: Vec::new(),
             evidence: Vec::new(),
-            remedy: String::new(),
+            consequence_of: Vec::new(),
             sources: Vec::new(),
             policy: None,
         };

@@ -3,7 +3,7 @@
 
 use super::{and_list, entry_of, finding, loaded, Entry};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
-use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Severity, Ver};
+use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Remedy, Severity, Ver};
 use crate::model::stem;
 use std::collections::BTreeMap;
 
@@ -251,12 +251,14 @@ impl<'l, 'a> Install<'l, 'a> {
             .or(self.reference)
             .or(self.libs.first().copied());
         let anchor_dir = anchor.map(|a| a.dir().to_string());
+        let mut evidence = self.evidence(&odd);
+        evidence.extend(self.directory_facts(&dirs));
         Some(finding(
             ctx,
             "CDT002",
             self.severity(&odd),
             self.title(&odd, &dirs, &symbol_titles),
-            self.evidence(&odd),
+            evidence,
             self.remedy(f, ctx, anchor_dir.as_deref()),
             &["R4", "R5", "E5", "E11", "R46", "R16"],
         ))
@@ -436,10 +438,13 @@ impl<'l, 'a> Install<'l, 'a> {
         }
     }
 
-    fn title(&self, odd: &[Odd<'_, '_>], dirs: &[&str], symbol_titles: &[String]) -> String {
-        let major = self.major;
-        let per_dir: Vec<String> = dirs
-            .iter()
+    /// One fact per directory when the files come from several: which
+    /// files, of which versions.
+    fn directory_facts(&self, dirs: &[&str]) -> Vec<Evidence> {
+        if dirs.len() < 2 {
+            return Vec::new();
+        }
+        dirs.iter()
             .map(|d| {
                 let stems: Vec<String> = self
                     .libs
@@ -450,16 +455,15 @@ impl<'l, 'a> Install<'l, 'a> {
                         None => l.stem.clone(),
                     })
                     .collect();
-                format!("{d} ({})", stems.join(", "))
+                Evidence::new("directory").path(*d).detail(stems.join(", "))
             })
-            .collect();
-        let directories = || {
-            format!(
-                "cuDNN {major} files come from {} directories: {}",
-                dirs.len(),
-                per_dir.join("; ")
-            )
-        };
+            .collect()
+    }
+
+    fn title(&self, odd: &[Odd<'_, '_>], dirs: &[&str], symbol_titles: &[String]) -> String {
+        let major = self.major;
+        // The directories and their files are in the evidence.
+        let directories = || format!("cuDNN {major} files come from {} directories", dirs.len());
         // A dispatcher of another version works (E5): it is named in the
         // title only when nothing else is odd.
         let primary: Vec<&Odd<'_, '_>> = if odd.iter().any(|o| !o.dispatcher_only) {
@@ -544,26 +548,35 @@ impl<'l, 'a> Install<'l, 'a> {
     }
 
     /// What to change: every file not from the anchor directory.
-    fn remedy(&self, f: &Facts<'_>, ctx: &Context<'_>, anchor_dir: Option<&str>) -> String {
+    fn remedy(&self, f: &Facts<'_>, ctx: &Context<'_>, anchor_dir: Option<&str>) -> Remedy {
         let major = self.major;
         let mut fixes: Vec<String> = Vec::new();
+        let mut through_llp = false;
         for l in self.libs.iter().filter(|l| Some(l.dir()) != anchor_dir) {
-            let fix = how_to_avoid(l, &entry_of(f, ctx, l), anchor_dir);
+            through_llp |= l.load.reason == "LD_LIBRARY_PATH";
+            let fix = how_to_avoid(l, &entry_of(f, ctx, l), None);
             if !fixes.contains(&fix) {
                 fixes.push(fix);
             }
         }
         match anchor_dir {
-            Some(a) if !fixes.is_empty() => format!(
-                "load every cuDNN {major} file from one install, {a}: {}",
-                and_list(&fixes)
-            ),
-            Some(a) => format!(
+            Some(a) if !fixes.is_empty() => {
+                let r = Remedy::new(format!(
+                    "{}, so that every cuDNN {major} file comes from one install, {a}",
+                    and_list(&fixes)
+                ));
+                if through_llp {
+                    r.or(format!("put {a} first on LD_LIBRARY_PATH"))
+                } else {
+                    r
+                }
+            }
+            Some(a) => Remedy::new(format!(
                 "load every cuDNN {major} file from one install ({a}); reinstall it if its own files differ in version (a partial upgrade)"
-            ),
-            None => format!(
+            )),
+            None => Remedy::new(format!(
                 "load every cuDNN {major} file from one install: reinstall cuDNN so that its sub-libraries are of one version, and remove other copies from LD_LIBRARY_PATH"
-            ),
+            )),
         }
     }
 }
@@ -616,10 +629,10 @@ mod tests {
         );
         assert_eq!(f.evidence.len(), 2);
         assert!(
-            f.remedy
+            f.fix
                 .contains("remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH"),
             "{}",
-            f.remedy
+            f.fix
         );
     }
 
@@ -697,11 +710,11 @@ mod tests {
             });
         let f = only(&t.findings(), "CDT001").clone();
         assert!(
-            f.remedy.ends_with(&format!(
+            f.fix.ends_with(&format!(
                 "the RUNPATH of {plugin} points at /v/site-packages/nvidia/cuda_runtime/lib (its entry $ORIGIN/../nvidia/cuda_runtime/lib)"
             )),
             "{}",
-            f.remedy
+            f.fix
         );
         // Found in the x86_64 subdirectory of an LD_LIBRARY_PATH entry
         // written with a trailing slash.
@@ -721,10 +734,10 @@ mod tests {
             }));
         let f = only(&t.findings(), "CDT001").clone();
         assert!(
-            f.remedy
+            f.fix
                 .ends_with("remove /opt/cuda-13/lib64/ from LD_LIBRARY_PATH (or put /a before it)"),
             "{}",
-            f.remedy
+            f.fix
         );
     }
 
@@ -797,16 +810,17 @@ mod tests {
             f.evidence
         );
         assert!(
-            f.remedy
-                .contains(&format!("load every cuDNN 9 file from one install, {pip}")),
+            f.fix.ends_with(&format!(
+                "so that every cuDNN 9 file comes from one install, {pip}"
+            )),
             "{}",
-            f.remedy
+            f.fix
         );
         assert!(
-            f.remedy
+            f.fix
                 .contains(&format!("remove {sys} from LD_LIBRARY_PATH")),
             "{}",
-            f.remedy
+            f.fix
         );
         // The stderr message of PyTorch for it is explained too.
         let t = t.stderr("RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH\n");
@@ -873,10 +887,10 @@ mod tests {
         assert_eq!(f.severity, Severity::Error);
         assert!(f.evidence.iter().any(|e| e.detail.as_deref().is_some_and(|d| d.contains("libcudnn_ops_infer.so.8 was loaded from /usr/local/cuda/lib64, another directory"))), "{:#?}", f.evidence);
         assert!(
-            f.remedy
+            f.fix
                 .contains("remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH"),
             "{}",
-            f.remedy
+            f.fix
         );
         // Not also reported as a plain missing library.
         assert!(none(&fs, "CDT006"));
@@ -929,9 +943,9 @@ mod tests {
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.title.contains("come from 2 directories"), "{}", f.title);
         assert!(
-            f.remedy.contains("remove /sys from LD_LIBRARY_PATH"),
+            f.fix.contains("remove /sys from LD_LIBRARY_PATH"),
             "{}",
-            f.remedy
+            f.fix
         );
     }
 }

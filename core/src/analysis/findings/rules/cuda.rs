@@ -355,7 +355,7 @@ pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             Severity::Error,
             "no NVIDIA driver: cudaDriverGetVersion() returned 0".into(),
             ev,
-            "install the NVIDIA driver (on a container: run it with GPU support, e.g. `--gpus all`), then check that libcuda.so.1 is found".into(),
+            "install the NVIDIA driver (on a container: run it with GPU support, e.g. `--gpus all`), then check that libcuda.so.1 is found".to_string(),
             &["R7", "E2"],
         )];
     }
@@ -393,7 +393,7 @@ pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         Severity::Info,
         format!("minor-version compatibility: {}", v.mvc_titles.join("; ")),
         ev,
-        "this works with a limited feature set: APIs that need a newer driver fail with cudaErrorCallRequiresNewerDriver (36) and PTX from the newer toolkit cannot be JIT-compiled (222); upgrade the driver to the toolkit's own driver if you hit either".into(),
+        "this works with a limited feature set: APIs that need a newer driver fail with cudaErrorCallRequiresNewerDriver (36) and PTX from the newer toolkit cannot be JIT-compiled (222); upgrade the driver to the toolkit's own driver if you hit either".to_string(),
         &["R9", "R10", "R12"],
     )]
 }
@@ -844,7 +844,7 @@ mod tests {
             f.title,
             "cuDNN built for CUDA 12.9, but the process loaded the CUDA 13 runtime"
         );
-        assert!(f.remedy.contains("nvidia-cudnn-cu13"));
+        assert!(f.fix.contains("nvidia-cudnn-cu13"));
         // Same major: nothing.
         let t = Trace::new()
             .load(
@@ -916,16 +916,14 @@ mod tests {
             "the driver supports CUDA 12.4, the CUDA 13.0.96 runtime needs CUDA 13.x"
         );
         assert!(
-            f.remedy
-                .contains("upgrade the NVIDIA driver to 580 or newer"),
+            f.fix.contains("upgrade the NVIDIA driver to 580 or newer"),
             "{}",
-            f.remedy
+            f.fix
         );
         assert!(
-            f.remedy
-                .contains("580.65.06 for every feature of CUDA 13.0"),
+            f.fix.contains("580.65.06 for every feature of CUDA 13.0"),
             "{}",
-            f.remedy
+            f.fix
         );
         assert!(f.evidence.iter().any(|e| e.what == "message"
             && e.detail
@@ -1036,10 +1034,10 @@ mod tests {
         assert_eq!(f.severity, Severity::Error);
         assert_eq!(f.title, "forward compatibility on a GPU that does not support it (804): libcuda 580.95.05 from /usr/local/cuda-13.0/compat");
         assert!(
-            f.remedy
+            f.fix
                 .contains("remove /usr/local/cuda-13.0/compat from LD_LIBRARY_PATH"),
             "{}",
-            f.remedy
+            f.fix
         );
         // Not repeated as a cuInit failure.
         assert!(none(&fs, "CDT007"));
@@ -1070,10 +1068,10 @@ mod tests {
         let f = only(&fs, "CDT005");
         assert_eq!(f.title, "the forward-compatibility libcuda 580.95.05 does not match the kernel module 580.159.04 (803)");
         assert!(
-            f.remedy
+            f.fix
                 .contains("not needed: remove /usr/local/cuda-13.0/compat from LD_LIBRARY_PATH"),
             "{}",
-            f.remedy
+            f.fix
         );
         // The same without an error, seen from the same host: a warning.
         let t = Trace::new()
@@ -1132,15 +1130,11 @@ mod tests {
             .unwrap()
             .contains("(2 calls)"));
         assert!(
-            f.remedy.contains("CUDA_VISIBLE_DEVICES hides every GPU"),
+            f.fix.contains("CUDA_VISIBLE_DEVICES hides every GPU"),
             "{}",
-            f.remedy
+            f.fix
         );
-        assert!(
-            f.remedy.contains("no libcuda.so.1 was loaded"),
-            "{}",
-            f.remedy
-        );
+        assert!(f.fix.contains("no libcuda.so.1 was loaded"), "{}", f.fix);
         assert!(f.evidence.iter().any(|e| e.what == "likely cause"));
         // v8: 1 is NOT_INITIALIZED; 6 is ARCH_MISMATCH.
         let t = Trace::new().load("/p/libcudnn.so.8", "RPATH", "/x").call(
@@ -1201,10 +1195,10 @@ mod tests {
             .unwrap();
         assert!(
             create
-                .remedy
+                .fix
                 .contains("cuInit itself failed (100 CUDA_ERROR_NO_DEVICE)"),
             "{}",
-            create.remedy
+            create.fix
         );
     }
 
@@ -1218,10 +1212,10 @@ mod tests {
         let fs = t.findings();
         let f = only(&fs, "CDT011");
         assert!(
-            f.remedy
+            f.fix
                 .contains("remove /usr/local/cuda-12.4/lib64/stubs from LD_LIBRARY_PATH"),
             "{}",
-            f.remedy
+            f.fix
         );
         let t = Trace::new().load("/usr/lib/libcuda.so.1", "ld.so.cache", "/x");
         assert!(none(&t.findings(), "CDT011"));

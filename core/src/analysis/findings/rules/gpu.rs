@@ -166,7 +166,7 @@ pub fn gpu_support(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             Severity::Error,
             format!("the GPU ({}) is older than {vtext}{build_text} supports (SM {min}+)", ccs.join(", ")),
             ev,
-            "use a cuDNN (and framework build) that still supports this GPU: cuDNN <= 9.10.x for SM < 7.5 (and a CUDA 12 build: CUDA 13 dropped SM < 7.5), cuDNN <= 8.5 for Kepler; or run on a newer GPU".into(),
+            "use a cuDNN (and framework build) that still supports this GPU: cuDNN <= 9.10.x for SM < 7.5 (and a CUDA 12 build: CUDA 13 dropped SM < 7.5), cuDNN <= 8.5 for Kepler; or run on a newer GPU".to_string(),
             &["R15n", "R15m", "R15g", "R24", "R38", "R39"],
         ));
     }
@@ -186,7 +186,7 @@ pub fn gpu_support(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 Severity::Warning,
                 format!("the GPU ({}) is newer than the newest SM {vtext} knows (SM {max})", ccs.join(", ")),
                 ev,
-                "only cuDNN 9's hardware-forward-compatible graph operations run on a GPU newer than the library knows: upgrade cuDNN to a release that lists this GPU".into(),
+                "only cuDNN 9's hardware-forward-compatible graph operations run on a GPU newer than the library knows: upgrade cuDNN to a release that lists this GPU".to_string(),
                 &["R3", "R16", "R1", "E8"],
             ));
         }

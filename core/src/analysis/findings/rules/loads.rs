@@ -8,7 +8,7 @@ use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded};
 use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
-use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
 use crate::machine::{Copy, Fit};
 use crate::model::stem;
 use crate::model::trace::Failed;
@@ -530,10 +530,15 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         // subdirectory searched below it is not one), as written.
         let search = super::entry_of(f, ctx, lib).shown().to_string();
         let title = format!(
-            "{name} came from LD_LIBRARY_PATH ({search}{}) although the {kind} of {} holds another copy, {cand}{}",
-            lib.version_text().map(|v| format!(", {v}")).unwrap_or_default(),
+            "{name}{} came from LD_LIBRARY_PATH although the {kind} of {} holds {}",
+            lib.version_text()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default(),
             basename(req),
-            cand_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default()
+            cand_ver
+                .as_ref()
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "another copy".into())
         );
         let mut ev = vec![loaded(lib)];
         ev.push(
@@ -545,19 +550,20 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         if let Some(v) = f.img.header.env.get("LD_LIBRARY_PATH") {
             ev.push(Evidence::new("environment").detail(format!("LD_LIBRARY_PATH={v}")));
         }
-        let pin = if lib.family == "cudnn" {
-            format!(
-                "; or pin cuDNN to that directory with `cudnn-trace --pin {}`",
-                dirname(&cand)
-            )
-        } else {
-            String::new()
-        };
-        let remedy = format!(
-            "remove {search} from LD_LIBRARY_PATH, so that {} finds {cand} through its {kind} (glibc searches LD_LIBRARY_PATH before a caller's RUNPATH); if other libraries need {search}, put {} before it{pin}",
-            basename(req),
+        ev.push(Evidence::new("fact").detail(format!(
+            "glibc searches LD_LIBRARY_PATH before a caller's RUNPATH: without {search} on it, {} finds {cand} through its {kind}",
+            basename(req)
+        )));
+        let mut remedy = Remedy::new(format!("remove {search} from LD_LIBRARY_PATH")).or(format!(
+            "if other libraries need {search}: put {} before it",
             dirname(&cand)
-        );
+        ));
+        if lib.family == "cudnn" {
+            remedy = remedy.or(format!(
+                "pin cuDNN to that directory: cudnn-trace --pin {}",
+                dirname(&cand)
+            ));
+        }
         out.push(finding(
             ctx,
             "CDT008",
@@ -655,17 +661,17 @@ mod tests {
         assert!(f.evidence.iter().any(|e| e.what == "on disk"
             && e.path.as_deref() == Some("/usr/local/cuda-12.4/lib64/libcudnn_graph.so.9.1.0")));
         assert!(
-            f.remedy.contains(
+            f.fix.contains(
                 "a copy exists at /usr/local/cuda-12.4/lib64/libcudnn_graph.so.9.1.0 (9.1.0)"
             ),
             "{}",
-            f.remedy
+            f.fix
         );
         assert!(
-            f.remedy
+            f.fix
                 .contains("LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64:$LD_LIBRARY_PATH"),
             "{}",
-            f.remedy
+            f.fix
         );
         // The dispatcher's message is explained with the failures.
         let m = only(&fs, "CDT010");
@@ -703,16 +709,12 @@ mod tests {
         let fs = t.findings();
         let f = only(&fs, "CDT006");
         assert!(
-            f.remedy
+            f.fix
                 .starts_with("a copy exists at /usr/local/cuda-12.4/lib64/libcudnn_graph.so.9"),
             "{}",
-            f.remedy
+            f.fix
         );
-        assert!(
-            !f.remedy.contains("no file is named exactly"),
-            "{}",
-            f.remedy
-        );
+        assert!(!f.fix.contains("no file is named exactly"), "{}", f.fix);
         // A copy of none of the names: all four are listed as missing links.
         let mut t = Trace::new().load(disp, "RPATH", "/app/bin/infer");
         for n in ["libcudnn_graph.so.9.1.0", "libcudnn_graph.so.9"] {
@@ -724,11 +726,11 @@ mod tests {
         });
         let fs = t.findings();
         assert!(
-            only(&fs, "CDT006").remedy.ends_with(
+            only(&fs, "CDT006").fix.ends_with(
                 "(no file is named exactly libcudnn_graph.so.9.1.0 or libcudnn_graph.so.9: a link of that name may be missing)"
             ),
             "{}",
-            only(&fs, "CDT006").remedy
+            only(&fs, "CDT006").fix
         );
     }
 
@@ -801,10 +803,10 @@ mod tests {
             .unwrap()
             .contains("libnvrtc.so: cannot open shared object file"));
         assert!(
-            f.remedy
+            f.fix
                 .starts_with("no copy was found on this machine: install NVRTC"),
             "{}",
-            f.remedy
+            f.fix
         );
         // With only another major on disk.
         let t = t.machine(|m| {
@@ -813,11 +815,11 @@ mod tests {
         });
         let fs = t.findings();
         let f = only(&fs, "CDT006");
-        assert!(f.remedy.contains("a copy exists at /usr/local/cuda-12.9/targets/x86_64-linux/lib/libnvrtc.so.12.9.86"), "{}", f.remedy);
+        assert!(f.fix.contains("a copy exists at /usr/local/cuda-12.9/targets/x86_64-linux/lib/libnvrtc.so.12.9.86"), "{}", f.fix);
         assert!(
-            f.remedy.contains("no file is named exactly libnvrtc.so"),
+            f.fix.contains("no file is named exactly libnvrtc.so"),
             "{}",
-            f.remedy
+            f.fix
         );
     }
 
@@ -838,11 +840,11 @@ mod tests {
         let fs = t.findings();
         let f = only(&fs, "CDT006");
         assert!(
-            f.remedy.starts_with(
+            f.fix.starts_with(
                 "no copy was found on this machine: libcuda.so.1 comes with the NVIDIA driver"
             ),
             "{}",
-            f.remedy
+            f.fix
         );
         assert!(
             f.evidence.iter().any(|e| e.what == "on disk"
@@ -946,30 +948,33 @@ mod tests {
         assert_eq!(f.severity, Severity::Error);
         assert_eq!(
             f.title,
-            format!("libcudnn_graph.so.9 came from LD_LIBRARY_PATH ({sys}, 9.14.0) although the RUNPATH of libcudnn.so.9 holds another copy, {pip}/libcudnn_graph.so.9 (9 (major only))")
+            "libcudnn_graph.so.9 9.14.0 came from LD_LIBRARY_PATH although the RUNPATH of libcudnn.so.9 holds another copy"
         );
+        // The paths and versions are in the evidence.
+        assert_eq!(f.evidence[0].search_dir.as_deref(), Some(sys));
+        assert_eq!(
+            f.evidence[1].path.as_deref(),
+            Some(format!("{pip}/libcudnn_graph.so.9").as_str())
+        );
+        assert_eq!(f.evidence[1].version.as_deref(), Some("9.x"));
         // With the pip package's *.dist-info, the other copy's version shows.
         let t = t.machine(|m| {
             m.dir("/v/lib/python3.12/site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info");
         });
         let fs = t.findings();
-        assert!(
-            only(&fs, "CDT008")
-                .title
-                .ends_with("(9.19.0.56, pip nvidia_cudnn_cu13)"),
-            "{}",
-            only(&fs, "CDT008").title
+        let g = only(&fs, "CDT008");
+        assert!(g.title.ends_with("holds 9.19.0.56"), "{}", g.title);
+        assert_eq!(
+            g.evidence[1].version.as_deref(),
+            Some("9.19.0.56, pip nvidia_cudnn_cu13")
         );
+        assert_eq!(f.fix, format!("remove {sys} from LD_LIBRARY_PATH"));
         assert!(
-            f.remedy
-                .starts_with(&format!("remove {sys} from LD_LIBRARY_PATH")),
-            "{}",
-            f.remedy
-        );
-        assert!(
-            f.remedy.contains(&format!("cudnn-trace --pin {pip}")),
-            "{}",
-            f.remedy
+            f.alternatives
+                .iter()
+                .any(|a| a.ends_with(&format!("cudnn-trace --pin {pip}"))),
+            "{:?}",
+            f.alternatives
         );
         assert!(f
             .evidence

@@ -8,7 +8,7 @@ use super::{and_list, finding, is_pip, loaded};
 use crate::analysis::files::{self, Source};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::analysis::findings::knowledge::{message_version, MessageRule};
-use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
 use crate::machine::Copy;
 use crate::model::stem;
 
@@ -81,7 +81,10 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
             };
             cudnn_version(f, ctx, &message, &mut ev, &mut fixes);
             match (&build, &runtime) {
-                (Some(b), Some(r)) => format!("{}: the cuDNN loaded at run time ({r}) does not fit the one it was built with ({b})", spec.framework),
+                (Some(b), Some(r)) => format!(
+                    "{} was built with cuDNN {b} but loaded {r} at run time",
+                    spec.framework
+                ),
                 _ => format!("{}: cuDNN version mismatch", spec.framework),
             }
         }
@@ -141,7 +144,6 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
                     dirs.join(", ")
                 )));
             }
-            fixes.push("see finding CDT002 for which files do not belong together".into());
             format!(
                 "{}: cuDNN sub-libraries of different builds",
                 spec.framework
@@ -159,29 +161,22 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
                         .detail("from the message"),
                 );
             }
-            fixes.push(
-                "see finding CDT004 / CDT007 for the driver and initialisation checks".into(),
-            );
             format!("{}: {}", spec.framework, short(&m.text))
         }
     };
     fixes.push(spec.remedy.clone());
     if let Some(b) = &spec.bypass {
         fixes.push(format!(
-            "(the framework's own check can be skipped with {b}, at your own risk)"
+            "skip the framework's own check with {b} (at your own risk)"
         ));
     }
+    // The first way is the fix; the others are its alternatives.
+    let mut ways = fixes.into_iter();
+    let remedy = ways.by_ref().next().map(Remedy::new).unwrap_or_default();
+    let remedy = ways.fold(remedy, Remedy::or);
     let mut sources: Vec<&str> = spec.source.iter().map(String::as_str).collect();
     sources.push("R34");
-    finding(
-        ctx,
-        "CDT010",
-        Severity::Error,
-        title,
-        ev,
-        fixes.join("; "),
-        &sources,
-    )
+    finding(ctx, "CDT010", Severity::Error, title, ev, remedy, &sources)
 }
 
 fn short(s: &str) -> String {
@@ -328,12 +323,11 @@ fn cudnn_version(
     {
         ev.push(copy_evidence(c));
     }
-    how_they_came(f, ctx, &wrong, m.runtime, fixes);
+    how_they_came(f, ctx, &wrong, m.runtime, ev, fixes);
     match good.first() {
         Some((p, v, how)) => {
             fixes.push(format!(
-                "a cuDNN {v} is at {} ({how}): make that one load, e.g. put {} first on LD_LIBRARY_PATH",
-                dirname(p),
+                "put {} first on LD_LIBRARY_PATH (its cuDNN {v} fits the build)",
                 dirname(p)
             ));
             ev.push(Evidence::new("fact").detail(format!(
@@ -371,13 +365,15 @@ fn runtime_evidence(files: &[&Lib<'_>], wrong: &[&Lib<'_>], ev: &mut Vec<Evidenc
     }
 }
 
-/// How the files of the wrong version got in: one fix per (search step,
-/// directory), naming its files.
+/// How the files of the wrong version got in: one fact per (search step,
+/// directory), naming its files, and a fix for those that came through
+/// LD_LIBRARY_PATH (the entry as written).
 fn how_they_came(
     f: &Facts<'_>,
     ctx: &Context<'_>,
     wrong: &[&Lib<'_>],
     runtime: Option<&Ver>,
+    ev: &mut Vec<Evidence>,
     fixes: &mut Vec<String>,
 ) {
     let mut ways: Vec<(String, String, Vec<String>)> = Vec::new();
@@ -395,15 +391,15 @@ fn how_they_came(
     let rv = runtime.map(|r| format!(" ({r})")).unwrap_or_default();
     for (reason, d, names) in ways {
         let what = and_list(&names);
-        fixes.push(match reason.as_str() {
-            "LD_LIBRARY_PATH" => format!(
-                "{what}{rv} came through LD_LIBRARY_PATH from {d}: remove {d} from LD_LIBRARY_PATH"
-            ),
+        ev.push(Evidence::new("fact").detail(match reason.as_str() {
             "ld.so.cache" | "default-dir" => format!(
                 "{what}{rv} came from the {reason} ({d}) because nothing searched earlier had it"
             ),
             r => format!("{what}{rv} came through {r} from {d}"),
-        });
+        }));
+        if reason == "LD_LIBRARY_PATH" {
+            fixes.push(format!("remove {d} from LD_LIBRARY_PATH"));
+        }
     }
 }
 
@@ -519,7 +515,10 @@ fn missing(
             c.path,
             dirname(&c.path)
         )),
-        None => fixes.push(format!("no copy of {} was found on this machine", names[0])),
+        None => ev.push(
+            Evidence::new("fact")
+                .detail(format!("no copy of {} was found on this machine", names[0])),
+        ),
     }
 }
 
@@ -585,7 +584,9 @@ fn requirement(
                         c.path,
                         dirname(&c.path)
                     )),
-                    None => fixes.push(format!("no {p} was found on this machine")),
+                    None => ev.push(
+                        Evidence::new("fact").detail(format!("no {p} was found on this machine")),
+                    ),
                 }
             }
         }
@@ -637,7 +638,10 @@ mod tests {
         );
         let fs = t.findings();
         let f = only(&fs, "CDT010");
-        assert_eq!(f.title, "PyTorch: the cuDNN loaded at run time (9.14.0) does not fit the one it was built with (9.19.0)");
+        assert_eq!(
+            f.title,
+            "PyTorch was built with cuDNN 9.19.0 but loaded 9.14.0 at run time"
+        );
         assert!(f.evidence[0]
             .detail
             .as_deref()
@@ -658,22 +662,22 @@ mod tests {
             .as_deref()
             .unwrap()
             .ends_with("nvidia/cudnn/lib/libcudnn.so.9"));
-        assert!(
-            f.remedy
-                .contains("remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH"),
-            "{}",
-            f.remedy
+        assert_eq!(
+            f.fix,
+            "remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH"
         );
-        assert!(
-            f.remedy.contains(&format!(
-                "a cuDNN 9.19.0.56 is at {SP}/nvidia/cudnn/lib (on disk, found via pip)"
-            )),
-            "{}",
-            f.remedy
+        assert_eq!(
+            f.alternatives[0],
+            format!(
+                "put {SP}/nvidia/cudnn/lib first on LD_LIBRARY_PATH (its cuDNN 9.19.0.56 fits the build)"
+            )
         );
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref()
+            == Some(&*format!("a cuDNN that fits the build (9.19.0): {SP}/nvidia/cudnn/lib/libcudnn_graph.so.9 [9.19.0.56], on disk, found via pip"))), "{:#?}", f.evidence);
         assert!(f
-            .remedy
-            .contains("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1"));
+            .alternatives
+            .iter()
+            .any(|a| a.contains("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1")));
         // The same process also gets the structural findings.
         assert_eq!(only(&fs, "CDT008").severity, Severity::Error);
         assert!(all(&fs, "CDT002").len() == 1);
@@ -691,18 +695,16 @@ mod tests {
             .stderr("E0000 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.  CuDNN library needs to have matching major version and equal or higher minor version. If using a binary install, upgrade your CuDNN library.  If building from sources, make sure the library loaded at runtime is compatible with the version specified during compile configuration.\n");
         let fs = t.findings();
         let f = only(&fs, "CDT010");
-        assert_eq!(f.title, "TensorFlow/XLA: the cuDNN loaded at run time (9.1.0) does not fit the one it was built with (9.8.0)");
-        assert!(f.evidence.iter().any(|e| e.detail.as_deref() == Some("rule: majors must be equal and the runtime minor >= the build minor; the patch is ignored; build 9.8.0, run time 9.1.0: incompatible")), "{:#?}", f.evidence);
-        assert!(
-            f.remedy
-                .contains("remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH"),
-            "{}",
-            f.remedy
+        assert_eq!(
+            f.title,
+            "TensorFlow/XLA was built with cuDNN 9.8.0 but loaded 9.1.0 at run time"
         );
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref() == Some("rule: majors must be equal and the runtime minor >= the build minor; the patch is ignored; build 9.8.0, run time 9.1.0: incompatible")), "{:#?}", f.evidence);
+        assert_eq!(f.fix, "remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH");
         assert!(
-            f.remedy.contains("no cuDNN 9.8+ was found on this machine"),
-            "{}",
-            f.remedy
+            f.alternatives[0].starts_with("no cuDNN 9.8+ was found on this machine"),
+            "{:?}",
+            f.alternatives
         );
     }
 
@@ -718,18 +720,21 @@ mod tests {
             });
         let fs = t.findings();
         let f = only(&fs, "CDT010");
-        assert_eq!(f.title, "TensorFlow 1.x: the cuDNN loaded at run time (7.1.1) does not fit the one it was built with (7.0.4)");
+        assert_eq!(
+            f.title,
+            "TensorFlow 1.x was built with cuDNN 7.0.4 but loaded 7.1.1 at run time"
+        );
         assert!(f.evidence.iter().any(|e| e
             .detail
             .as_deref()
             .is_some_and(|d| d.ends_with("build 7.0.4, run time 7.1.1: incompatible"))));
-        assert!(
-            f.remedy.contains(
-                "a cuDNN 7.0.4 is at /opt/cudnn-7.0/lib64 (on disk, found via ld.so.cache)"
-            ),
-            "{}",
-            f.remedy
+        assert_eq!(f.fix, "remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH");
+        assert_eq!(
+            f.alternatives[0],
+            "put /opt/cudnn-7.0/lib64 first on LD_LIBRARY_PATH (its cuDNN 7.0.4 fits the build)"
         );
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref()
+            == Some("a cuDNN that fits the build (7.0.4): /opt/cudnn-7.0/lib64/libcudnn.so.7.0.4 [7.0.4], on disk, found via ld.so.cache")), "{:#?}", f.evidence);
     }
 
     /// JAX's "Outdated cuDNN installation" (§4.3).
@@ -740,13 +745,21 @@ mod tests {
             .stderr("RuntimeError: Unable to use CUDA because of the following issues with CUDA components:\nOutdated cuDNN installation found.\nVersion JAX was built against: 90800\nMinimum supported: 908\nInstalled version: 90100\nThe local installation version must be no lower than 908.\n");
         let fs = t.findings();
         let f = only(&fs, "CDT010");
-        assert_eq!(f.title, "JAX: the cuDNN loaded at run time (9.1.0) does not fit the one it was built with (9.8.0)");
-        assert!(
-            f.remedy.contains("came from the ld.so.cache"),
-            "{}",
-            f.remedy
+        assert_eq!(
+            f.title,
+            "JAX was built with cuDNN 9.8.0 but loaded 9.1.0 at run time"
         );
-        assert!(f.remedy.contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK"));
+        assert!(
+            f.evidence.iter().any(|e| e
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("came from the ld.so.cache"))),
+            "{:#?}",
+            f.evidence
+        );
+        assert!(f
+            .remedies()
+            .any(|r| r.contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK")));
     }
 
     /// ONNX Runtime: "Require cuDNN 9.* and CUDA 12.*" with its "Failed to load library" line (§4.4).
@@ -774,20 +787,20 @@ mod tests {
                     && e.detail.as_deref().unwrap().contains("1 places tried"))
         );
         assert!(
-            load.remedy
+            load.fix
                 .contains("a copy is at /usr/lib/x86_64-linux-gnu/libcudnn.so.9"),
             "{}",
-            load.remedy
+            load.fix
         );
         let req = v
             .iter()
             .find(|f| f.title == "ONNX Runtime: requires cuDNN 9.x and CUDA 12.x")
             .unwrap();
         assert!(
-            req.remedy
+            req.fix
                 .contains("libcudnn.so.9 is at /usr/lib/x86_64-linux-gnu/libcudnn.so.9"),
             "{}",
-            req.remedy
+            req.fix
         );
         // The failed load itself is CDT006.
         assert_eq!(only(&fs, "CDT006").severity, Severity::Error);

@@ -22,7 +22,7 @@ mod loads;
 mod messages;
 
 use super::facts::{Facts, Lib};
-use super::{Context, Evidence, Finding, Severity};
+use super::{Context, Evidence, Finding, Remedy, Severity};
 
 /// Every rule, in code order.
 pub fn run_all(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
@@ -48,15 +48,18 @@ fn finding(
     severity: Severity,
     title: String,
     evidence: Vec<Evidence>,
-    remedy: String,
+    remedy: impl Into<Remedy>,
     sources: &[&str],
 ) -> Finding {
+    let Remedy { fix, alternatives } = remedy.into();
     Finding {
         code,
         severity,
         title,
+        fix,
+        alternatives,
         evidence,
-        remedy,
+        consequence_of: Vec::new(),
         sources: ctx.knowledge.source_refs(sources),
         policy: None,
     }
@@ -75,7 +78,13 @@ fn loaded(lib: &Lib<'_>) -> Evidence {
     let mut detail = Vec::new();
     if let Some(r) = &l.realpath {
         if r != &l.path {
-            detail.push(format!("= {r}"));
+            // A link to a file of the same directory: its name says it.
+            let (dir, file) = r.rsplit_once('/').unwrap_or(("", r));
+            if l.path.rsplit_once('/').map(|(d, _)| d) == Some(dir) {
+                detail.push(format!("= {file}"));
+            } else {
+                detail.push(format!("= {r}"));
+            }
         }
     }
     if let Some(owner) = &l.reason_owner {
