@@ -1,8 +1,8 @@
 //! End-to-end tests of the findings (`cudnn-trace explain` lists the codes):
 //! each test builds the fake CUDA stack a real-world situation needs
 //! (`tests/fixtures/build-stack.sh`), compiles the situation's C program
-//! (`tests/findings/NN_name/`, which says what it reproduces and its source
-//! in compat-facts), runs it under the real launcher
+//! (`tests/findings/NN_name/`, which says what it reproduces and its
+//! sources, ids of `data/sources.toml`), runs it under the real launcher
 //! (`cudnn-trace -q --out DIR -- PROG`), then reads the real
 //! `cudnn-trace report --json DIR` and checks the finding's code, severity
 //! and evidence (paths, versions, reasons), and that nothing else of error
