@@ -347,15 +347,24 @@ pub struct PolicyArgs {
     pub no_config: bool,
 }
 
+/// `--out DIR`: its placeholders must be known (a typo must not name a
+/// directory, nor leave the program untraced).
+fn out_value(s: OsString) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    cudnn_trace_core::launch::record::expand_out(&p, 1, b"h")?;
+    Ok(p)
+}
+
 fn code_value(s: &str) -> Result<&'static str, String> {
     policy::code(s).ok_or_else(|| policy::unknown_code(s))
 }
 
 #[derive(Args, Debug, Default, PartialEq, Eq)]
 pub struct RunArgs {
-    /// Write the traces to DIR [default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/]; when
-    /// it cannot be created, PROGRAM runs untraced
-    #[arg(short, long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    /// Write the traces to DIR [default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/]; %h
+    /// is the host name and %p the launcher's pid (one directory per task: --out
+    /// /shared/traces/%h-%p); when it cannot be created, PROGRAM runs untraced
+    #[arg(short, long, value_name = "DIR", value_hint = ValueHint::DirPath, value_parser = clap::builder::OsStringValueParser::new().try_map(out_value))]
     pub out: Option<PathBuf>,
     /// Record every library, not only the CUDA family
     #[arg(long)]
