@@ -221,15 +221,24 @@ fn diff_finds_the_sublibrary_directory_that_differs() {
     let t = o.out();
     assert!(t.contains("DIFFERENT:"), "{t}");
     assert!(t.contains("libcudnn_graph (cudnn): another file"), "{t}");
-    assert!(t.contains("reason      RUNPATH\n"), "{t}");
-    assert!(t.contains("→ LD_LIBRARY_PATH\n"), "{t}");
+    assert!(t.contains("reason      RUNPATH → LD_LIBRARY_PATH\n"), "{t}");
+    // Paths under the work directory are written …/ (the legend says so).
     assert!(
-        t.contains(&format!(
-            "LD_LIBRARY_PATH  + {}  (only in BAD)",
-            s(&st.graph)
-        )),
+        t.contains("LD_LIBRARY_PATH  + …/opt/cudnn-9.14-graph/lib  (only in BAD)"),
         "{t}"
     );
+    assert!(t.contains(&format!("…/ = {}/", s(&st.dir))), "{t}");
+    // The library whose version differs first; the engines graph loaded
+    // from the same directory after it.
+    let first = t.find("libcudnn_graph (cudnn)").unwrap();
+    assert!(
+        t.find("libcudnn_heuristic (cudnn)")
+            .is_some_and(|i| i > first),
+        "{t}"
+    );
+    // libcudnn_ops is the same file in both (only its version was asked
+    // in one): no difference.
+    assert!(!t.contains("libcudnn_ops (cudnn)"), "{t}");
     assert!(t.contains("findings only in BAD:"), "{t}");
     // Markdown: a table row per field.
     let o = st.cli(&["diff", "--format", "markdown", &s(&good), &s(&bad)]);
@@ -323,14 +332,14 @@ fn fleet_view_shows_the_two_odd_ranks() {
     assert!(maj < oddl, "{t}");
     assert!(t.contains("2 processes, ranks 3,5 on"), "{t}");
     assert!(
-        t.contains("libcudnn_graph reason: LD_LIBRARY_PATH (majority: RUNPATH)"),
+        t.contains("libcudnn_graph: another file (majority → here)"),
         "{t}"
     );
+    assert!(t.contains("reason      RUNPATH → LD_LIBRARY_PATH"), "{t}");
     assert!(
-        t.contains(&format!(
-            "because this group found it through LD_LIBRARY_PATH entry {}",
-            s(&st.graph)
-        )),
+        t.contains(
+            "because this group found it through LD_LIBRARY_PATH entry …/opt/cudnn-9.14-graph/lib"
+        ),
         "{t}"
     );
     // Markdown.

@@ -127,14 +127,32 @@ impl Lib {
     /// version.
     pub fn same_bits(&self, other: &Lib) -> bool {
         match (&self.build_id, &other.build_id) {
-            (Some(a), Some(b)) => a == b && self.version == other.version,
+            (Some(a), Some(b)) => a == b,
             _ => {
                 self.realpath.as_ref().unwrap_or(&self.path)
                     == other.realpath.as_ref().unwrap_or(&other.path)
                     && self.size == other.size
-                    && self.version == other.version
+                    && versions_agree(self.version.as_deref(), other.version.as_deref())
             }
         }
+    }
+}
+
+/// Whether two versions can be the same: equal, or one known only by its
+/// major (`9.x`, a wheel's `libcudnn_ops.so.9` whose version was not
+/// asked) and the other of that major. One process asking a library for
+/// its version and another not is no difference of the library.
+pub fn versions_agree(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) if a != b => {
+            let fits = |major_only: &str, full: &str| {
+                major_only
+                    .strip_suffix('x')
+                    .is_some_and(|m| full.starts_with(m))
+            };
+            fits(a, b) || fits(b, a)
+        }
+        _ => true,
     }
 }
 
@@ -642,7 +660,7 @@ fn process_diff(good: Option<SideRef>, bad: Option<SideRef>) -> ProcessDiff {
     let libs_b = pb.map_or(empty, |p| &p.libs);
     let environment = env_diff(pg, pb);
     let mut libraries = lib_diffs(libs_g, libs_b, pg, pb);
-    libraries.sort_by_key(|l| (!l.matters, family_order(&l.family), l.key.clone()));
+    sort_libs(&mut libraries);
     let failed = failed_diffs(pg, pb);
     let fg = good.map_or(&[][..], |g| g.1);
     let fb = bad.map_or(&[][..], |b| b.1);
@@ -676,6 +694,17 @@ fn process_diff(good: Option<SideRef>, bad: Option<SideRef>) -> ProcessDiff {
         findings_only_good,
         findings_only_bad,
     }
+}
+
+/// Most important first: what matters before layout; within that, by
+/// family (cuDNN first), a library present on one side only or whose
+/// version differs before one that differs otherwise (the engines graph
+/// loaded from the same wrong directory follow graph).
+fn sort_libs(libs: &mut [LibDiff]) {
+    libs.sort_by_key(|l| {
+        let version = l.fields.iter().any(|f| f.field == "version") || l.fields.is_empty();
+        (!l.matters, family_order(&l.family), !version, l.key.clone())
+    });
 }
 
 /// The family's place in the CUDA family list (cuDNN first).
@@ -745,7 +774,11 @@ fn lib_diff(
             ];
             for (field, get) in cmp {
                 let (x, y) = (get(g), get(b));
-                if x != y {
+                let agree = match field {
+                    "version" => versions_agree(x.as_deref(), y.as_deref()),
+                    _ => x == y,
+                };
+                if !agree {
                     fields.push(FieldChange {
                         field,
                         good: x,
@@ -849,7 +882,7 @@ pub fn differences(
     other: &ProcessPrint,
 ) -> (Vec<LibDiff>, Vec<FailedDiff>) {
     let mut libs = lib_diffs(&reference.libs, &other.libs, Some(reference), Some(other));
-    libs.sort_by_key(|l| (!l.matters, family_order(&l.family), l.key.clone()));
+    sort_libs(&mut libs);
     (libs, failed_diffs(Some(reference), Some(other)))
 }
 

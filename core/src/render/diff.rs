@@ -64,8 +64,40 @@ pub fn verdict(d: &Diff) -> String {
     }
 }
 
+/// The directory most of the diff's paths start with (at least 24
+/// characters), written `…/` in the text, as the summary does.
+fn diff_prefix(d: &Diff) -> Option<String> {
+    common_dir(d.processes.iter().flat_map(|p| &p.libraries))
+}
+
+/// The directory most paths of `libs` start with (at least 24
+/// characters, covering half of them or more).
+pub(super) fn common_dir<'a>(libs: impl Iterator<Item = &'a LibDiff>) -> Option<String> {
+    let mut paths: Vec<&str> = Vec::new();
+    for l in libs {
+        for lib in l.good.iter().chain(l.bad.iter()) {
+            paths.push(&lib.path);
+            paths.extend(lib.realpath.as_deref());
+        }
+    }
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for p in &paths {
+        for (i, c) in p.char_indices() {
+            if c == '/' && i + 1 >= 24 && i + 1 < p.len() {
+                *counts.entry(&p[..=i]).or_default() += 1;
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|&(_, n)| n >= 4 && n * 2 >= paths.len())
+        .max_by_key(|&(pre, n)| (n, pre.len(), std::cmp::Reverse(pre)))
+        .map(|(pre, _)| pre.to_string())
+}
+
 /// The text report.
 pub fn text(d: &Diff, opts: &TextOptions) -> String {
+    let prefix = diff_prefix(d);
     let mut s = String::new();
     let _ = writeln!(s, "GOOD: {}", d.good.join(", "));
     let _ = writeln!(s, "BAD:  {}", d.bad.join(", "));
@@ -81,6 +113,10 @@ pub fn text(d: &Diff, opts: &TextOptions) -> String {
             d.same,
             if d.same == 1 { "" } else { "es" }
         );
+    }
+    if let Some(pre) = &prefix {
+        s = super::text::legend(&s, Some(pre)).into_owned();
+        let _ = writeln!(s, "{}", paint(opts, Role::Dim, &format!("…/ = {pre}")));
     }
     finish(&s, opts)
 }
@@ -185,9 +221,24 @@ fn lib_text(s: &mut String, l: &LibDiff, opts: &TextOptions) {
     }
 }
 
-fn field_text(s: &mut String, f: &FieldChange) {
-    let _ = writeln!(s, "      {:<11} {}", f.field, opt(&f.good));
-    let _ = writeln!(s, "      {:<11} {}", "", format_args!("→ {}", opt(&f.bad)));
+/// One field: `version     9.19.0 → 9.14.0` when short, else the GOOD
+/// value and the BAD one under it. Build-ids are cut to 12 digits.
+pub(super) fn field_text(s: &mut String, f: &FieldChange) {
+    let cut = |v: &Option<String>| -> String {
+        let v = opt(v);
+        if f.field == "build_id" && v.len() > 12 {
+            format!("{}…", &v[..12])
+        } else {
+            v.to_string()
+        }
+    };
+    let (g, b) = (cut(&f.good), cut(&f.bad));
+    if g.chars().count() + b.chars().count() <= 60 {
+        let _ = writeln!(s, "      {:<11} {g} → {b}", f.field);
+    } else {
+        let _ = writeln!(s, "      {:<11} {g}", f.field);
+        let _ = writeln!(s, "      {:<11} → {b}", "");
+    }
 }
 
 fn env_text(s: &mut String, e: &EnvDiff) {

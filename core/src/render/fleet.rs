@@ -50,6 +50,15 @@ pub fn text(v: &FleetView, opts: &TextOptions) -> String {
     for r in &v.roles {
         role_text(&mut s, r, opts);
     }
+    let prefix = super::diff::common_dir(
+        v.roles
+            .iter()
+            .flat_map(|r| r.odd.iter().flat_map(|g| &g.differs)),
+    );
+    if let Some(pre) = &prefix {
+        s = super::text::legend(&s, Some(pre)).into_owned();
+        let _ = writeln!(s, "{}", paint(opts, Role::Dim, &format!("…/ = {pre}")));
+    }
     finish(&s, opts)
 }
 
@@ -86,10 +95,11 @@ fn role_text(s: &mut String, r: &RoleView, opts: &TextOptions) {
         ranks(m),
         hosts(m)
     );
+    let w = m.libraries.iter().map(|l| l.key.len()).max().unwrap_or(0);
     for l in &m.libraries {
         let _ = writeln!(
             s,
-            "      {:<18} {:<10} {}",
+            "      {:<w$} {:<10} {}",
             l.key,
             l.version.as_deref().unwrap_or("?"),
             l.realpath.as_deref().unwrap_or(&l.path)
@@ -136,34 +146,28 @@ fn odd_text(s: &mut String, g: &GroupView, opts: &TextOptions) {
     }
     for d in &g.differs {
         let lib = d.bad.as_ref().or(d.good.as_ref()).expect("one side");
+        let path = lib.realpath.as_deref().unwrap_or(&lib.path);
         match d.change {
             LibChange::OnlyGood => {
                 let _ = writeln!(
                     s,
-                    "      {} not loaded (majority: {})",
-                    d.key,
-                    lib.realpath.as_deref().unwrap_or(&lib.path)
+                    "    {}: not loaded here (the majority has {path})",
+                    d.key
                 );
             }
             LibChange::OnlyBad => {
-                let _ = writeln!(
-                    s,
-                    "      {} loaded only here: {} {}",
-                    d.key,
-                    lib.version.as_deref().unwrap_or("?"),
-                    lib.path
-                );
+                let v = lib.version.as_deref().unwrap_or("?");
+                let _ = writeln!(s, "    {}: loaded only here, {v} {path}", d.key);
             }
             LibChange::OtherFile | LibChange::Layout => {
+                let what = if d.change == LibChange::Layout {
+                    "same file, another route"
+                } else {
+                    "another file"
+                };
+                let _ = writeln!(s, "    {}: {what} (majority → here)", d.key);
                 for f in &d.fields {
-                    let _ = writeln!(
-                        s,
-                        "      {} {}: {} (majority: {})",
-                        d.key,
-                        f.field,
-                        f.bad.as_deref().unwrap_or("-"),
-                        f.good.as_deref().unwrap_or("-")
-                    );
+                    super::diff::field_text(s, f);
                 }
             }
         }
@@ -171,7 +175,7 @@ fn odd_text(s: &mut String, g: &GroupView, opts: &TextOptions) {
             let b = b
                 .replace("GOOD", "the majority")
                 .replace("BAD", "this group");
-            let _ = writeln!(s, "        because {b}");
+            let _ = writeln!(s, "      because {b}");
         }
     }
     for f in &g.failed {
