@@ -172,6 +172,8 @@ Examples:
   cudnn-trace report traces/ --format markdown      a block to paste into a bug report
   cudnn-trace report --json traces/ | jq .findings_total
   cudnn-trace report --fail-on error --ignore CDT005 traces/    a CI gate
+  cudnn-trace report --fleet /shared/traces/job42   many runs grouped by CUDA stack (docs/compare.md)
+  cudnn-trace report --format chrome traces/ > t.json   a timeline for Perfetto
 
 Exit status: 0 when at least one trace was read, 1 when none was, 2 for usage errors,
 3 when --fail-on LEVEL was given and a finding reached it."

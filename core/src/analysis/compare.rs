@@ -971,6 +971,113 @@ mod tests {
         assert_eq!(role(&[], Some("/opt/bin/prog")), "prog");
     }
 
+    fn print(
+        role: &str,
+        rank: Option<&str>,
+        t_ns: u64,
+        libs: &[(&str, &str, &str)],
+    ) -> ProcessPrint {
+        ProcessPrint {
+            file: format!("{role}-{t_ns}.jsonl"),
+            host: "h".into(),
+            pid: t_ns as u32,
+            ppid: 1,
+            role: role.into(),
+            rank: rank.map(|r| ("RANK", r.to_string())),
+            local_rank: None,
+            parent_role: None,
+            libs: libs
+                .iter()
+                .map(|(key, version, build_id)| Lib {
+                    family: "cudnn".into(),
+                    key: key.to_string(),
+                    path: format!("/l/{key}.so.9"),
+                    realpath: None,
+                    version: Some(version.to_string()),
+                    cuda_build: None,
+                    build_id: Some(build_id.to_string()),
+                    size: Some(1),
+                    reason: "RUNPATH".into(),
+                    search_dir: Some("/l".into()),
+                    search_entry: None,
+                    requester: None,
+                    stub: false,
+                })
+                .collect(),
+            failed: Vec::new(),
+            driver: None,
+            glibc: Some("2.36".into()),
+            env: BTreeMap::new(),
+            t_ns,
+        }
+    }
+
+    fn side(procs: Vec<ProcessPrint>) -> Side {
+        let n = procs.len();
+        Side {
+            paths: vec!["x".into()],
+            procs,
+            findings: vec![Vec::new(); n],
+        }
+    }
+
+    #[test]
+    fn versions_known_by_major_agree_with_their_full_version() {
+        assert!(versions_agree(Some("9.x"), Some("9.19.0")));
+        assert!(versions_agree(Some("9.19.0"), Some("9.x")));
+        assert!(!versions_agree(Some("8.x"), Some("9.19.0")));
+        assert!(!versions_agree(Some("9.14.0"), Some("9.19.0")));
+        assert!(versions_agree(None, Some("9.19.0")));
+    }
+
+    #[test]
+    fn processes_line_up_by_rank_not_by_start_order() {
+        let lib = [("libcudnn_graph", "9.19.0", "aa")];
+        let odd = [("libcudnn_graph", "9.14.0", "bb")];
+        // GOOD started rank 1 first; BAD rank 0 first, and its rank 1 is odd.
+        let good = side(vec![
+            print("python train.py", Some("1"), 1, &lib),
+            print("python train.py", Some("0"), 2, &lib),
+        ]);
+        let bad = side(vec![
+            print("python train.py", Some("0"), 1, &lib),
+            print("python train.py", Some("1"), 2, &odd),
+        ]);
+        let d = diff(&good, &bad);
+        assert!(d.matters);
+        assert_eq!(d.same, 1);
+        assert_eq!(d.processes.len(), 1);
+        let p = &d.processes[0];
+        assert_eq!(p.rank.as_deref(), Some("1"));
+        assert_eq!(p.libraries[0].change, LibChange::OtherFile);
+        assert_eq!(p.libraries[0].fields[0].field, "version");
+    }
+
+    #[test]
+    fn the_same_bits_elsewhere_is_layout_and_does_not_matter() {
+        let good = side(vec![print(
+            "prog",
+            None,
+            1,
+            &[("libcudnn", "9.19.0", "aa")],
+        )]);
+        let mut moved = print("prog", None, 1, &[("libcudnn", "9.x", "aa")]);
+        moved.libs[0].path = "/venv2/libcudnn.so.9".into();
+        moved.libs[0].reason = "LD_LIBRARY_PATH".into();
+        let d = diff(&good, &side(vec![moved]));
+        assert!(!d.matters, "{d:?}");
+        assert_eq!(d.processes[0].libraries[0].change, LibChange::Layout);
+        // A library in one run only matters; so does a process with CUDA
+        // libraries that has no counterpart.
+        let d = diff(&good, &side(vec![print("prog", None, 1, &[])]));
+        assert!(d.matters);
+        assert_eq!(d.processes[0].libraries[0].change, LibChange::OnlyGood);
+        let d = diff(&good, &side(vec![print("other", None, 1, &[])]));
+        assert!(d.matters);
+        assert_eq!(d.unmatched_without_cuda, 1);
+        assert!(d.processes[0].bad.is_none());
+    }
+
     #[test]
     fn keys_and_group_ids() {
         assert_eq!(
