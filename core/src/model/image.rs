@@ -120,6 +120,19 @@ impl Image {
         }
     }
 
+    /// Gives back the room the lists grew into while being read.
+    pub fn shrink_to_fit(&mut self) {
+        self.loads.shrink_to_fit();
+        self.failed.shrink_to_fit();
+        self.unloads.shrink_to_fit();
+        self.notes.shrink_to_fit();
+        self.pins.shrink_to_fit();
+        self.versions.shrink_to_fit();
+        self.calls.shrink_to_fit();
+        self.call_counts.shrink_to_fit();
+        self.driver_clients.shrink_to_fit();
+    }
+
     pub fn host(&self) -> &str {
         self.header.hostname.as_deref().unwrap_or("")
     }

@@ -12,11 +12,12 @@
 //! hash lookup instead of a JSON parse.
 
 use super::files::{open_regular, read_regular};
-use super::fold::{split_line, Folded};
+use super::fold::{split_line, Folded, Split};
 use super::{io_msg, LauncherRecord, LAUNCHER_FILE};
-use cudnn_trace_format::read::{parse_line, Event, LineError};
+use cudnn_trace_format::read::{parse_line, parse_line_of_kind, Event, LineError};
 use cudnn_trace_format::SCHEMA_VERSION;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -423,7 +424,8 @@ struct Builder {
     /// The 1-based number of the line being read.
     n: usize,
     /// The identity of each distinct event (`fold::split_line`) and where it is.
-    seen: HashMap<Box<[u8]>, Slot>,
+    /// (Fx: a fast hash; the keys are whole lines, hashed once per line.)
+    seen: FxHashMap<Box<[u8]>, Slot>,
     recent: VecDeque<Recent>,
 }
 
@@ -436,7 +438,7 @@ impl Builder {
             problems: Vec::new(),
             unlisted: 0,
             n: 0,
-            seen: HashMap::new(),
+            seen: FxHashMap::default(),
             recent: VecDeque::new(),
         }
     }
@@ -455,6 +457,11 @@ impl Builder {
 
     /// The image and the problems, once every line is read.
     fn finish(mut self) -> (Option<Image>, Vec<Problem>) {
+        if let Some(img) = self.image.as_mut() {
+            // Kept for the whole report, beside thousands of others: no
+            // room for growth.
+            img.shrink_to_fit();
+        }
         if self.n == 0 {
             self.problem(
                 None,
@@ -481,7 +488,8 @@ impl Builder {
             let what = format!("line longer than {} MiB; skipped", MAX_LINE_BYTES >> 20);
             return self.not_first(n, what);
         }
-        if self.image.is_some() && self.fold_repeat(raw) {
+        let split = split_line(raw);
+        if self.image.is_some() && split.is_some_and(|sp| self.fold_repeat(sp)) {
             return true;
         }
         if raw.iter().all(u8::is_ascii_whitespace) {
@@ -498,7 +506,12 @@ impl Builder {
             self.problem(Some(n), "line is not UTF-8 text; skipped".into());
             return true;
         };
-        let parsed = parse_line(text.trim_end_matches('\r'));
+        let text = text.trim_end_matches('\r');
+        // The shim's layout names the kind first: parse straight into it.
+        let parsed = match split.and_then(|sp| std::str::from_utf8(sp.kind).ok()) {
+            Some(kind) => parse_line_of_kind(kind, text),
+            None => parse_line(text),
+        };
         if self.image.is_none() {
             return self.header(parsed, text, !line.complete);
         }
@@ -523,10 +536,7 @@ impl Builder {
     }
 
     /// A repeat of an event already read: counted, not parsed.
-    fn fold_repeat(&mut self, raw: &[u8]) -> bool {
-        let Some(s) = split_line(raw) else {
-            return false;
-        };
+    fn fold_repeat(&mut self, s: Split<'_>) -> bool {
         let Some(&slot) = self.seen.get(s.rest) else {
             return false;
         };
@@ -1007,6 +1017,29 @@ mod tests {
             probs[0].what.contains("not a trace file: line longer"),
             "{probs:?}"
         );
+    }
+
+    #[test]
+    fn a_stream_in_small_pieces_reads_as_the_whole() {
+        // Lines cut across every buffer boundary, a repeat, a failure and
+        // its dlerror, a bad line and a truncated last one.
+        let s = format!(
+            "{}\n{LOAD}\n{}\n{FAILED}\n{DLERROR}\nnot json\n{}\n{{\"ev\":\"load\",\"seq\":9",
+            header(4242, 1, "exec"),
+            at(LOAD, 7, 4243),
+            at(FAILED, 8, 4242),
+        );
+        let (whole, pw) = parse(&s);
+        for cap in [1, 2, 7, 64, 333] {
+            let r = std::io::BufReader::with_capacity(cap, s.as_bytes());
+            let (img, probs) = parse_stream(r, Path::new("d/4242.jsonl"), &mut |_| {});
+            assert_eq!(probs, pw, "buffer of {cap}");
+            let (a, b) = (img.unwrap(), whole.as_ref().unwrap());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "buffer of {cap}");
+        }
+        let img = whole.unwrap();
+        assert_eq!((img.loads[0].count, img.failed[0].count), (2, 2));
+        assert_eq!(pw.len(), 2, "{pw:?}");
     }
 
     #[test]
