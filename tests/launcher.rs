@@ -959,17 +959,33 @@ fn repeated_loads_fold_into_one_line_with_a_count() {
     let r = run(report, None);
     assert_eq!(r.code(), Some(0), "{}", r.show());
     for (what, text) in [("summary", t.err()), ("report", r.out())] {
-        // The process's own line names the library too (in its argv).
+        // The process's own lines name the library too (in its argv).
         let rows: Vec<&str> = text
             .lines()
-            .filter(|l| l.contains("libcudnn_graph.so.9") && !l.trim_start().starts_with("pid "))
+            .filter(|l| l.contains("libcudnn_graph.so.9") && l.contains("path given"))
             .collect();
         assert_eq!(rows.len(), 1, "{what}: one row for the library:\n{text}");
         let counts: Vec<&str> = text.lines().filter(|l| l.contains(counted)).collect();
         assert_eq!(counts.len(), 1, "{what}: its count once:\n{text}");
+        // The loader's first search also tries the platform subdirectories
+        // (it remembers they are missing): that failure differs from the
+        // 2,999 after it.
         let fails: Vec<&str> = text.lines().filter(|l| l.contains(failed)).collect();
-        assert_eq!(fails.len(), 1, "{what}: one line for the failure:\n{text}");
-        assert!(fails[0].ends_with("(3,000 times)"), "{what}: {}", fails[0]);
+        let times = |l: &str| -> u64 {
+            l.rsplit_once("  (")
+                .and_then(|(_, t)| t.strip_suffix(" times)"))
+                .map_or(1, |n| n.replace(',', "").parse().unwrap())
+        };
+        assert!(fails.len() <= 2, "{what}: {fails:?}");
+        assert_eq!(
+            fails.iter().map(|l| times(l)).sum::<u64>(),
+            N as u64,
+            "{what}: {fails:?}"
+        );
+        assert!(
+            text.contains("could not be loaded (dlopen by dlcycle) (3000 times)"),
+            "{what}: the finding counts every failure:\n{text}"
+        );
         assert!(
             text.lines().count() < 40,
             "{what}: {} lines:\n{text}",
@@ -992,8 +1008,9 @@ fn repeated_loads_fold_into_one_line_with_a_count() {
         .count();
     assert_eq!(graphs, 1, "{p:#}");
     let fails = arr(&p["failed_loads"]);
-    assert_eq!(fails.len(), 1, "{p:#}");
-    assert_eq!(fails[0]["count"], N);
+    assert!(fails.len() <= 2, "{p:#}");
+    let total: u64 = fails.iter().map(|f| f["count"].as_u64().unwrap()).sum();
+    assert_eq!(total, N as u64, "{p:#}");
     assert!(
         s(&fails[0]["errors"][0]).contains("libcublasLt.so.404"),
         "the text the program read: {:#}",
