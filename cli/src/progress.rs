@@ -1,7 +1,8 @@
 //! The progress bar of `report` and of the launcher's end-of-run summary:
 //! on stderr, only when stderr is a terminal, and only once reading and
 //! analysing have taken more than a second (a quick report stays as quiet
-//! as it always was; a piped or redirected one never gets one).
+//! as it always was; a piped or redirected one never gets one, nor does
+//! an input under 16 MiB).
 
 use cudnn_trace_core::pipeline::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -12,6 +13,13 @@ use std::time::Duration;
 
 /// How long a report runs before its bar appears.
 const QUIET_FOR: Duration = Duration::from_secs(1);
+
+/// Less input than this never gets a bar: it is read in a fraction of a
+/// second (32 MiB takes 0.2 s on the 2-core machine, docs/benchmarks.md),
+/// and a bar drawn into the small reports of a run on a slow, loaded
+/// machine (the knowledge tables take a moment to load) would only be
+/// noise between the program's output and the summary.
+const QUIET_BELOW: u64 = 16 << 20;
 
 /// A progress bar that shows itself after [`QUIET_FOR`], from a small
 /// thread that waits for that long (or for the end, whichever comes first),
@@ -24,8 +32,8 @@ pub struct Bar {
 }
 
 impl Bar {
-    /// A bar for a report; hidden, and never shown, when stderr is not a
-    /// terminal.
+    /// A bar for a report, hidden until [`Progress::read`] says how much
+    /// there is to read (then see `arm`).
     pub fn new() -> Bar {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         bar.set_style(
@@ -36,20 +44,28 @@ impl Bar {
             .progress_chars("=> "),
         );
         bar.set_message("reading");
-        let (done, waiter) = if std::io::stderr().is_terminal() {
-            let (tx, rx) = mpsc::channel::<()>();
-            let shown = bar.clone();
-            let h = thread::spawn(move || {
-                if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(QUIET_FOR) {
-                    shown.set_draw_target(ProgressDrawTarget::stderr());
-                    shown.enable_steady_tick(Duration::from_millis(200));
-                }
-            });
-            (Some(tx), Some(h))
-        } else {
-            (None, None)
-        };
-        Bar { bar, done, waiter }
+        Bar {
+            bar,
+            done: None,
+            waiter: None,
+        }
+    }
+
+    /// Starts the wait after which the bar shows, when stderr is a
+    /// terminal and the input is large enough to take a while.
+    fn arm(&mut self, total: u64) {
+        if self.waiter.is_some() || total < QUIET_BELOW || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let (tx, rx) = mpsc::channel::<()>();
+        let shown = self.bar.clone();
+        self.waiter = Some(thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(QUIET_FOR) {
+                shown.set_draw_target(ProgressDrawTarget::stderr());
+                shown.enable_steady_tick(Duration::from_millis(200));
+            }
+        }));
+        self.done = Some(tx);
     }
 
     /// The report is read and analysed: the bar goes (and leaves no line).
@@ -75,6 +91,7 @@ impl Drop for Bar {
 
 impl Progress for Bar {
     fn read(&mut self, done: u64, total: u64) {
+        self.arm(total);
         self.bar.set_length(total.max(done));
         self.bar.set_position(done);
     }
