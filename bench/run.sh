@@ -8,10 +8,12 @@
 #
 #   (default)     the figures of record, about 20 minutes on a 2-core machine
 #   --quick       a smoke run of a few minutes (smaller sizes, fewer rounds)
-#   --full        also the gigabyte cases of `report` (one 1 GB file, 10,000
-#                 files totalling 1 GB, a million load/unload cycles); a case
-#                 whose extrapolated time passes the timeout (900 s) is listed,
-#                 not run (about 30 minutes while report is quadratic)
+#   --full        also the gigabyte cases of `report` (one file of 256 MB,
+#                 512 MB and 1 GB, 10,000 files totalling 1 GB, 500,000 and a
+#                 million load/unload cycles: about 4.5 GB of traces, generated
+#                 into target/bench/work/traces and kept; delete them after);
+#                 a case whose extrapolated time passes the timeout (900 s) is
+#                 listed, not run (the report part takes about 5 minutes)
 #   --only S,S    sections to run: events, idle, heavy, startup, memory, calls, report, fleet
 #                 (default: all). The page is written from what is in --out.
 #   --out DIR     results folder (default bench/results/latest): JSON per section

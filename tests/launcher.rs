@@ -923,6 +923,102 @@ fn report_reads_around_damaged_lines_and_files() {
 }
 
 // ---------------------------------------------------------------------------
+// 8b. Repeated identical events folded (issue 10)
+
+/// A program that loads and unloads one library N times, failing to load
+/// a missing CUDA library each time: the end-of-run summary, `report` and
+/// `report --json` show each once with its count, and every cycle is in
+/// the trace (the shim writes them all; the report folds them).
+#[test]
+fn repeated_loads_fold_into_one_line_with_a_count() {
+    const N: usize = 3000;
+    let pip = pip_cudnn_919();
+    let d = work_dir("fold-cycles");
+    compile::<&str>("dlcycle.c", &d.join("dlcycle"), &["-ldl"]);
+    let graph = pip.join("libcudnn_graph.so.9");
+    let mut cmd = launcher(&d);
+    cmd.args(["--out", "t", "--color", "never", "--", "./dlcycle"])
+        .arg(&graph)
+        .args([&N.to_string(), "libcublasLt.so.404"]);
+    let t = run(cmd, None);
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    assert_eq!(t.out(), format!("{N} cycles\n"));
+    let dir = d.join("t");
+    let trace = fs::read_to_string(program_trace(&dir)).unwrap();
+    let events = |ev: &str| trace.matches(&format!("{{\"ev\":\"{ev}\"")).count();
+    assert_eq!(
+        (events("unload"), events("load_failed"), events("dlerror")),
+        (N, N, N),
+        "every cycle is in the trace"
+    );
+
+    let counted = "loaded ×3,000, unloaded ×3,000";
+    let failed = "FAILED  libcublasLt.so.404 [cublasLt]  dlopen by dlcycle";
+    let mut report = launcher(&d);
+    report.args(["report", "--color", "never"]).arg(&dir);
+    let r = run(report, None);
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    for (what, text) in [("summary", t.err()), ("report", r.out())] {
+        // The process's own lines name the library too (in its argv).
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("libcudnn_graph.so.9") && l.contains("path given"))
+            .collect();
+        assert_eq!(rows.len(), 1, "{what}: one row for the library:\n{text}");
+        let counts: Vec<&str> = text.lines().filter(|l| l.contains(counted)).collect();
+        assert_eq!(counts.len(), 1, "{what}: its count once:\n{text}");
+        // The loader's first search also tries the platform subdirectories
+        // (it remembers they are missing): that failure differs from the
+        // 2,999 after it.
+        let fails: Vec<&str> = text.lines().filter(|l| l.contains(failed)).collect();
+        let times = |l: &str| -> u64 {
+            l.rsplit_once("  (")
+                .and_then(|(_, t)| t.strip_suffix(" times)"))
+                .map_or(1, |n| n.replace(',', "").parse().unwrap())
+        };
+        assert!(fails.len() <= 2, "{what}: {fails:?}");
+        assert_eq!(
+            fails.iter().map(|l| times(l)).sum::<u64>(),
+            N as u64,
+            "{what}: {fails:?}"
+        );
+        assert!(
+            text.contains("could not be loaded (dlopen by dlcycle) (3000 times)"),
+            "{what}: the finding counts every failure:\n{text}"
+        );
+        assert!(
+            text.lines().count() < 40,
+            "{what}: {} lines:\n{text}",
+            text.lines().count()
+        );
+    }
+
+    let doc = report_ok(&d, &dir);
+    let p = processes(&doc)
+        .iter()
+        .find(|p| s(&p["argv"][0]) == "./dlcycle")
+        .unwrap_or_else(|| panic!("no dlcycle process: {doc:#}"));
+    let lib = library(p, &graph).unwrap_or_else(|| panic!("no graph library: {p:#}"));
+    assert_eq!(lib["count"], N, "{lib:#}");
+    assert_eq!(lib["unloads"], N, "{lib:#}");
+    assert!(lib["last_seq"].as_u64() > lib["seq"].as_u64(), "{lib:#}");
+    let graphs = arr(&p["libraries"])
+        .iter()
+        .filter(|l| s(&l["path"]) == graph.to_str().unwrap())
+        .count();
+    assert_eq!(graphs, 1, "{p:#}");
+    let fails = arr(&p["failed_loads"]);
+    assert!(fails.len() <= 2, "{p:#}");
+    let total: u64 = fails.iter().map(|f| f["count"].as_u64().unwrap()).sum();
+    assert_eq!(total, N as u64, "{p:#}");
+    assert!(
+        s(&fails[0]["errors"][0]).contains("libcublasLt.so.404"),
+        "the text the program read: {:#}",
+        fails[0]
+    );
+}
+
+// ---------------------------------------------------------------------------
 // 9. The pip/system cuDNN mix-up
 
 #[test]

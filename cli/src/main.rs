@@ -19,6 +19,7 @@ macro_rules! errln {
 
 mod args;
 mod commands;
+mod progress;
 
 fn main() {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();

@@ -17,6 +17,23 @@ use crate::model::{self, FindingsRecord, TraceSet};
 use crate::render::{self, json::Document, TextOptions};
 use std::path::PathBuf;
 
+/// What [`Report::read_with`] tells a front end as it goes: a report of
+/// gigabytes takes seconds, and a user should see it move.
+pub trait Progress {
+    /// `done` of `total` bytes of trace files read.
+    fn read(&mut self, done: u64, total: u64);
+    /// A later stage began (`analysing`).
+    fn stage(&mut self, name: &'static str);
+}
+
+/// No progress shown.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn read(&mut self, _: u64, _: u64) {}
+    fn stage(&mut self, _: &'static str) {}
+}
+
 /// A trace set and what the analysis made of it.
 pub struct Report {
     pub set: TraceSet,
@@ -28,7 +45,16 @@ impl Report {
     /// machine with the knowledge tables. The program's stderr is taken
     /// from the first run directory that has a `stderr.txt`.
     pub fn read(paths: &[PathBuf]) -> Report {
-        let set = model::read_paths(paths);
+        Report::read_with(paths, &mut NoProgress)
+    }
+
+    /// [`Report::read`], telling `progress` how far it got (a front end's
+    /// progress bar).
+    pub fn read_with(paths: &[PathBuf], progress: &mut dyn Progress) -> Report {
+        let total = model::trace::input_bytes(paths);
+        progress.read(0, total);
+        let set = model::trace::read_paths_with(paths, &mut |done| progress.read(done, total));
+        progress.stage("analysing");
         let stderr = model::captured_stderr(paths);
         Report::analyse(set, stderr.as_deref(), &Machine::this_host())
     }
@@ -100,6 +126,15 @@ impl Report {
         let bytes = model::json::to_pretty(&self.document(all))?;
         // to_pretty writes UTF-8 (serde_json strings, escapes).
         Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// [`Report::json`] written to `w` as it is made, with its final
+    /// newline: a large report is never held whole (give `w` a buffer).
+    /// An error is the writer's (serialising the document cannot fail).
+    pub fn write_json<W: std::io::Write>(&self, mut w: W, all: bool) -> std::io::Result<()> {
+        model::json::write_pretty(&mut w, &self.document(all))?;
+        w.write_all(b"\n")?;
+        w.flush()
     }
 
     /// Why there is nothing to report, when no trace file was read (`report`

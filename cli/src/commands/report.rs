@@ -39,7 +39,9 @@ pub fn run(args: ReportArgs) -> i32 {
         Ok(c) => c,
         Err(()) => return USAGE,
     };
-    let report = Report::read(&paths).with_policy(&policy);
+    let mut bar = crate::progress::Bar::new();
+    let report = Report::read_with(&paths, &mut bar).with_policy(&policy);
+    bar.finish();
     eprint(&report.problems_text());
     // An error path prints why, and no empty summary; a launcher record
     // alone still says how the run went (a static program, say).
@@ -67,13 +69,22 @@ pub fn run(args: ReportArgs) -> i32 {
 /// Prints the report in `format`. Err: the exit status when it cannot.
 fn print(report: &Report, args: &ReportArgs, format: Format, paths: &[PathBuf]) -> Result<(), i32> {
     match format {
-        Format::Json => match report.json(args.all) {
-            Ok(s) => print_stdout(&(s + "\n")),
-            Err(e) => {
-                errln!("cudnn-trace: cannot write JSON: {e}");
-                return Err(1);
+        Format::Json => {
+            // Written as it is made: a report of ten thousand processes is
+            // never held whole. A closed pipe (`| head`) ends it quietly.
+            let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match report.write_json(out, args.all) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(e) => {
+                    errln!(
+                        "cudnn-trace: cannot write JSON: {}",
+                        cudnn_trace_core::model::io_msg(&e)
+                    );
+                    return Err(1);
+                }
             }
-        },
+        }
         Format::Markdown => print_stdout(&report.markdown()),
         Format::Chrome => print_stdout(&report.chrome(&ChromeOptions::default())),
         Format::Text => {

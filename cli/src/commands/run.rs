@@ -13,7 +13,6 @@ use cudnn_trace_core::render::text::display_path;
 use cudnn_trace_core::render::TextOptions;
 use std::ffi::OsStr;
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 /// `--fail-on LEVEL`: the program exited 0 but a finding reached LEVEL.
@@ -120,7 +119,10 @@ fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
     if args.quiet && args.json_summary.is_none() && args.fail_on.is_none() {
         return status;
     }
-    let report = Report::read(std::slice::from_ref(&run.out_dir)).with_policy(&policy.policy);
+    let mut bar = crate::progress::Bar::new();
+    let report =
+        Report::read_with(std::slice::from_ref(&run.out_dir), &mut bar).with_policy(&policy.policy);
+    bar.finish();
     let rec = &mut run.record;
     let mut findings = report.findings_record(args.fail_on);
     findings.tripped |= policy.broken && args.fail_on.is_some();
@@ -151,21 +153,11 @@ fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
 }
 
 fn write_json_summary(report: &Report, dest: &Path, all: bool) {
-    let text = match report.json(all) {
-        Ok(t) => t + "\n",
-        Err(e) => {
-            eprint(&format!(
-                "cudnn-trace: cannot write the JSON summary: {e}\n"
-            ));
-            return;
-        }
-    };
+    // Written as it is made, through a buffer: never held whole.
     let res = if dest == Path::new("-") {
-        std::io::stdout()
-            .write_all(text.as_bytes())
-            .and_then(|()| std::io::stdout().flush())
+        report.write_json(std::io::BufWriter::new(std::io::stdout().lock()), all)
     } else {
-        fs::write(dest, text)
+        fs::File::create(dest).and_then(|f| report.write_json(std::io::BufWriter::new(f), all))
     };
     if let Err(e) = res {
         eprint(&format!(

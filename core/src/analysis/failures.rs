@@ -5,6 +5,8 @@
 use super::libraries::LibraryView;
 use crate::model::{basename, dirname, Failed, Image};
 use cudnn_trace_format::reason;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 
 /// One candidate of a failed request, as the text summary shows it.
 #[derive(Debug, PartialEq, Eq)]
@@ -94,66 +96,138 @@ pub fn so_stem(name: &str) -> Option<&str> {
 /// variant. cuDNN 9 asks for `X.so.9.19.0`, then
 /// `X.so.9.19`, then `X.so.9`; with pip wheels only the last exists. Those
 /// misses are its search order, not failures, and are folded into the row of
-/// the library that was found (`after … not found`).
+/// the library that was found (`after … not found`). One question;
+/// [`Variants`] answers it for every failure of an image at once.
 pub fn superseded(img: &Image, f: &Failed) -> bool {
-    let Some(stem) = so_stem(&f.ev.name) else {
-        return false;
-    };
-    // Any time, not only after: the shim records a repeated request served
-    // by an already-loaded object once, so later rounds of the same search
-    // order have no load event of their own.
-    img.loads.iter().any(|l| {
-        l.requester == f.ev.requester
-            && l.lmid == f.ev.lmid
-            // Another variant: the same name mapped and then rolled back (a
-            // missing dependency) is this failure, not a success.
-            && l.name.as_deref() != Some(f.ev.name.as_str())
-            && l.name.as_deref().and_then(so_stem) == Some(stem)
-    })
+    Variants::new(img).superseded(f)
+}
+
+/// The names each requester got loaded, by `.so` stem, and the variants
+/// that failed before them: [`superseded`] and [`variants_missed`] for a
+/// whole image in one pass over its loads and one over its failures
+/// (asking per failure and per library made the summary quadratic).
+pub struct Variants<'a> {
+    /// (requester, namespace, stem) → the names loaded.
+    loaded: HashMap<(Option<&'a str>, i64, &'a str), Vec<&'a str>>,
+    /// (requester, stem) → the superseded names that failed, first-seen order.
+    missed: HashMap<(Option<&'a str>, &'a str), Vec<&'a str>>,
+}
+
+impl<'a> Variants<'a> {
+    pub fn new(img: &'a Image) -> Self {
+        let mut v = Variants {
+            loaded: HashMap::new(),
+            missed: HashMap::new(),
+        };
+        for l in &img.loads {
+            let Some(name) = l.name.as_deref() else {
+                continue;
+            };
+            if let Some(stem) = so_stem(name) {
+                let names = v
+                    .loaded
+                    .entry((l.requester.as_deref(), l.lmid, stem))
+                    .or_default();
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        for f in &img.failed {
+            if let Some(stem) = so_stem(&f.ev.name).filter(|_| v.superseded(f)) {
+                let names = v
+                    .missed
+                    .entry((f.ev.requester.as_deref(), stem))
+                    .or_default();
+                if !names.contains(&f.ev.name.as_str()) {
+                    names.push(&f.ev.name);
+                }
+            }
+        }
+        v
+    }
+
+    /// [`superseded`].
+    pub fn superseded(&self, f: &Failed) -> bool {
+        let Some(stem) = so_stem(&f.ev.name) else {
+            return false;
+        };
+        // Any time, not only after: the shim records a repeated request
+        // served by an already-loaded object once, so later rounds of the
+        // same search order have no load event of their own. Another
+        // variant: the same name mapped and then rolled back (a missing
+        // dependency) is this failure, not a success.
+        self.loaded
+            .get(&(f.ev.requester.as_deref(), f.ev.lmid, stem))
+            .is_some_and(|names| names.iter().any(|n| *n != f.ev.name))
+    }
+
+    /// The variant names that failed before `v` was found, for its row.
+    pub fn missed(&self, v: &LibraryView) -> Vec<String> {
+        let Some(stem) = v.name.as_deref().and_then(so_stem) else {
+            return Vec::new();
+        };
+        self.missed
+            .get(&(v.requester.as_deref(), stem))
+            .map(|names| names.iter().map(|n| n.to_string()).collect())
+            .unwrap_or_default()
+    }
 }
 
 /// The variant names that failed before `v` was found, for its row.
 pub fn variants_missed(img: &Image, v: &LibraryView) -> Vec<String> {
-    let Some(stem) = v.name.as_deref().and_then(so_stem) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = Vec::new();
-    for f in &img.failed {
-        if f.ev.requester == v.requester
-            && so_stem(&f.ev.name) == Some(stem)
-            && superseded(img, f)
-            && !names.contains(&f.ev.name)
-        {
-            names.push(f.ev.name.clone());
-        }
-    }
-    names
+    Variants::new(img).missed(v)
+}
+
+/// What makes two failures the same in the summary: every fact but when.
+type FailureKey<'a> = (
+    &'a str,
+    Option<&'a str>,
+    &'a str,
+    i64,
+    Option<&'a str>,
+    Vec<(&'a str, &'a str, &'a str)>,
+    Vec<&'a str>,
+);
+
+fn failure_key(f: &Failed) -> FailureKey<'_> {
+    let e = &f.ev;
+    (
+        &e.name,
+        e.requester.as_deref(),
+        &e.via,
+        e.lmid,
+        e.family.as_deref(),
+        e.tried
+            .iter()
+            .map(|t| (t.path.as_str(), t.reason.as_str(), t.result.as_str()))
+            .collect(),
+        f.errors(),
+    )
 }
 
 /// Failures of an image, identical ones grouped (with their count), without
 /// the [`superseded`] ones: failed requests with identical facts (cuDNN
 /// probes the same names again and again), each with how often it
-/// happened, in first-seen order.
-pub fn grouped_failures(img: &Image) -> Vec<(&Failed, usize)> {
-    let mut groups: Vec<(&Failed, usize)> = Vec::new();
-    for f in img.failed.iter().filter(|f| !superseded(img, f)) {
-        let same = |g: &Failed| {
-            let (a, b) = (&g.ev, &f.ev);
-            a.name == b.name
-                && a.requester == b.requester
-                && a.via == b.via
-                && a.lmid == b.lmid
-                && a.family == b.family
-                && a.tried.len() == b.tried.len()
-                && a.tried
-                    .iter()
-                    .zip(&b.tried)
-                    .all(|(x, y)| x.path == y.path && x.reason == y.reason && x.result == y.result)
-                && g.errors() == f.errors()
-        };
-        match groups.iter_mut().find(|(g, _)| same(g)) {
-            Some((_, n)) => *n += 1,
-            None => groups.push((f, 1)),
+/// happened (repeats the reader folded included), in first-seen order.
+pub fn grouped_failures(img: &Image) -> Vec<(&Failed, u64)> {
+    grouped_failures_with(img, &Variants::new(img))
+}
+
+/// [`grouped_failures`] with the image's [`Variants`] already built.
+pub fn grouped_failures_with<'a>(
+    img: &'a Image,
+    variants: &Variants<'_>,
+) -> Vec<(&'a Failed, u64)> {
+    let mut groups: Vec<(&Failed, u64)> = Vec::new();
+    let mut index: HashMap<FailureKey<'_>, usize> = HashMap::new();
+    for f in img.failed.iter().filter(|f| !variants.superseded(f)) {
+        match index.entry(failure_key(f)) {
+            Entry::Occupied(e) => groups[*e.get()].1 += f.count,
+            Entry::Vacant(e) => {
+                e.insert(groups.len());
+                groups.push((f, f.count));
+            }
         }
     }
     groups

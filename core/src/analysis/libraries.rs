@@ -4,8 +4,8 @@
 
 use super::files::{Found, ImageFiles, Source};
 use crate::model::name_version::{self, NameVersion};
-use crate::model::Image;
-use cudnn_trace_format::read::Load;
+use crate::model::{Folded, Image};
+use cudnn_trace_format::read::{Load, Version};
 use cudnn_trace_format::CUDA_FAMILY;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -44,18 +44,28 @@ pub struct LibraryView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found: Option<Found>,
     pub seq: u64,
+    /// How many identical load events this row stands for: a program that
+    /// loads and unloads one library again and again maps it each time
+    /// (`docs/trace-format.md`, repeated events).
+    pub count: u64,
+    /// `seq` of the last of them (`seq` when `count` is 1).
+    pub last_seq: u64,
     /// False when only requests served by an already-loaded object were seen.
     pub new: bool,
     /// Later requests served by this object (`new: false` load events).
     pub requests: Vec<RequestView>,
     /// An unload event followed the load.
     pub unloaded: bool,
+    /// How many unload events followed the first load (repeats counted).
+    pub unloads: u64,
 }
 
 /// A request served by an object already loaded.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestView {
     pub seq: u64,
+    /// How many identical requests this stands for.
+    pub count: u64,
     pub name: Option<String>,
     pub path: String,
     pub reason: String,
@@ -90,16 +100,13 @@ pub fn libraries_with(img: &Image, all: bool, files: Option<&ImageFiles>) -> Vec
             bf.entry((d, n, l.lmid)).or_insert(i);
         }
     };
+    let said = queried_versions(img);
     for l in img.loads.iter().filter(|l| l.new && wanted(l)) {
         remember(l, out.len(), &mut by_path, &mut by_file);
         let mut v = view(l);
         // What the library said when asked (graph's cudnnGetVersion,
         // cudaRuntimeGetVersion, cuDriverGetVersion) beats its file name.
-        if let Some(q) = img.versions.iter().find(|q| {
-            q.source == cudnn_trace_format::version_source::QUERY
-                && q.path == l.path
-                && q.version.is_some()
-        }) {
+        if let Some(q) = said.get(l.path.as_str()) {
             let said = q.version.clone().unwrap_or_default();
             v.version = Some(match v.version.take() {
                 // libcuda: keep the driver version its file name gives.
@@ -128,6 +135,7 @@ pub fn libraries_with(img: &Image, all: bool, files: Option<&ImageFiles>) -> Vec
         match found {
             Some(i) => out[i].requests.push(RequestView {
                 seq: l.seq,
+                count: l.count,
                 name: l.name.clone(),
                 path: l.path.clone(),
                 reason: l.reason.clone(),
@@ -142,13 +150,28 @@ pub fn libraries_with(img: &Image, all: bool, files: Option<&ImageFiles>) -> Vec
     }
     for u in &img.unloads {
         if let Some(&i) = by_path.get(&(u.path.clone(), u.lmid)) {
-            if u.seq > out[i].seq {
+            // Any of the folded unloads after the first load.
+            if u.last_seq > out[i].seq {
                 out[i].unloaded = true;
+                out[i].unloads += u.count;
             }
         }
     }
     out.sort_by_key(|v| (family_rank(v.family.as_deref()), v.seq));
     out
+}
+
+/// The first version each library said when asked, by path.
+fn queried_versions(img: &Image) -> HashMap<&str, &Version> {
+    let mut said = HashMap::new();
+    for q in img
+        .versions
+        .iter()
+        .filter(|q| q.source == cudnn_trace_format::version_source::QUERY && q.version.is_some())
+    {
+        said.entry(q.path.as_str()).or_insert(&q.ev);
+    }
+    said
 }
 
 /// Libraries recorded outside the CUDA family (traces taken with `--all`).
@@ -185,7 +208,7 @@ fn family_rank(f: Option<&str>) -> usize {
     }
 }
 
-fn view(l: &Load) -> LibraryView {
+fn view(l: &Folded<Load>) -> LibraryView {
     LibraryView {
         family: l.family.clone(),
         name: l.name.clone(),
@@ -208,9 +231,12 @@ fn view(l: &Load) -> LibraryView {
         stub: l.stub,
         found: None,
         seq: l.seq,
+        count: l.count,
+        last_seq: l.last_seq,
         new: l.new,
         requests: Vec::new(),
         unloaded: false,
+        unloads: 0,
     }
 }
 

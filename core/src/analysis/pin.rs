@@ -30,7 +30,7 @@ pub fn pin_view(img: &Image) -> Option<PinView> {
     use cudnn_trace_format::pin;
     let settings = img.header.pin.as_ref()?;
     let dir = settings.dir.clone();
-    let request = |p: &cudnn_trace_format::read::Pin| PinRequest {
+    let request = |p: &crate::model::Folded<cudnn_trace_format::read::Pin>| PinRequest {
         name: p.name.clone(),
         requester: p.requester.clone(),
     };

@@ -186,8 +186,11 @@ impl From<&Call> for CallEvent {
 /// The version and call events of an image, converted.
 pub fn of_image(img: &Image) -> (Vec<VersionEvent>, Vec<CallEvent>) {
     (
-        img.versions.iter().map(VersionEvent::from).collect(),
-        img.calls.iter().map(CallEvent::from).collect(),
+        img.versions
+            .iter()
+            .map(|v| VersionEvent::from(&v.ev))
+            .collect(),
+        img.calls.iter().map(|c| CallEvent::from(&c.ev)).collect(),
     )
 }
 

@@ -59,6 +59,19 @@ fn kind_of(ft: fs::FileType) -> &'static str {
 /// through a symlink (`O_NOFOLLOW`) nor a file with another name elsewhere
 /// (a hard link), see [`ReadError::Linked`].
 pub fn read_regular(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), ReadError> {
+    let (f, size) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(size.min(cap) as usize);
+    f.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    let more = bytes.len() as u64 > cap;
+    bytes.truncate(cap as usize);
+    Ok((bytes, more))
+}
+
+/// Opens a regular file as [`read_regular`] reads it (the same checks),
+/// to be read as a stream; with its size.
+pub fn open_regular(path: &Path) -> Result<(fs::File, u64), ReadError> {
     let md = fs::symlink_metadata(path).map_err(ReadError::Io)?;
     if md.file_type().is_symlink() {
         return Err(ReadError::Linked("a symlink"));
@@ -81,13 +94,7 @@ pub fn read_regular(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), ReadError>
     if md.nlink() > 1 {
         return Err(ReadError::Linked("a hard link"));
     }
-    let mut bytes = Vec::with_capacity(md.size().min(cap) as usize);
-    f.take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(ReadError::Io)?;
-    let more = bytes.len() as u64 > cap;
-    bytes.truncate(cap as usize);
-    Ok((bytes, more))
+    Ok((f, md.size()))
 }
 
 /// The first `cap` bytes of a regular file read as [`read_regular`] reads

@@ -25,12 +25,19 @@ pub fn decode(bytes: &[u8]) -> Vec<u8> {
 /// same text as from plain output; Python's `os.fsencode` gives the bytes.
 pub fn to_pretty<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(4096);
-    let mut ser = serde_json::Serializer::with_formatter(
-        &mut out,
-        Safe(serde_json::ser::PrettyFormatter::new()),
-    );
-    v.serialize(&mut ser)?;
+    write_pretty(&mut out, v)?;
     Ok(out)
+}
+
+/// [`to_pretty`] written to `w` as it is made (a large document is never
+/// held whole; give `w` a buffer).
+pub fn write_pretty<W: std::io::Write, T: Serialize + ?Sized>(
+    w: W,
+    v: &T,
+) -> serde_json::Result<()> {
+    let mut ser =
+        serde_json::Serializer::with_formatter(w, Safe(serde_json::ser::PrettyFormatter::new()));
+    v.serialize(&mut ser)
 }
 
 /// [`to_pretty`]'s formatter: a pretty one whose strings are escaped.

@@ -10,6 +10,8 @@
 pub mod elf;
 pub mod events;
 pub mod files;
+pub mod fold;
+pub mod image;
 pub mod json;
 pub mod name_version;
 pub mod path;
@@ -17,6 +19,7 @@ pub mod record;
 pub mod trace;
 pub mod version;
 
+pub use fold::Folded;
 pub use path::{basename, dirname, stem};
 pub use record::{
     captured_stderr, signal_name, FindingsRecord, LauncherRecord, OutlivedRecord, PinRecord,

@@ -1,183 +1,62 @@
-//! Reading trace directories and files into a model, forgivingly.
+//! Reading trace directories and files into a model, forgivingly and as a
+//! stream.
 //!
 //! Nothing in a trace can make this panic: a file that is not a trace is
 //! skipped, a line that cannot be used is skipped, and every skip is recorded
-//! as a [`Problem`] (file, line, what) for the caller to show.
+//! as a [`Problem`] (file, line, what) for the caller to show (at most
+//! [`MAX_PROBLEMS_PER_FILE`] per file, then how many more).
+//!
+//! A file is read line by line, never whole: repeated identical events are
+//! folded as they are read (`fold.rs`), so the memory a trace takes grows
+//! with the distinct events in it, not with its size, and a repeat costs a
+//! hash lookup instead of a JSON parse.
 
-use super::files::read_regular;
+use super::files::{open_regular, read_regular};
+use super::fold::{split_line, Folded, Split};
 use super::{io_msg, LauncherRecord, LAUNCHER_FILE};
-use cudnn_trace_format::read::{
-    parse_line, Call, CallCounts, DriverClient, Event, LineError, Load, LoadFailed, Note, Pin,
-    Process, Unload, Version,
-};
+use cudnn_trace_format::read::{parse_line, parse_line_of_kind, Event, LineError};
 use cudnn_trace_format::SCHEMA_VERSION;
-use serde::Serialize;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-/// At most this much of one trace file is read (the rest is reported).
-pub const MAX_FILE_BYTES: u64 = 256 << 20;
+pub use super::image::{Failed, Image, Loss, Problem, TraceSet};
 
-/// Something that could not be read, and where.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Problem {
-    pub file: String,
-    /// 1-based line number, when the problem is one line.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-    pub what: String,
-}
+/// A longer line is not an event the shim wrote (its longest, a load with
+/// every candidate the loader tried, is a few hundred KiB): skipped
+/// without being held in memory.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
 
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{l}: {}", self.file, self.what),
-            None => write!(f, "{}: {}", self.file, self.what),
-        }
-    }
-}
+/// Problems listed per file; the rest are counted in one more line (a
+/// gigabyte of garbage must not become a gigabyte of messages).
+pub const MAX_PROBLEMS_PER_FILE: usize = 50;
 
-/// A failed load with the error texts the program read for it.
-#[derive(Debug, Clone)]
-pub struct Failed {
-    pub ev: LoadFailed,
-    /// Texts of the `dlerror` events whose `req` is this failure's `seq`.
-    pub dlerror: Vec<String>,
-}
-
-impl Failed {
-    /// The loader's error text: the one the program received when the shim
-    /// saw it, else the one recorded with the failure.
-    pub fn errors(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = Vec::new();
-        for e in self.ev.error.iter().chain(self.dlerror.iter()) {
-            if !e.is_empty() && !v.contains(&e.as_str()) {
-                v.push(e);
-            }
-        }
-        v
-    }
-}
-
-/// One trace file: one process image.
-#[derive(Debug, Clone)]
-pub struct Image {
-    pub file: PathBuf,
-    /// `n` of `<pid>.<n>.jsonl` (0 for `<pid>.jsonl`).
-    pub index: u32,
-    pub header: Process,
-    pub loads: Vec<Load>,
-    pub failed: Vec<Failed>,
-    pub unloads: Vec<Unload>,
-    pub notes: Vec<Note>,
-    /// The pin's decisions, in order (`docs/pin.md`).
-    pub pins: Vec<Pin>,
-    /// What the libraries said about their versions (`docs/versions-and-calls.md`).
-    pub versions: Vec<Version>,
-    /// The program's first calls per function and library.
-    pub calls: Vec<Call>,
-    /// Call totals (at exit, or when a library was unloaded).
-    pub call_counts: Vec<CallCounts>,
-    /// The objects that asked the driver for its entry points (a CUDA
-    /// runtime, shared or linked into another object).
-    pub driver_clients: Vec<DriverClient>,
-}
-
-impl Image {
-    pub fn host(&self) -> &str {
-        self.header.hostname.as_deref().unwrap_or("")
-    }
-
-    /// The process's `LD_LIBRARY_PATH`, split (empty entries left out).
-    pub fn ld_library_path(&self) -> Vec<String> {
-        self.header
-            .env
-            .get("LD_LIBRARY_PATH")
-            .map(|v| {
-                v.split(':')
-                    .filter(|d| !d.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
-/// Everything read from the paths given.
-#[derive(Debug, Default)]
-pub struct TraceSet {
-    pub images: Vec<Image>,
-    pub launchers: Vec<(PathBuf, LauncherRecord)>,
-    pub problems: Vec<Problem>,
-    /// The directories and files read.
-    pub sources: Vec<PathBuf>,
-    /// Trace files that were empty: a process that could not write even
-    /// its first line (a full disk), or not a trace.
-    pub empty_files: Vec<PathBuf>,
-    /// Directories in which the shim left its "disk full" marker
-    /// (`.cudnn-trace-full.*`, docs/trace-format.md).
-    pub full_dirs: Vec<PathBuf>,
-}
-
-/// What a full disk (or a quota, an I/O error) cost the traces read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Loss {
-    /// Events the shim could not write (the headers' `lost`).
-    pub events: u64,
-    /// Process images that lost events.
-    pub images: usize,
-    /// The first failed write's errno, as its text (`No space left on device`).
-    pub error: Option<String>,
-    /// Trace files left empty.
-    pub empty_files: usize,
-    /// The directories concerned.
-    pub dirs: Vec<String>,
-}
-
-impl TraceSet {
-    /// What the disk did not take, when it did not take something.
-    pub fn loss(&self) -> Option<Loss> {
-        let lossy: Vec<&Image> = self
-            .images
-            .iter()
-            .filter(|i| i.header.lost > 0 || i.header.lost_errno != 0)
-            .collect();
-        let full = !self.full_dirs.is_empty();
-        if lossy.is_empty() && !full {
-            return None;
-        }
-        let errno = lossy
-            .iter()
-            .map(|i| i.header.lost_errno)
-            .find(|&e| e != 0)
-            .or(full.then_some(libc::ENOSPC));
-        let mut dirs: Vec<String> = lossy
-            .iter()
-            .filter_map(|i| i.file.parent())
-            .chain(self.full_dirs.iter().map(PathBuf::as_path))
-            .map(|d| d.display().to_string())
-            .collect();
-        dirs.sort();
-        dirs.dedup();
-        Some(Loss {
-            events: lossy.iter().map(|i| i.header.lost).sum(),
-            images: lossy.iter().filter(|i| i.header.lost > 0).count(),
-            error: errno.map(|e| io_msg(&std::io::Error::from_raw_os_error(e))),
-            empty_files: if full { self.empty_files.len() } else { 0 },
-            dirs,
-        })
-    }
-}
+/// How often, in bytes read, the progress callback hears of it.
+const PROGRESS_STEP: u64 = 4 << 20;
 
 /// Reads trace directories (every `*.jsonl` in them plus `launcher.json`)
 /// and single files.
 pub fn read_paths(paths: &[PathBuf]) -> TraceSet {
+    read_paths_with(paths, &mut |_| {})
+}
+
+/// [`read_paths`], telling `progress` how many bytes of trace files were
+/// read so far (every few MiB and after each file), for a progress bar
+/// against [`input_bytes`].
+pub fn read_paths_with(paths: &[PathBuf], progress: &mut dyn FnMut(u64)) -> TraceSet {
     let mut set = TraceSet::default();
+    let mut done = 0u64;
+    let mut add = |n: u64| {
+        done += n;
+        progress(done)
+    };
     for p in paths {
         set.sources.push(p.clone());
         match fs::metadata(p) {
-            Ok(md) if md.is_dir() => read_dir(p, &mut set),
-            Ok(_) => read_file(p, &mut set),
+            Ok(md) if md.is_dir() => read_dir(p, &mut set, &mut add),
+            Ok(_) => read_file(p, &mut set, &mut add),
             Err(e) => set.problems.push(Problem {
                 file: p.display().to_string(),
                 line: None,
@@ -190,6 +69,25 @@ pub fn read_paths(paths: &[PathBuf]) -> TraceSet {
     });
     join_reopened(&mut set.images);
     set
+}
+
+/// The bytes of trace files [`read_paths`] would read (what a progress bar
+/// counts to): the `*.jsonl` files of each directory, and each file given.
+pub fn input_bytes(paths: &[PathBuf]) -> u64 {
+    let size =
+        |p: &Path| fs::symlink_metadata(p).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
+    paths
+        .iter()
+        .map(|p| match fs::read_dir(p) {
+            Ok(rd) => rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|f| f.extension().is_some_and(|x| x == "jsonl"))
+                .map(|f| size(&f))
+                .sum(),
+            Err(_) => size(p),
+        })
+        .sum()
 }
 
 /// Joins each file the shim started when the process's own file was
@@ -219,10 +117,11 @@ fn join_reopened(images: &mut Vec<Image>) {
         p.versions.extend(c.versions);
         p.calls.extend(c.calls);
         p.call_counts.extend(c.call_counts);
+        p.driver_clients.extend(c.driver_clients);
     }
 }
 
-fn read_dir(dir: &Path, set: &mut TraceSet) {
+fn read_dir(dir: &Path, set: &mut TraceSet, progress: &mut dyn FnMut(u64)) {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -259,7 +158,7 @@ fn read_dir(dir: &Path, set: &mut TraceSet) {
         read_launcher(&l, set);
     }
     for f in files {
-        read_file(&f, set);
+        read_file(&f, set, progress);
     }
     if !found {
         let mut runs: Vec<PathBuf> = subdirs.into_iter().filter(|d| looks_like_run(d)).collect();
@@ -337,45 +236,27 @@ fn read_launcher(path: &Path, set: &mut TraceSet) {
     }
 }
 
-fn read_file(path: &Path, set: &mut TraceSet) {
-    read_file_capped(path, MAX_FILE_BYTES, set)
-}
-
-fn read_file_capped(path: &Path, cap: u64, set: &mut TraceSet) {
+fn read_file(path: &Path, set: &mut TraceSet, progress: &mut dyn FnMut(u64)) {
     if path.file_name().is_some_and(|n| n == LAUNCHER_FILE) {
         read_launcher(path, set);
         return;
     }
-    let label = path.display().to_string();
-    let (mut bytes, more) = match read_regular(path, cap) {
-        Ok(r) => r,
+    let (file, size) = match open_regular(path) {
+        Ok(f) => f,
         Err(e) => {
             set.problems.push(Problem {
-                file: label,
+                file: path.display().to_string(),
                 line: None,
                 what: e.to_string(),
             });
             return;
         }
     };
-    if more {
-        // Up to the last complete line: the cut is not a truncated event.
-        let end = bytes.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(end);
-        set.problems.push(Problem {
-            file: label,
-            line: None,
-            what: format!(
-                "larger than {} MiB; only its first {} bytes (complete lines) were read",
-                cap >> 20,
-                bytes.len()
-            ),
-        });
-    }
-    if bytes.is_empty() {
+    if size == 0 {
         set.empty_files.push(path.to_path_buf());
     }
-    let (image, problems) = parse_trace(&bytes, path);
+    let reader = BufReader::with_capacity(1 << 20, file);
+    let (image, problems) = parse_stream(reader, path, progress);
     set.problems.extend(problems);
     if let Some(img) = image {
         set.images.push(img);
@@ -393,167 +274,435 @@ fn image_index(path: &Path) -> u32 {
 /// Parses one trace file's content. Returns the image (None when the file
 /// is not a trace) and the problems met.
 pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
-    let label = path.display().to_string();
-    let mut problems = Vec::new();
-    let mut problem = |line: Option<usize>, what: String| {
-        problems.push(Problem {
-            file: label.clone(),
+    parse_stream(bytes, path, &mut |_| {})
+}
+
+/// [`parse_trace`] from a reader, line by line, telling `progress` how
+/// many more bytes were read (every [`PROGRESS_STEP`], and at the end).
+pub fn parse_stream<R: BufRead>(
+    mut r: R,
+    path: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> (Option<Image>, Vec<Problem>) {
+    let mut b = Builder::new(path);
+    let mut buf = Vec::new();
+    let mut unreported = 0u64;
+    loop {
+        let line = match next_line(&mut r, &mut buf, MAX_LINE_BYTES) {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                b.problem(None, format!("cannot read further: {}", io_msg(&e)));
+                break;
+            }
+        };
+        unreported += line.bytes;
+        if unreported >= PROGRESS_STEP {
+            progress(std::mem::take(&mut unreported));
+        }
+        if !b.line(&buf, &line) {
+            break;
+        }
+    }
+    progress(unreported);
+    b.finish()
+}
+
+/// What [`next_line`] read.
+struct Line {
+    /// Ended by a newline (the last line of a file may not be).
+    complete: bool,
+    /// Longer than the cap: its bytes were dropped.
+    overlong: bool,
+    /// Bytes consumed, newline included.
+    bytes: u64,
+}
+
+/// Reads the next line into `buf` (without its newline), holding at most
+/// `cap` bytes of it. None at the end of the input.
+fn next_line<R: BufRead>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Option<Line>> {
+    buf.clear();
+    let (mut overlong, mut bytes) = (false, 0u64);
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok((bytes > 0).then_some(Line {
+                complete: false,
+                overlong,
+                bytes,
+            }));
+        }
+        let (take, complete) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if !overlong && buf.len() + take > cap {
+            overlong = true;
+            buf.clear();
+        }
+        if !overlong {
+            buf.extend_from_slice(&chunk[..take]);
+        }
+        let used = take + usize::from(complete);
+        r.consume(used);
+        bytes += used as u64;
+        if complete {
+            return Ok(Some(Line {
+                complete,
+                overlong,
+                bytes,
+            }));
+        }
+    }
+}
+
+/// Which list of the image a folded event is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Load(usize),
+    Failed(usize),
+    Unload(usize),
+    Note(usize),
+    Pin(usize),
+    Version(usize),
+    Call(usize),
+    CallCounts(usize),
+    DriverClient(usize),
+}
+
+impl Slot {
+    /// The `ev` of the events in this slot.
+    fn kind(self) -> &'static str {
+        use cudnn_trace_format::ev;
+        match self {
+            Slot::Load(_) => ev::LOAD,
+            Slot::Failed(_) => ev::LOAD_FAILED,
+            Slot::Unload(_) => ev::UNLOAD,
+            Slot::Note(_) => ev::NOTE,
+            Slot::Pin(_) => ev::PIN,
+            Slot::Version(_) => ev::VERSION,
+            Slot::Call(_) => ev::CALL,
+            Slot::CallCounts(_) => ev::CALL_COUNTS,
+            Slot::DriverClient(_) => ev::DRIVER_CLIENT,
+        }
+    }
+}
+
+/// A recent failed request: what a `dlerror` event (which names its
+/// request's `seq`) is matched against.
+#[derive(Debug, Clone, Copy)]
+struct Recent {
+    seq: u64,
+    tid: u32,
+    group: usize,
+    /// The failure written just before it, when there was one.
+    before: Option<(usize, u32)>,
+}
+
+/// How many recent failures a `dlerror` event can still name. The shim
+/// writes a `dlerror` event when the program reads the text, right after
+/// its request failed; an older one is reported as unmatched.
+const RECENT_FAILURES: usize = 1024;
+
+/// One file's image as it is read: the events so far, folded, and the
+/// bounded state needed to fold the next line.
+struct Builder {
+    path: PathBuf,
+    label: String,
+    image: Option<Image>,
+    problems: Vec<Problem>,
+    /// Problems past [`MAX_PROBLEMS_PER_FILE`], counted.
+    unlisted: usize,
+    /// The 1-based number of the line being read.
+    n: usize,
+    /// The identity of each distinct event (`fold::split_line`) and where it is.
+    /// (Fx: a fast hash; the keys are whole lines, hashed once per line.)
+    seen: FxHashMap<Box<[u8]>, Slot>,
+    recent: VecDeque<Recent>,
+}
+
+impl Builder {
+    fn new(path: &Path) -> Self {
+        Builder {
+            path: path.to_path_buf(),
+            label: path.display().to_string(),
+            image: None,
+            problems: Vec::new(),
+            unlisted: 0,
+            n: 0,
+            seen: FxHashMap::default(),
+            recent: VecDeque::new(),
+        }
+    }
+
+    fn problem(&mut self, line: Option<usize>, what: String) {
+        if self.problems.len() >= MAX_PROBLEMS_PER_FILE {
+            self.unlisted += 1;
+            return;
+        }
+        self.problems.push(Problem {
+            file: self.label.clone(),
             line,
             what,
         });
-    };
-    if bytes.is_empty() {
-        problem(
-            None,
-            "empty file (its process could not write even its first line: a full disk?); skipped"
-                .into(),
-        );
-        return (None, problems);
     }
-    let complete = bytes.ends_with(b"\n");
-    let mut lines: Vec<&[u8]> = bytes.split(|&c| c == b'\n').collect();
-    if complete {
-        lines.pop();
-    }
-    let last = lines.len();
-    let mut image: Option<Image> = None;
-    for (i, raw) in lines.iter().enumerate() {
-        let n = i + 1;
-        let truncated = n == last && !complete;
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            if image.is_none() {
-                problem(
-                    Some(n),
-                    "not a trace file: blank first line; skipped".into(),
-                );
-                return (None, problems);
-            }
-            continue;
+
+    /// The image and the problems, once every line is read.
+    fn finish(mut self) -> (Option<Image>, Vec<Problem>) {
+        if let Some(img) = self.image.as_mut() {
+            // Kept for the whole report, beside thousands of others: no
+            // room for growth.
+            img.shrink_to_fit();
         }
-        let text = match std::str::from_utf8(raw) {
-            Ok(t) => t,
-            Err(_) => {
-                if image.is_none() {
-                    problem(
-                        Some(n),
-                        "not a trace file: first line is not text (binary data?); skipped".into(),
-                    );
-                    return (None, problems);
-                }
-                problem(Some(n), "line is not UTF-8 text; skipped".into());
-                continue;
+        if self.n == 0 {
+            self.problem(
+                None,
+                "empty file (its process could not write even its first line: a full disk?); skipped"
+                    .into(),
+            );
+        }
+        if self.unlisted > 0 {
+            self.problems.push(Problem {
+                file: self.label.clone(),
+                line: None,
+                what: format!("{} more problems in this file not listed", self.unlisted),
+            });
+        }
+        (self.image, self.problems)
+    }
+
+    /// Takes one line; false when the file turned out not to be a trace
+    /// (nothing more to read).
+    fn line(&mut self, raw: &[u8], line: &Line) -> bool {
+        self.n += 1;
+        let n = self.n;
+        if line.overlong {
+            let what = format!("line longer than {} MiB; skipped", MAX_LINE_BYTES >> 20);
+            return self.not_first(n, what);
+        }
+        let split = split_line(raw);
+        if self.image.is_some() && split.is_some_and(|sp| self.fold_repeat(sp)) {
+            return true;
+        }
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return self.not_first(n, "blank first line; skipped".into());
+        }
+        let Ok(text) = std::str::from_utf8(raw) else {
+            if self.image.is_none() {
+                self.problem(
+                    Some(n),
+                    "not a trace file: first line is not text (binary data?); skipped".into(),
+                );
+                return false;
             }
+            self.problem(Some(n), "line is not UTF-8 text; skipped".into());
+            return true;
         };
-        let parsed = parse_line(text.trim_end_matches('\r'));
-        let Some(img) = image.as_mut() else {
-            // The first line must be a process header.
-            match parsed {
-                Ok(Event::Process(header)) => {
-                    if header.v > SCHEMA_VERSION {
-                        problem(
-                            Some(n),
-                            format!(
-                                "schema version {} is newer than this reader's ({SCHEMA_VERSION}); reading what it can",
-                                header.v
-                            ),
-                        );
-                    }
-                    image = Some(Image {
-                        file: path.to_path_buf(),
-                        index: image_index(path),
-                        header,
-                        loads: Vec::new(),
-                        failed: Vec::new(),
-                        unloads: Vec::new(),
-                        notes: Vec::new(),
-                        pins: Vec::new(),
-                        versions: Vec::new(),
-                        calls: Vec::new(),
-                        call_counts: Vec::new(),
-                        driver_clients: Vec::new(),
-                    });
-                }
-                Ok(_) => {
-                    problem(
-                        Some(n),
-                        "not a trace file: first line is not a process header; skipped".into(),
-                    );
-                    return (None, problems);
-                }
-                Err(e) => {
-                    let why = if truncated {
-                        "truncated process header".to_string()
-                    } else {
-                        describe(&e, text)
-                    };
-                    problem(
+        let text = text.trim_end_matches('\r');
+        // The shim's layout names the kind first: parse straight into it.
+        let parsed = match split.and_then(|sp| std::str::from_utf8(sp.kind).ok()) {
+            Some(kind) => parse_line_of_kind(kind, text),
+            None => parse_line(text),
+        };
+        if self.image.is_none() {
+            return self.header(parsed, text, !line.complete);
+        }
+        match parsed {
+            Ok(ev) => self.event(ev, raw),
+            Err(e) => self.bad_line(&e, text, !line.complete),
+        }
+        true
+    }
+
+    /// A line that cannot be used: on the first line, the file is not a
+    /// trace (false); later, a skipped line (true).
+    fn not_first(&mut self, n: usize, what: String) -> bool {
+        if self.image.is_none() {
+            self.problem(Some(n), format!("not a trace file: {what}"));
+            return false;
+        }
+        if !what.starts_with("blank") {
+            self.problem(Some(n), what);
+        }
+        true
+    }
+
+    /// A repeat of an event already read: counted, not parsed.
+    fn fold_repeat(&mut self, s: Split<'_>) -> bool {
+        let Some(&slot) = self.seen.get(s.rest) else {
+            return false;
+        };
+        if slot.kind().as_bytes() != s.kind {
+            return false;
+        }
+        let img = self.image.as_mut().expect("folding needs an image");
+        let (seq, t) = (s.seq, s.t_ns);
+        match slot {
+            Slot::Load(i) => img.loads[i].again(seq, t),
+            Slot::Unload(i) => img.unloads[i].again(seq, t),
+            Slot::Note(i) => img.notes[i].again(seq, t),
+            Slot::Pin(i) => img.pins[i].again(seq, t),
+            Slot::Version(i) => img.versions[i].again(seq, t),
+            Slot::Call(i) => img.calls[i].again(seq, t),
+            Slot::CallCounts(i) => img.call_counts[i].again(seq, t),
+            Slot::DriverClient(i) => img.driver_clients[i].again(seq, t),
+            Slot::Failed(i) => {
+                let f = &mut img.failed[i];
+                f.count += 1;
+                f.last_seq = f.last_seq.max(seq);
+                self.remember_failure(seq, s.tid, i);
+            }
+        }
+        true
+    }
+
+    /// The first line: the process header, or the file is not a trace.
+    fn header(&mut self, parsed: Result<Event, LineError>, text: &str, truncated: bool) -> bool {
+        let n = self.n;
+        match parsed {
+            Ok(Event::Process(header)) => {
+                if header.v > SCHEMA_VERSION {
+                    self.problem(
                         Some(n),
                         format!(
-                            "not a trace file: first line is not a process header ({why}); skipped"
+                            "schema version {} is newer than this reader's ({SCHEMA_VERSION}); reading what it can",
+                            header.v
                         ),
                     );
-                    return (None, problems);
                 }
+                let index = image_index(&self.path);
+                self.image = Some(Image::new(self.path.clone(), index, header));
+                true
             }
-            continue;
-        };
-        match parsed {
-            Ok(Event::Process(_)) => problem(Some(n), "second process header ignored".into()),
-            Ok(Event::Load(l)) => img.loads.push(l),
-            Ok(Event::LoadFailed(f)) => img.failed.push(Failed {
-                ev: f,
-                dlerror: Vec::new(),
-            }),
-            Ok(Event::Unload(u)) => img.unloads.push(u),
-            Ok(Event::Note(note)) => img.notes.push(note),
-            Ok(Event::Pin(p)) => img.pins.push(p),
-            Ok(Event::Version(v)) => img.versions.push(v),
-            Ok(Event::Call(c)) => img.calls.push(c),
-            Ok(Event::CallCounts(c)) => img.call_counts.push(c),
-            Ok(Event::DriverClient(c)) => img.driver_clients.push(c),
-            Ok(Event::DlError(d)) => {
-                match img.failed.iter().rposition(|f| f.ev.seq == d.req) {
-                    Some(i) => {
-                        // A request that failed for a missing dependency: the
-                        // text (which names the dependency) explains the
-                        // dependency's own failure, written just before it.
-                        let dep = i
-                            .checked_sub(1)
-                            .filter(|_| img.failed[i].ev.dependency_failed)
-                            .filter(|&j| {
-                                let (r, f) = (&img.failed[i].ev, &img.failed[j].ev);
-                                f.tid == r.tid
-                                    && f.error.is_none()
-                                    && d.error.contains(f.name.as_str())
-                            });
-                        if let Some(j) = dep {
-                            img.failed[j].dlerror.push(d.error.clone());
-                        }
-                        img.failed[i].dlerror.push(d.error)
-                    }
-                    None => problem(
-                        Some(n),
-                        format!(
-                        "dlerror event for request seq {} that has no load_failed event; ignored",
-                        d.req
-                    ),
-                    ),
-                }
+            Ok(_) => {
+                self.problem(
+                    Some(n),
+                    "not a trace file: first line is not a process header; skipped".into(),
+                );
+                false
             }
-            Err(_) if truncated && (img.header.lost > 0 || img.header.lost_errno != 0) => problem(
-                Some(n),
-                "last line cut short: the disk took no more (the header counts the events lost); ignored"
-                    .into(),
-            ),
-            Err(_) if truncated => problem(
-                Some(n),
-                "truncated last line (the process was probably killed while writing it); ignored"
-                    .into(),
-            ),
-            Err(e) => problem(Some(n), format!("{}; skipped", describe(&e, text))),
+            Err(e) => {
+                let why = if truncated {
+                    "truncated process header".to_string()
+                } else {
+                    describe(&e, text)
+                };
+                self.problem(
+                    Some(n),
+                    format!(
+                        "not a trace file: first line is not a process header ({why}); skipped"
+                    ),
+                );
+                false
+            }
         }
     }
-    (image, problems)
+
+    /// A new event (not a repeat): added to its list, and its identity
+    /// remembered so that its repeats are folded into it.
+    fn event(&mut self, ev: Event, raw: &[u8]) {
+        let img = self.image.as_mut().expect("events follow the header");
+        let slot = match ev {
+            Event::Process(_) => {
+                self.problem(Some(self.n), "second process header ignored".into());
+                return;
+            }
+            Event::DlError(d) => return self.dlerror(d.req, &d.error),
+            Event::Load(l) => push(&mut img.loads, l.seq, l.t_ns, l, Slot::Load),
+            Event::Unload(u) => push(&mut img.unloads, u.seq, u.t_ns, u, Slot::Unload),
+            Event::Note(x) => push(&mut img.notes, x.seq, x.t_ns, x, Slot::Note),
+            Event::Pin(x) => push(&mut img.pins, x.seq, x.t_ns, x, Slot::Pin),
+            Event::Version(x) => push(&mut img.versions, x.seq, x.t_ns, x, Slot::Version),
+            Event::Call(x) => push(&mut img.calls, x.seq, x.t_ns, x, Slot::Call),
+            Event::CallCounts(x) => push(&mut img.call_counts, x.seq, x.t_ns, x, Slot::CallCounts),
+            Event::DriverClient(x) => push(
+                &mut img.driver_clients,
+                x.seq,
+                x.t_ns,
+                x,
+                Slot::DriverClient,
+            ),
+            Event::LoadFailed(f) => {
+                let (seq, tid, i) = (f.seq, f.tid, img.failed.len());
+                img.failed.push(Failed::one(f));
+                self.remember_failure(seq, tid, i);
+                Slot::Failed(i)
+            }
+        };
+        if let Some(s) = split_line(raw) {
+            self.seen.entry(s.rest.into()).or_insert(slot);
+        }
+    }
+
+    /// Keeps the last [`RECENT_FAILURES`] failures for `dlerror` events.
+    fn remember_failure(&mut self, seq: u64, tid: u32, group: usize) {
+        let before = self.recent.back().map(|r| (r.group, r.tid));
+        if self.recent.len() == RECENT_FAILURES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(Recent {
+            seq,
+            tid,
+            group,
+            before,
+        });
+    }
+
+    /// The text the program read for the failed request `req`.
+    fn dlerror(&mut self, req: u64, error: &str) {
+        let Some(r) = self.recent.iter().rev().find(|r| r.seq == req).copied() else {
+            self.problem(
+                Some(self.n),
+                format!(
+                    "dlerror event for request seq {req} that has no load_failed event; ignored"
+                ),
+            );
+            return;
+        };
+        let failed = &mut self
+            .image
+            .as_mut()
+            .expect("events follow the header")
+            .failed;
+        // A request that failed for a missing dependency: the text (which
+        // names the dependency) explains the dependency's own failure,
+        // written just before it.
+        if let Some((j, tid)) = r.before.filter(|_| failed[r.group].ev.dependency_failed) {
+            let dep = &failed[j].ev;
+            if tid == r.tid && dep.error.is_none() && error.contains(dep.name.as_str()) {
+                failed[j].add_dlerror(error);
+            }
+        }
+        failed[r.group].add_dlerror(error);
+    }
+
+    fn bad_line(&mut self, e: &LineError, text: &str, truncated: bool) {
+        let n = Some(self.n);
+        let lossy = self
+            .image
+            .as_ref()
+            .is_some_and(|i| i.header.lost > 0 || i.header.lost_errno != 0);
+        let what = match () {
+            _ if truncated && lossy => "last line cut short: the disk took no more (the header counts the events lost); ignored".to_string(),
+            _ if truncated => "truncated last line (the process was probably killed while writing it); ignored".to_string(),
+            _ => format!("{}; skipped", describe(e, text)),
+        };
+        self.problem(n, what);
+    }
+}
+
+/// Adds an event seen once to `list`; returns its slot.
+fn push<T>(list: &mut Vec<Folded<T>>, seq: u64, t_ns: u64, ev: T, slot: fn(usize) -> Slot) -> Slot {
+    list.push(Folded::one(ev, seq, t_ns));
+    slot(list.len() - 1)
 }
 
 fn describe(e: &LineError, text: &str) -> String {
@@ -572,6 +721,7 @@ fn describe(e: &LineError, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fold::split_line;
     use crate::testutil::{header, tempdir};
 
     const LOAD: &str = r#"{"ev":"load","seq":1,"t_ns":10,"pid":4242,"ppid":1,"tid":4242,"name":"libcudnn.so.9","path":"/v/nvidia/cudnn/lib/libcudnn.so.9","realpath":"/v/nvidia/cudnn/lib/libcudnn.so.9.14.0","reason":"RUNPATH","reason_owner":"/v/torch/lib/libtorch_cuda.so","search_dir":"/v/nvidia/cudnn/lib","requester":"/v/torch/lib/libtorch_cuda.so","via":"needed","mode":null,"lmid":0,"soname":"libcudnn.so.9","dev":1,"ino":2,"size":3,"build_id":"ab","family":"cudnn","tried":[],"new":true}"#;
@@ -754,31 +904,150 @@ mod tests {
         assert!(set.problems[2].file == "/dev/zero" && set.problems[2].what.contains("device"));
     }
 
+    /// `line` with its `seq`, `t_ns` and `tid` set.
+    fn at(line: &str, seq: u64, tid: u32) -> String {
+        let s = split_line(line.as_bytes()).unwrap();
+        let rest = std::str::from_utf8(s.rest).unwrap();
+        let kind = std::str::from_utf8(s.kind).unwrap();
+        format!(
+            r#"{{"ev":"{kind}","seq":{seq},"t_ns":{},"pid":4242,"ppid":1,"tid":{tid}{rest}"#,
+            seq * 10
+        )
+    }
+
     #[test]
-    fn big_files_are_read_up_to_a_cap() {
-        let d = tempdir("cap");
-        let f = d.join("10.jsonl");
-        let mut s = format!("{}\n", header(10, 1, "exec"));
-        let keep = s.len() as u64 + LOAD.len() as u64 + 1;
-        for _ in 0..10 {
-            s.push_str(LOAD);
+    fn repeated_identical_events_are_folded_with_a_count() {
+        let unload = r#"{"ev":"unload","seq":2,"t_ns":1,"pid":4242,"ppid":1,"tid":4242,"path":"/v/nvidia/cudnn/lib/libcudnn.so.9","lmid":0,"family":"cudnn"}"#;
+        let mut s = format!("{}\n", header(4242, 1, "exec"));
+        for k in 0..1000u64 {
+            s += &at(LOAD, 2 * k + 1, 4242 + (k % 3) as u32);
+            s.push('\n');
+            s += &at(unload, 2 * k + 2, 4242);
             s.push('\n');
         }
-        fs::write(&f, &s).unwrap();
-        let mut set = TraceSet::default();
-        // Room for the header, one load and part of the next.
-        read_file_capped(&f, keep + 20, &mut set);
-        assert_eq!(set.images.len(), 1);
-        assert_eq!(set.images[0].loads.len(), 1);
-        assert_eq!(set.problems.len(), 1, "{:?}", set.problems);
-        assert!(set.problems[0]
-            .what
-            .contains(&format!("first {keep} bytes")));
-        // Exactly at the cap: all of it, no problem.
-        let mut set = TraceSet::default();
-        read_file_capped(&f, s.len() as u64, &mut set);
-        assert_eq!(set.images[0].loads.len(), 10);
-        assert!(set.problems.is_empty(), "{:?}", set.problems);
-        assert_eq!(MAX_FILE_BYTES, 256 << 20);
+        // The same library by another requester: another event.
+        s += &at(
+            &LOAD.replace("libtorch_cuda.so\",\"via", "other.so\",\"via"),
+            3000,
+            4242,
+        );
+        s.push('\n');
+        let (img, probs) = parse(&s);
+        assert!(probs.is_empty(), "{probs:?}");
+        let img = img.unwrap();
+        assert_eq!(img.loads.len(), 2);
+        let (first, other) = (&img.loads[0], &img.loads[1]);
+        assert_eq!((first.count, first.seq, first.last_seq), (1000, 1, 1999));
+        assert_eq!((first.t_ns, first.last_t_ns), (10, 19990));
+        assert_eq!(first.tid, 4242, "the first occurrence's");
+        assert_eq!((other.count, other.seq), (1, 3000));
+        assert_eq!(img.unloads.len(), 1);
+        assert_eq!(
+            (img.unloads[0].count, img.unloads[0].last_seq),
+            (1000, 2000)
+        );
+    }
+
+    #[test]
+    fn folded_failures_keep_what_the_program_read() {
+        let mut s = format!("{}\n", header(4242, 1, "exec"));
+        for k in 0..100u64 {
+            s += &at(FAILED, 2 * k + 1, 4242);
+            s.push('\n');
+            // The program reads the text of some of them.
+            if k % 10 == 0 {
+                s += &DLERROR.replace(r#""req":2"#, &format!(r#""req":{}"#, 2 * k + 1));
+                s.push('\n');
+            }
+        }
+        let (img, probs) = parse(&s);
+        assert!(probs.is_empty(), "{probs:?}");
+        let img = img.unwrap();
+        assert_eq!(img.failed.len(), 1);
+        assert_eq!((img.failed[0].count, img.failed[0].last_seq), (100, 199));
+        assert_eq!(
+            img.failed[0].errors(),
+            vec!["libcudnn_adv.so.9: cannot open shared object file: No such file or directory"]
+        );
+    }
+
+    #[test]
+    fn lines_of_another_layout_are_read_not_folded() {
+        // Fields in another order (a hand-written trace): read one by one.
+        let moved = LOAD
+            .replace(r#""seq":1,"t_ns":10,"#, "")
+            .replace(r#""new":true}"#, r#""new":true,"seq":1,"t_ns":10}"#);
+        let s = format!("{}\n{moved}\n{moved}\n", header(4242, 1, "exec"));
+        let (img, probs) = parse(&s);
+        assert!(probs.is_empty(), "{probs:?}");
+        let img = img.unwrap();
+        assert_eq!(img.loads.len(), 2);
+        assert!(img.loads.iter().all(|l| l.count == 1));
+    }
+
+    #[test]
+    fn big_files_are_streamed_long_lines_skipped_problems_bounded() {
+        let mut s = format!("{}\n{LOAD}\n", header(10, 1, "exec"));
+        // A line longer than any event: skipped without being held.
+        s.push_str(&"x".repeat(MAX_LINE_BYTES + 10));
+        s.push('\n');
+        for _ in 0..(MAX_PROBLEMS_PER_FILE + 7) {
+            s.push_str("garbage\n");
+        }
+        s.push_str(FAILED);
+        s.push('\n');
+        let mut seen = 0u64;
+        let (img, probs) = parse_stream(s.as_bytes(), Path::new("d/10.jsonl"), &mut |n| seen += n);
+        assert_eq!(seen, s.len() as u64, "progress counts every byte");
+        let img = img.unwrap();
+        assert_eq!((img.loads.len(), img.failed.len()), (1, 1));
+        assert_eq!(probs.len(), MAX_PROBLEMS_PER_FILE + 1, "{probs:?}");
+        assert_eq!(probs[0].line, Some(3));
+        assert!(probs[0].what.contains("longer than 16 MiB"), "{probs:?}");
+        assert!(probs[1].what.contains("not a JSON object"), "{probs:?}");
+        assert_eq!(
+            probs.last().unwrap().what,
+            "8 more problems in this file not listed"
+        );
+        // A file that is one long line is not a trace.
+        let long = "y".repeat(MAX_LINE_BYTES + 1);
+        let (img, probs) = parse(&long);
+        assert!(img.is_none());
+        assert!(
+            probs[0].what.contains("not a trace file: line longer"),
+            "{probs:?}"
+        );
+    }
+
+    #[test]
+    fn a_stream_in_small_pieces_reads_as_the_whole() {
+        // Lines cut across every buffer boundary, a repeat, a failure and
+        // its dlerror, a bad line and a truncated last one.
+        let s = format!(
+            "{}\n{LOAD}\n{}\n{FAILED}\n{DLERROR}\nnot json\n{}\n{{\"ev\":\"load\",\"seq\":9",
+            header(4242, 1, "exec"),
+            at(LOAD, 7, 4243),
+            at(FAILED, 8, 4242),
+        );
+        let (whole, pw) = parse(&s);
+        for cap in [1, 2, 7, 64, 333] {
+            let r = std::io::BufReader::with_capacity(cap, s.as_bytes());
+            let (img, probs) = parse_stream(r, Path::new("d/4242.jsonl"), &mut |_| {});
+            assert_eq!(probs, pw, "buffer of {cap}");
+            let (a, b) = (img.unwrap(), whole.as_ref().unwrap());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "buffer of {cap}");
+        }
+        let img = whole.unwrap();
+        assert_eq!((img.loads[0].count, img.failed[0].count), (2, 2));
+        assert_eq!(pw.len(), 2, "{pw:?}");
+    }
+
+    #[test]
+    fn input_bytes_counts_the_trace_files() {
+        let d = tempdir("inbytes");
+        fs::write(d.join("1.jsonl"), "abc").unwrap();
+        fs::write(d.join("2.jsonl"), "defg").unwrap();
+        fs::write(d.join("notes.txt"), "ignored").unwrap();
+        assert_eq!(input_bytes(&[d.clone(), d.join("1.jsonl")]), 10);
     }
 }

@@ -6,7 +6,7 @@ use crate::analysis::findings::{fold_across, Finding, ImageFindings, Severity};
 use crate::analysis::libraries::{libraries_with, LibraryView};
 use crate::analysis::pin::{pin_view, PinView};
 use crate::analysis::{Diagnosis, Link, ProcessTree};
-use crate::model::{LauncherRecord, Problem, TraceSet};
+use crate::model::{Failed, LauncherRecord, Problem, TraceSet};
 use cudnn_trace_format::read::Tried;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -23,7 +23,8 @@ pub struct Document<'a> {
     pub tool_version: &'static str,
     pub sources: Vec<String>,
     pub launchers: Vec<&'a LauncherRecord>,
-    pub processes: Vec<ProcessDoc<'a>>,
+    /// Written one process at a time (no list of them all is built).
+    pub processes: Processes<'a>,
     pub problems: &'a [Problem],
     /// How many findings of each severity, over all processes.
     pub findings_total: BTreeMap<&'static str, usize>,
@@ -120,6 +121,8 @@ pub struct ProcessDoc<'a> {
 #[derive(Serialize)]
 pub struct FailedDoc<'a> {
     pub seq: u64,
+    /// How many identical failures this stands for (1 for one).
+    pub count: u64,
     pub name: &'a str,
     pub family: Option<&'a str>,
     pub requester: Option<&'a str>,
@@ -147,6 +150,8 @@ pub struct TriedDoc<'a> {
 #[derive(Serialize)]
 pub struct NoteDoc<'a> {
     pub seq: u64,
+    /// How many identical notes this stands for (1 for one).
+    pub count: u64,
     pub level: &'a str,
     pub msg: &'a str,
 }
@@ -163,89 +168,121 @@ fn tried(t: &Tried) -> TriedDoc<'_> {
 /// CUDA family (only in traces taken with `--all`).
 pub fn document<'a>(
     set: &'a TraceSet,
-    tree: &ProcessTree,
+    tree: &'a ProcessTree,
     all: bool,
     d: &'a Diagnosis,
 ) -> Document<'a> {
     document_with(set, tree, all, d, &[])
 }
 
+/// The `processes` of the document: each one's entry is made as it is
+/// written, so that a report of ten thousand processes never holds ten
+/// thousand entries (their library lists are computed) at once.
+pub struct Processes<'a> {
+    set: &'a TraceSet,
+    tree: &'a ProcessTree,
+    all: bool,
+    d: &'a Diagnosis,
+    files: &'a [ImageFiles],
+}
+
+impl Serialize for Processes<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.set.images.len()))?;
+        for i in 0..self.set.images.len() {
+            seq.serialize_element(&self.process(i))?;
+        }
+        seq.end()
+    }
+}
+
+impl<'a> Processes<'a> {
+    /// The entry of image `i`.
+    fn process(&self, i: usize) -> ProcessDoc<'a> {
+        let (set, files, d) = (self.set, self.files, self.d);
+        let img = &set.images[i];
+        let h = &img.header;
+        let (parent, link) = match self.tree.link[i] {
+            Link::Root => (None, "root"),
+            Link::Child(p) => (Some(set.images[p].file.display().to_string()), "child"),
+            Link::Exec(p) => (Some(set.images[p].file.display().to_string()), "exec"),
+        };
+        ProcessDoc {
+            file: img.file.display().to_string(),
+            pid: h.pid,
+            ppid: h.ppid,
+            image: img.index,
+            hostname: h.hostname.as_deref(),
+            exe: h.exe.as_deref(),
+            argv: &h.argv,
+            cwd: h.cwd.as_deref(),
+            origin: &h.origin,
+            mode: &h.mode,
+            shim: &h.shim,
+            glibc: h.glibc.as_deref(),
+            preload: h.preload,
+            wall_ms: h.wall_ms,
+            env: &h.env,
+            parent,
+            link,
+            top: self.tree.top[i],
+            ended: self.tree.ending[i].clone(),
+            libraries: libraries_with(img, self.all, files.get(i)),
+            versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
+            startup_failure: files.get(i).and_then(|f| f.startup.as_ref()),
+            static_runtimes: files.get(i).map_or(&[][..], |f| &f.static_runtimes[..]),
+            failed_loads: img.failed.iter().map(failed_doc).collect(),
+            notes: img
+                .notes
+                .iter()
+                .map(|n| NoteDoc {
+                    seq: n.seq,
+                    count: n.count,
+                    level: &n.level,
+                    msg: &n.msg,
+                })
+                .collect(),
+            pin: pin_view(img),
+            findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
+            ignored_findings: d.ignored.get(i).map_or(&[][..], |f| &f.findings[..]),
+        }
+    }
+}
+
+fn failed_doc(f: &Failed) -> FailedDoc<'_> {
+    FailedDoc {
+        seq: f.ev.seq,
+        count: f.count,
+        name: &f.ev.name,
+        family: f.ev.family.as_deref(),
+        requester: f.ev.requester.as_deref(),
+        via: &f.ev.via,
+        mode: f.ev.mode,
+        lmid: f.ev.lmid,
+        tried: f.ev.tried.iter().map(tried).collect(),
+        errors: f.errors(),
+        errno: f.ev.errno,
+        fatal: f.ev.fatal,
+    }
+}
+
 /// [`document`] with what the machine says about each image's files
 /// (versions found outside the trace, files that could not be asked).
 pub fn document_with<'a>(
     set: &'a TraceSet,
-    tree: &ProcessTree,
+    tree: &'a ProcessTree,
     all: bool,
     d: &'a Diagnosis,
     files: &'a [ImageFiles],
 ) -> Document<'a> {
-    let processes = set
-        .images
-        .iter()
-        .enumerate()
-        .map(|(i, img)| {
-            let h = &img.header;
-            let (parent, link) = match tree.link[i] {
-                Link::Root => (None, "root"),
-                Link::Child(p) => (Some(set.images[p].file.display().to_string()), "child"),
-                Link::Exec(p) => (Some(set.images[p].file.display().to_string()), "exec"),
-            };
-            ProcessDoc {
-                file: img.file.display().to_string(),
-                pid: h.pid,
-                ppid: h.ppid,
-                image: img.index,
-                hostname: h.hostname.as_deref(),
-                exe: h.exe.as_deref(),
-                argv: &h.argv,
-                cwd: h.cwd.as_deref(),
-                origin: &h.origin,
-                mode: &h.mode,
-                shim: &h.shim,
-                glibc: h.glibc.as_deref(),
-                preload: h.preload,
-                wall_ms: h.wall_ms,
-                env: &h.env,
-                parent,
-                link,
-                top: tree.top[i],
-                ended: tree.ending[i].clone(),
-                libraries: libraries_with(img, all, files.get(i)),
-                versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
-                startup_failure: files.get(i).and_then(|f| f.startup.as_ref()),
-                static_runtimes: files.get(i).map_or(&[][..], |f| &f.static_runtimes[..]),
-                failed_loads: img
-                    .failed
-                    .iter()
-                    .map(|f| FailedDoc {
-                        seq: f.ev.seq,
-                        name: &f.ev.name,
-                        family: f.ev.family.as_deref(),
-                        requester: f.ev.requester.as_deref(),
-                        via: &f.ev.via,
-                        mode: f.ev.mode,
-                        lmid: f.ev.lmid,
-                        tried: f.ev.tried.iter().map(tried).collect(),
-                        errors: f.errors(),
-                        errno: f.ev.errno,
-                        fatal: f.ev.fatal,
-                    })
-                    .collect(),
-                notes: img
-                    .notes
-                    .iter()
-                    .map(|n| NoteDoc {
-                        seq: n.seq,
-                        level: &n.level,
-                        msg: &n.msg,
-                    })
-                    .collect(),
-                pin: pin_view(img),
-                findings: d.images.get(i).map_or(&[][..], |f| &f.findings[..]),
-                ignored_findings: d.ignored.get(i).map_or(&[][..], |f| &f.findings[..]),
-            }
-        })
-        .collect();
+    let processes = Processes {
+        set,
+        tree,
+        all,
+        d,
+        files,
+    };
     Document {
         report_version: REPORT_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),

@@ -9,7 +9,7 @@
 use super::style::{finish, paint, wrap, Role};
 use super::text::{argv_text, esc, legend};
 use crate::analysis::failures::{
-    blocked_by_pin, compact_tried, grouped_failures, so_stem, variants_missed,
+    blocked_by_pin, compact_tried, grouped_failures_with, so_stem, Variants,
 };
 use crate::analysis::files::{ImageFiles, StartupFailure, StaticRuntime};
 use crate::analysis::libraries::{libraries_with, other_count, LibraryView};
@@ -647,7 +647,11 @@ fn render_image(
         render_startup(&sh, img, st, &body, out);
     }
     // Libraries, one aligned row each, grouped by family.
-    let rows: Vec<[String; 6]> = libs.iter().map(|v| library_row(&sh, img, v)).collect();
+    let variants = Variants::new(img);
+    let rows: Vec<[String; 6]> = libs
+        .iter()
+        .map(|v| library_row(&sh, &variants, v))
+        .collect();
     write_rows(&rows, &body, opts, out);
     if let Some(files) = files {
         render_static_runtimes(&sh, files, &body, out);
@@ -666,7 +670,7 @@ fn render_image(
         render_not_asked(&sh, files, &body, out);
     }
     render_pin(&sh, img, &body, out);
-    for (f, times) in grouped_failures(img) {
+    for (f, times) in grouped_failures_with(img, &variants) {
         // Shown on the pin's BLOCKED line, unless the program read the
         // loader's text, which is worth showing as it was.
         if blocked_by_pin(f) && f.errors().is_empty() {
@@ -747,7 +751,7 @@ fn image_head(
 
 /// One library's cells: family, file, version, why, who asked, where
 /// (with the name variants missed before it and its later requests).
-fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
+fn library_row(sh: &Shortener, variants: &Variants<'_>, v: &LibraryView) -> [String; 6] {
     let mut dir = sh.abbr(dirname(&v.path));
     if let Some(rp) = &v.realpath {
         if rp != &v.path && dirname(rp) != dirname(&v.path) {
@@ -755,7 +759,10 @@ fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
         }
     }
     let mut extra = Vec::new();
-    let missed = variants_missed(img, v);
+    if v.count > 1 {
+        extra.push(loaded_times(v));
+    }
+    let missed = variants.missed(v);
     if !missed.is_empty() {
         let stem = v.name.as_deref().and_then(so_stem).unwrap_or("");
         extra.push(format!(
@@ -763,11 +770,11 @@ fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
             short_variants(&missed, stem, 0).join(", ")
         ));
     }
-    let again = v.requests.len();
+    let again: u64 = v.requests.iter().map(|r| r.count).sum();
     if again > 0 {
         extra.push(format!(
             "+{} more request{}",
-            again,
+            thousands(again),
             if again == 1 { "" } else { "s" }
         ));
     }
@@ -798,6 +805,30 @@ fn library_row(sh: &Shortener, img: &Image, v: &LibraryView) -> [String; 6] {
         dir,
     ]
     .map(|cell| esc(&cell).into_owned())
+}
+
+/// `loaded ×1,000,000, unloaded ×1,000,000`: how often the row's
+/// identical loads happened (a program that loads and unloads a library
+/// in a loop), and how often it left.
+fn loaded_times(v: &LibraryView) -> String {
+    let mut s = format!("loaded ×{}", thousands(v.count));
+    if v.unloads > 0 {
+        let _ = write!(s, ", unloaded ×{}", thousands(v.unloads));
+    }
+    s
+}
+
+/// `1234567` → `1,234,567`.
+pub(super) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The library table's header row.
@@ -987,7 +1018,7 @@ fn render_not_asked(sh: &Shortener, files: &ImageFiles, body: &str, out: &mut St
     }
 }
 
-fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut String) {
+fn render_failed(sh: &Shortener, f: &Failed, times: u64, body: &str, out: &mut String) {
     let ev = &f.ev;
     let fam = ev
         .family
@@ -1000,7 +1031,7 @@ fn render_failed(sh: &Shortener, f: &Failed, times: usize, body: &str, out: &mut
         String::new()
     };
     let again = if times > 1 {
-        format!("  ({times} times)")
+        format!("  ({} times)", thousands(times))
     } else {
         String::new()
     };
@@ -1180,6 +1211,7 @@ fn padr(s: &str, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::failures::grouped_failures;
     use crate::model::trace::parse_trace;
     use crate::testutil::{header, image, load};
     use std::path::Path;

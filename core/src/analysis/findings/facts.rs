@@ -289,7 +289,8 @@ impl<'a> Facts<'a> {
     pub fn new(img: &'a Image, stderr: Option<&StderrFacts<'a>>) -> Self {
         let (versions, calls) = events::of_image(img);
         let mut libs: Vec<Lib<'a>> = Vec::new();
-        let mut known: Vec<String> = Vec::new();
+        // Identities seen, hashed: a long trace has many loads.
+        let mut known: std::collections::HashSet<String> = std::collections::HashSet::new();
         let firsts = img.loads.iter().filter(|l| l.new);
         let reused = img.loads.iter().filter(|l| !l.new);
         for l in firsts.chain(reused) {
@@ -304,7 +305,7 @@ impl<'a> Facts<'a> {
             if !l.new && libs.iter().any(|x| x.is(&l.path) && x.load.lmid == l.lmid) {
                 continue;
             }
-            known.push(id);
+            known.insert(id);
             libs.push(lib);
         }
         libs.sort_by_key(|l| l.load.seq);
@@ -455,11 +456,14 @@ fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent
         .find(|v| v.source.as_deref() == Some("query"))
         .or_else(|| versions.iter().find(mine))
         .cloned();
+    // Unloads are folded (`model::fold`): a group whose first unload came
+    // before this load but whose last came after stands for one after it,
+    // at its last seq at the latest.
     let unloaded_at = img
         .unloads
         .iter()
-        .filter(|u| u.seq > l.seq && u.lmid == l.lmid && (u.path == l.path))
-        .map(|u| u.seq)
+        .filter(|u| u.last_seq > l.seq && u.lmid == l.lmid && (u.path == l.path))
+        .map(|u| if u.seq > l.seq { u.seq } else { u.last_seq })
         .min();
     Lib {
         load: l,

@@ -165,7 +165,12 @@ impl<'a> Failure<'a> {
 
     /// ` (N times)` when the first name failed more than once.
     fn times(&self) -> String {
-        let repeats = self.fails.iter().filter(|x| x.ev.name == self.name).count();
+        let repeats: u64 = self
+            .fails
+            .iter()
+            .filter(|x| x.ev.name == self.name)
+            .map(|x| x.count) // repeats the reader folded
+            .sum();
         if repeats > 1 {
             format!(" ({repeats} times)")
         } else {
