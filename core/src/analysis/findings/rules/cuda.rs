@@ -3,7 +3,7 @@
 //! CDT005 (forward-compatibility libcuda, 803/804), CDT007 (cudnnCreate /
 //! cuInit failed) and CDT011 (stub libcuda). Facts: compat-facts §1.3, §2.
 
-use super::copies::how_to_avoid;
+use super::remedies::how_to_avoid;
 use super::{entry_of, finding, loaded};
 use crate::analysis::findings::facts::{basename, soname_major, Facts, Lib, Observed};
 use crate::analysis::findings::knowledge::Knowledge;
@@ -571,7 +571,7 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let centry = c.map(|l| entry_of(f, ctx, l));
     let cdir = centry.as_ref().map(|e| e.shown().to_string());
     let leave = match (c, &centry) {
-        (Some(l), Some(e)) => how_to_avoid(l, e, None),
+        (Some(l), Some(e)) => how_to_avoid(f, ctx, l, e, None),
         _ => "remove the forward-compatibility directory (…/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d".into(),
     };
     let (severity, title, remedy) = if !e804.is_empty() {
@@ -791,7 +791,7 @@ pub fn stub_driver(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     ev.extend(seen.iter().map(|o| observed(o, ctx.knowledge)));
     let fix = stubs
         .first()
-        .map(|l| how_to_avoid(l, &entry_of(f, ctx, l), None))
+        .map(|l| how_to_avoid(f, ctx, l, &entry_of(f, ctx, l), None))
         .unwrap_or_else(|| "remove the toolkit's …/lib64/stubs directory from LD_LIBRARY_PATH and /etc/ld.so.conf.d".into());
     vec![finding(
         ctx,

@@ -20,6 +20,7 @@ mod cuda;
 mod gpu;
 mod loads;
 mod messages;
+pub mod remedies;
 
 use super::facts::{Facts, Lib};
 use super::{Context, Evidence, Finding, Remedy, Severity};
