@@ -240,6 +240,32 @@ impl Finding {
     fn paths(&self) -> impl Iterator<Item = &str> {
         self.evidence.iter().filter_map(|e| e.path.as_deref())
     }
+
+    /// Whether this finding's evidence names one of `paths` as a file or
+    /// as the requester of a failed load: a message naming
+    /// `libcudnn_cnn_infer.so.8` follows from the failure of the
+    /// `libnvrtc.so` that cnn_infer asked for. A bare soname matches a
+    /// path with that file name, or the same library of the same major
+    /// (`libcudnn_cnn_train.so.8` and `…/libcudnn_cnn_train.so.8.0.3`).
+    fn names_any(&self, paths: &[&str]) -> bool {
+        let same = |a: &str, b: &str| {
+            a == b
+                || ((!a.contains('/') || !b.contains('/'))
+                    && crate::model::stem(crate::model::basename(a))
+                        == crate::model::stem(crate::model::basename(b))
+                    && so_major(a) == so_major(b))
+        };
+        self.evidence
+            .iter()
+            .flat_map(|e| e.path.iter().chain(e.requester.iter()))
+            .any(|p| paths.iter().any(|q| same(p, q)))
+    }
+}
+
+/// The soname major of a file name (`libx.so.8.0.3` → `8`).
+fn so_major(p: &str) -> Option<&str> {
+    let (_, v) = crate::model::basename(p).split_once(".so.")?;
+    v.split('.').next()
 }
 
 /// Every code a rule can emit, with its short name. The long texts are in
@@ -320,7 +346,7 @@ pub fn link_consequences(findings: &mut [Finding]) {
             let mut causes: Vec<&'static str> = findings
                 .iter()
                 .filter(|c| !SYMPTOMS.contains(&c.code) && c.severity >= Severity::Warning)
-                .filter(|c| c.paths().any(|p| s.paths().any(|q| q == p)))
+                .filter(|c| c.names_any(&s.paths().collect::<Vec<_>>()))
                 .map(|c| c.code)
                 .collect();
             causes.dedup();

@@ -5,7 +5,7 @@
 //! compat-facts §4.5 [R34]).
 
 use super::copies::symbol_version_error;
-use super::{and_list, finding, loaded};
+use super::{and_list, finding, loaded, remedies};
 use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
@@ -84,10 +84,37 @@ fn resolved(f: &Facts<'_>, fl: &Failed) -> bool {
 /// later by another name: every place the loader tried, the error, and the
 /// copies of it on the machine.
 pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
-    failure_groups(f)
-        .into_iter()
-        .map(|((_, requester), fails)| Failure::new(requester, fails).finding(f, ctx))
-        .collect()
+    let mut out: Vec<Finding> = Vec::new();
+    // Requester → the index of its "beside it, but no RUNPATH" finding:
+    // one cause, one finding, however many libraries it could not find.
+    let mut beside: BTreeMap<String, usize> = BTreeMap::new();
+    for ((_, requester), fails) in failure_groups(f) {
+        let failure = Failure::new(requester, fails);
+        let mut finding = failure.finding(f, ctx);
+        let Some(dir) = failure.beside_requester(f, ctx) else {
+            out.push(finding);
+            continue;
+        };
+        let req = failure.requester.clone().unwrap_or_default();
+        match beside.get(&req) {
+            Some(&i) => {
+                let first = &mut out[i];
+                first.title = format!("{}, {}", first.title, failure.name);
+                first.evidence.extend(finding.evidence.drain(..).take(1));
+            }
+            None => {
+                finding.title = format!(
+                    "{} could not be loaded by {} although it is right beside it in {dir}: {} has no RUNPATH",
+                    failure.name,
+                    basename(&req),
+                    basename(&req)
+                );
+                beside.insert(req, out.len());
+                out.push(finding);
+            }
+        }
+    }
+    out
 }
 
 /// The CUDA-family failures worth a finding, grouped: the name variants of
@@ -207,12 +234,53 @@ impl<'a> Failure<'a> {
         finding(
             ctx,
             "CDT006",
-            self.severity(),
+            self.severity(ctx),
             self.title(),
             ev,
-            self.remedy(&copies, looks.as_deref()),
+            if self.optional_engine(ctx) {
+                format!(
+                    "nothing to do: {} is an optional engine that this cuDNN install does not ship, and cuDNN goes on without it; a copy of another install would be a mix (CDT002)",
+                    basename(&self.name)
+                )
+                .into()
+            } else if let Some(dir) = self.beside_requester(f, ctx) {
+                beside_remedy(self.requester.as_deref().unwrap_or(""), &dir)
+            } else {
+                Remedy::new(self.remedy(&copies, looks.as_deref()))
+            },
             &["R34", "E6", "E7", "R17"],
         )
+    }
+
+    /// The requester's own directory, when a copy of the library lies
+    /// there and the requester has no RPATH/RUNPATH that searches it: glibc
+    /// never searches a library's own directory by itself, and RUNPATH is
+    /// not inherited from whoever loaded the requester (cuDNN 8 tarballs'
+    /// sub-libraries, the aarch64 cuDNN 9.1 wheel's graph, compat-facts
+    /// §3.3).
+    fn beside_requester(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<String> {
+        let req = self.requester.as_deref().filter(|r| r.starts_with('/'))?;
+        if !super::local(f, ctx) {
+            return None;
+        }
+        let real = f
+            .img
+            .loads
+            .iter()
+            .find(|l| l.path == req)
+            .and_then(|l| l.realpath.as_deref());
+        if ctx.machine.search_dirs(req, real).is_some() {
+            return None;
+        }
+        let dir = dirname(real.unwrap_or(req)).to_string();
+        let lib_stem = stem(basename(&self.name));
+        let major = soname_major(&self.name);
+        let there = ctx
+            .machine
+            .list_dir(&dir)
+            .into_iter()
+            .any(|x| stem(&x) == lib_stem && (major.is_none() || soname_major(&x) == major));
+        there.then_some(dir)
     }
 
     /// Whether ld.so gave up during this search at start-up (and ended the
@@ -249,9 +317,25 @@ impl<'a> Failure<'a> {
         Some(format!("its {kind} {s} {}", entries.join(", ")))
     }
 
+    /// An optional engine that cuDNN 9's graph library looked for and went
+    /// on without (the tensor-IR engine a wheel does not ship: graph
+    /// dlopens it by name and silently falls back, pytorch#188892): info.
+    /// Required engines and the v8 sub-libraries (the dispatcher aborts
+    /// without them) stay errors.
+    fn optional_engine(&self, ctx: &Context<'_>) -> bool {
+        let by_graph = self
+            .requester
+            .as_deref()
+            .is_some_and(|r| stem(basename(r)) == "libcudnn_graph");
+        by_graph && remedies::optional(ctx, stem(&self.name), soname_major(&self.name))
+    }
+
     /// An error for the libraries a process cannot do without, and for
     /// anything cuDNN itself asked for; a warning otherwise.
-    fn severity(&self) -> Severity {
+    fn severity(&self, ctx: &Context<'_>) -> Severity {
+        if self.optional_engine(ctx) {
+            return Severity::Info;
+        }
         let by_cudnn = self
             .requester
             .as_deref()
@@ -324,18 +408,21 @@ impl<'a> Failure<'a> {
             ));
         }
         let mut ev = vec![e];
-        for t in self.tried.iter().take(MAX_TRIED) {
+        let rows = fold_hwcaps(&self.tried);
+        for (t, folded) in rows.iter().take(MAX_TRIED) {
+            let more = match folded {
+                0 => String::new(),
+                n => format!(" (and in {n} platform subdirectories of it: glibc-hwcaps, tls, …)"),
+            };
             ev.push(
                 Evidence::new("tried")
                     .path(t.path.clone())
                     .reason(t.reason.clone())
-                    .detail(t.result.clone()),
+                    .detail(format!("{}{more}", t.result)),
             );
         }
-        if self.tried.len() > MAX_TRIED {
-            ev.push(
-                Evidence::new("tried").detail(format!("… {} more", self.tried.len() - MAX_TRIED)),
-            );
+        if rows.len() > MAX_TRIED {
+            ev.push(Evidence::new("tried").detail(format!("… {} more", rows.len() - MAX_TRIED)));
         }
         if self.tried.is_empty() {
             ev.push(Evidence::new("tried").detail(
@@ -430,6 +517,82 @@ impl<'a> Failure<'a> {
             looks.map(|l| format!(" ({l})")).unwrap_or_default()
         )
     }
+}
+
+/// What makes a library find its sibling: the directory on the search
+/// path, or a RUNPATH of `$ORIGIN` in the requester (what Compute Canada,
+/// Nix and Spack patch into NVIDIA's cuDNN 8 tarballs).
+fn beside_remedy(requester: &str, dir: &str) -> Remedy {
+    Remedy::new(format!(
+        "add {dir} to LD_LIBRARY_PATH before starting the program: glibc does not search a library's own directory, and RUNPATH is not inherited"
+    ))
+    .or(format!(
+        "give {} a RUNPATH of its own directory: patchelf --set-rpath '$ORIGIN' {requester}",
+        basename(requester)
+    ))
+}
+
+/// Directories glibc tries below each search directory: `glibc-hwcaps/<level>`
+/// (2.33+) and the legacy platform and `tls` subdirectories.
+const PLATFORM_DIRS: &[&str] = &[
+    "glibc-hwcaps",
+    "tls",
+    "x86_64",
+    "haswell",
+    "xeon_phi",
+    "avx512_1",
+    "i686",
+    "sse2",
+    "aarch64",
+    "atomics",
+    "power8",
+    "power9",
+    "power10",
+    "z13",
+    "z14",
+    "z15",
+    "z16",
+    "x86-64-v2",
+    "x86-64-v3",
+    "x86-64-v4",
+];
+
+/// The search-directory candidate a platform-subdirectory candidate was
+/// tried for: `D/glibc-hwcaps/x86-64-v3/F` and `D/tls/x86_64/F` → `D/F`.
+fn platform_parent(path: &str) -> Option<String> {
+    let (dir, file) = path.rsplit_once('/')?;
+    let mut d = dir;
+    while let Some((up, last)) = d.rsplit_once('/') {
+        if !PLATFORM_DIRS.contains(&last) {
+            break;
+        }
+        d = up;
+    }
+    (d != dir).then(|| format!("{d}/{file}"))
+}
+
+/// The candidates tried, with the platform subdirectories that glibc tries
+/// below each search directory (about 45 lines for one request on x86-64,
+/// issue 9 class 8) folded into that directory's own line: (candidate, how
+/// many were folded into it). A subdirectory whose directory was not tried
+/// itself with the same outcome stays.
+fn fold_hwcaps<'t>(tried: &[&'t Tried]) -> Vec<(&'t Tried, usize)> {
+    let mut out: Vec<(&Tried, usize)> = Vec::new();
+    for t in tried {
+        if let Some(p) = platform_parent(&t.path) {
+            if tried.iter().any(|u| u.path == p && u.result == t.result) {
+                continue;
+            }
+        }
+        let folded = tried
+            .iter()
+            .filter(|u| {
+                platform_parent(&u.path).as_deref() == Some(t.path.as_str()) && u.result == t.result
+            })
+            .count();
+        out.push((t, folded));
+    }
+    out
 }
 
 /// CDT008: a CUDA-family library found through LD_LIBRARY_PATH while the

@@ -71,6 +71,9 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
     let mut ev =
         vec![Evidence::new("message").detail(format!("{}: {:?}", spec.framework, m.lines))];
     let mut fixes: Vec<String> = Vec::new();
+    // The table's remedy, unless the trace and the disk say it cannot be
+    // right (the "missing" library is there).
+    let mut generic_remedy = true;
     let title = match spec.kind.as_str() {
         "cudnn-version" => {
             let message = VersionMessage {
@@ -100,7 +103,7 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
             )
         }
         "cudnn-missing" => {
-            missing(f, ctx, m, &mut ev, &mut fixes);
+            generic_remedy = missing(f, ctx, m, &mut ev, &mut fixes);
             let what = m
                 .groups
                 .get("missing")
@@ -164,7 +167,9 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
             format!("{}: {}", spec.framework, short(&m.text))
         }
     };
-    fixes.push(spec.remedy.clone());
+    if generic_remedy {
+        fixes.push(spec.remedy.clone());
+    }
     if let Some(b) = &spec.bypass {
         fixes.push(format!(
             "skip the framework's own check with {b} (at your own risk)"
@@ -463,13 +468,16 @@ fn likely_own<'l, 'a>(
         .map(|l| (l.dir().to_string(), l))
 }
 
+/// Explains a "could not load" message; true when the table's generic
+/// remedy (install the missing library) applies: no copy of it is on the
+/// machine and it was not loaded.
 fn missing(
     f: &Facts<'_>,
     ctx: &Context<'_>,
     m: &MessageMatch,
     ev: &mut Vec<Evidence>,
     fixes: &mut Vec<String>,
-) {
+) -> bool {
     let mut names: Vec<String> = Vec::new();
     if let Some(x) = m.groups.get("missing") {
         names.push(x.clone());
@@ -501,8 +509,20 @@ fn missing(
             );
         }
     }
+    let mut was_loaded = false;
     for l in f.libs.iter().filter(|l| stems.contains(&l.stem.as_str())) {
         ev.push(loaded(l));
+        was_loaded = true;
+    }
+    if was_loaded {
+        // The library itself came in: what failed is something it needs
+        // (a pending dlerror() of its own dlopen, pytorch#98644), which
+        // the load-failure finding names.
+        fixes.push(format!(
+            "{} was found: the error is about a library it needs; see the load failure (CDT006) for what is missing and where it is",
+            names[0]
+        ));
+        return false;
     }
     let copies = ctx.machine.copies(f.img, &names[0]);
     ev.extend(copies.iter().map(copy_evidence));
@@ -510,15 +530,21 @@ fn missing(
     match copies.iter().find(|c| {
         want.is_none() || soname_major(&c.path) == want || soname_major(&c.realpath) == want
     }) {
-        Some(c) => fixes.push(format!(
-            "a copy is at {}: add {} to LD_LIBRARY_PATH (or install it where the requester looks)",
-            c.path,
-            dirname(&c.path)
-        )),
-        None => ev.push(
-            Evidence::new("fact")
-                .detail(format!("no copy of {} was found on this machine", names[0])),
-        ),
+        Some(c) => {
+            fixes.push(format!(
+                "a copy is at {}: add {} to LD_LIBRARY_PATH (or install it where the requester looks)",
+                c.path,
+                dirname(&c.path)
+            ));
+            false
+        }
+        None => {
+            ev.push(
+                Evidence::new("fact")
+                    .detail(format!("no copy of {} was found on this machine", names[0])),
+            );
+            true
+        }
     }
 }
 
