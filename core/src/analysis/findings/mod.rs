@@ -282,6 +282,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("CDT009", "gpu-unsupported"),
     ("CDT010", "framework-message"),
     ("CDT011", "stub-driver"),
+    ("CDT012", "resident-first"),
 ];
 
 /// The findings of one process image, as `report --json` carries them.
@@ -315,13 +316,22 @@ pub fn evaluate(facts: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 pub fn rank(a: &Finding, b: &Finding) -> std::cmp::Ordering {
     b.severity
         .cmp(&a.severity)
-        .then(
-            a.consequence_of
-                .is_empty()
-                .cmp(&b.consequence_of.is_empty())
-                .reverse(),
-        )
+        .then(standing(a).cmp(&standing(b)))
         .then(a.code.cmp(b.code))
+}
+
+/// Where a finding stands in the story: 0 a root cause (how the libraries
+/// were put together, following from no other finding), 1 a symptom that
+/// nothing explained (a framework's message, a failed create: what the
+/// program suffered, never the cause itself), 2 a consequence of another.
+fn standing(f: &Finding) -> u8 {
+    if !f.consequence_of.is_empty() {
+        2
+    } else if SYMPTOMS.contains(&f.code) {
+        1
+    } else {
+        0
+    }
 }
 
 /// Findings that report what the program suffered (a framework's message,
