@@ -89,13 +89,23 @@ pub fn dir_has(ctx: &Context<'_>, dir: &str, lib: &Lib<'_>) -> Option<bool> {
         return None;
     }
     let major = lib.major.map(|m| format!(".so.{m}"));
+    let want = unhashed(&lib.stem);
     Some(files.iter().any(|f| {
-        stem(f) == lib.stem
+        unhashed(stem(f)) == want
             && match &major {
                 Some(m) => f.contains(&format!("{m}.")) || f.ends_with(m.as_str()),
                 None => f.contains(".so"),
             }
     }))
+}
+
+/// A stem without the `-<8 hex digits>` that auditwheel appends to the
+/// libraries it vendors (`libcudnn-74a4c495.so.9.1.0` is a `libcudnn`).
+fn unhashed(stem: &str) -> &str {
+    match stem.rsplit_once('-') {
+        Some((s, h)) if h.len() == 8 && h.bytes().all(|b| b.is_ascii_hexdigit()) => s,
+        _ => stem,
+    }
 }
 
 /// Whether the cuDNN layout calls `lib`'s stem optional (loaded only when
