@@ -11,26 +11,36 @@
 //! * [`mod@env`]: the `LD_PRELOAD`/`LD_AUDIT` and `CUDNN_TRACE_*` the program
 //!   gets, composed with the user's own;
 //! * [`shim`]: the embedded shim, extracted to a safe place or installed;
-//! * [`capture`]: the copy of the program's stderr (`stderr.txt`);
+//! * [`capture`]: the copy of the program's stderr (`stderr.txt`), and
+//!   what the program gets on a terminal; [`pty`], [`terminal`],
+//!   [`session`], [`exec`]: a terminal session of its own when the user's
+//!   terminal is the launcher's stdin, stdout and stderr;
 //! * [`mod@spawn`], [`signals`]: starting the program, passing signals on, and
-//!   ending the way it ended; [`record`]: the trace directory and
+//!   ending the way it ended; [`outliving`]: the processes of its tree that
+//!   are still running when it ends; [`record`]: the trace directory and
 //!   `launcher.json`.
 
 pub mod capture;
 pub mod env;
+pub mod exec;
+pub mod outliving;
+pub mod pty;
 pub mod record;
+pub mod session;
 pub mod shim;
 pub mod signals;
 pub mod spawn;
 pub mod target;
+pub mod terminal;
 
 use crate::machine::pin::{self, PinInfo, PinMode};
 use crate::model::{signal_name, LauncherRecord};
 use capture::{Capture, ChildStdio};
 use env::ProgramEnv;
 use record::{local_time, make_out_dir, now_ms, pin_record};
-use signals::{install_signals, wait_program, Ended};
-use spawn::spawn;
+use session::Session;
+use signals::{install_signals, wait_program, Ended, Program};
+use spawn::{spawn, Started};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -94,7 +104,12 @@ pub fn run(opts: &Options) -> Outcome {
     let start_ms = now_ms();
     let launcher_pid = std::process::id();
     match prepare(opts, launcher_pid, start_ms) {
-        Ok(p) => run_traced(opts, p, launcher_pid, start_ms),
+        Ok(p) => {
+            let shim = p.shim.clone();
+            let out = run_traced(opts, p, launcher_pid, start_ms);
+            shim::release(&shim);
+            out
+        }
         Err(code) => Outcome::Done(code),
     }
 }
@@ -274,10 +289,10 @@ fn run_untraced(opts: &Options, file: &Path, env: Option<&ProgramEnv>) -> i32 {
             return code;
         }
     };
-    let child_pid = child.id() as i32;
+    let child_pid = child.pid();
     // The Child handle is not used for waiting: wait_child reaps by pid.
     drop(child);
-    match wait_program(child_pid, signals.as_ref()) {
+    match wait_program(Program::Child(child_pid), signals.as_ref()) {
         Ended::Exited(c) => c,
         Ended::Signaled { sig, .. } => {
             die_of(sig);
@@ -293,19 +308,20 @@ fn initial_record(
     launcher_pid: u32,
     start_ms: u64,
 ) -> LauncherRecord {
-    let mut argv = vec![opts.program.to_string_lossy().into_owned()];
-    argv.extend(opts.args.iter().map(|a| a.to_string_lossy().into_owned()));
+    // Byte for byte (`model::path::from_os`): launcher.json writes a byte
+    // that is not UTF-8 as the trace does, `\udcNN`.
+    use crate::model::path::from_os;
+    let mut argv = vec![from_os(&opts.program)];
+    argv.extend(opts.args.iter().map(|a| from_os(a)));
     LauncherRecord {
         launcher_version: env!("CARGO_PKG_VERSION").to_string(),
-        program: opts.program.to_string_lossy().into_owned(),
-        command: Some(p.resolved.display().to_string()),
+        program: from_os(&opts.program),
+        command: Some(from_os(p.resolved.as_os_str())),
         argv,
-        cwd: std::env::current_dir()
-            .ok()
-            .map(|p| p.display().to_string()),
-        out_dir: p.out_dir.display().to_string(),
+        cwd: std::env::current_dir().ok().map(|p| from_os(p.as_os_str())),
+        out_dir: from_os(p.out_dir.as_os_str()),
         mode: if opts.all { "all" } else { "cuda" }.to_string(),
-        shim: Some(p.shim.display().to_string()),
+        shim: Some(from_os(p.shim.as_os_str())),
         hostname: record::hostname(),
         launcher_pid,
         start_wall_ms: start_ms,
@@ -324,6 +340,10 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
         env.add_pin(&pin.dir, pin.mode);
     }
     let signals = install_signals();
+    // Processes of the program's tree whose parent ends become ours, so
+    // that the launcher knows when the last one has ended.
+    outliving::become_subreaper();
+    let mut reserve = record::Reserve::make(&p.out_dir);
     // Set up last, right before the program starts: the launcher's own
     // messages before this point are not the program's.
     let mut capture = Capture::begin(&p.out_dir, !opts.no_capture_stderr);
@@ -342,17 +362,36 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             return Outcome::Done(code);
         }
     };
-    let child_pid = child.id() as i32;
-    // The Child handle is not used for waiting: wait_child reaps by pid.
-    drop(child);
+    let child_pid = child.pid();
     capture.program_started();
     rec.pid = Some(child_pid as u32);
     write_record(&p.out_dir, &rec);
 
-    let ended = wait_program(child_pid, signals.as_ref());
-    // Everything the program wrote reaches the real stderr before the
-    // summary (and before the launcher ends by the program's signal).
-    rec.stderr = Some(capture.finish());
+    let (ended, leader) = match child {
+        // The Child handle is not used for waiting: wait_child reaps by pid.
+        Started::Child(_) => (
+            wait_program(Program::Child(child_pid), signals.as_ref()),
+            None,
+        ),
+        Started::Session(leader) => {
+            let leader_pid = leader.pid();
+            if let Some(s) = &signals {
+                s.catch_stop_requests();
+            }
+            let (term, relay) = capture
+                .take_terminal()
+                .expect("a terminal session has its terminal");
+            let mut session = Session::new(leader, term, relay);
+            let ended = wait_program(Program::Session(&mut session), signals.as_ref());
+            // The user's modes are back (the wait did that); dropping the
+            // session ends the key relay.
+            drop(session);
+            (ended, Some(leader_pid))
+        }
+    };
+    // The room kept for the record: how the program ended goes on disk
+    // first, even when its traces filled it.
+    reserve.release();
     let end = now_ms();
     let status = match ended {
         Ended::Exited(c) => {
@@ -369,6 +408,17 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     rec.end_wall_ms = Some(end);
     rec.end = Some(local_time(end).1);
     rec.status = Some(status);
+    write_record(&p.out_dir, &rec);
+    // The processes still running get their grace; the capture goes on
+    // meanwhile.
+    let except: Vec<i32> = leader.into_iter().collect();
+    rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
+    // Everything the program wrote reaches the real stderr before the
+    // summary (and before the launcher ends by the program's signal).
+    rec.stderr = Some(capture.finish());
+    let end = now_ms();
+    rec.end_wall_ms = Some(end);
+    rec.end = Some(local_time(end).1);
     write_record(&p.out_dir, &rec);
     Outcome::Traced(Box::new(Traced {
         out_dir: p.out_dir,

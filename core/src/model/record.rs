@@ -4,9 +4,6 @@
 //! `launch::capture` for the findings that quote a framework's message).
 
 use serde::{Deserialize, Serialize};
-use std::fs;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Name of the launcher's record in a trace directory.
@@ -63,6 +60,55 @@ pub struct LauncherRecord {
     /// Findings counts and the `--fail-on` gate, written when the run ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<FindingsRecord>,
+    /// Processes of the program's tree still running when it ended
+    /// (`launch::outliving`); absent when there were none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outlived: Vec<OutlivedRecord>,
+}
+
+/// One entry of `outlived` in `launcher.json`: a process of the program's
+/// tree that was still running when the program ended.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct OutlivedRecord {
+    pub pid: u32,
+    /// Its command name (`/proc/PID/comm`) when the program ended.
+    pub name: Option<String>,
+    /// How long after the program it ended, in ms; None when it was still
+    /// running when the launcher stopped waiting.
+    pub ended_after_ms: Option<u64>,
+    /// Its exit status, when the launcher reaped it (it had become the
+    /// launcher's child).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when the launcher reaped it.
+    pub signal: Option<i32>,
+    /// Still running when the launcher stopped waiting
+    /// (`launch::outliving::CHILD_GRACE`): its trace may have grown since.
+    pub still_running: bool,
+}
+
+impl OutlivedRecord {
+    /// "still running when cudnn-trace ended", "ended 0.4 s after the
+    /// program (exit status 0)", ….
+    pub fn ending(&self) -> String {
+        if self.still_running {
+            return "still running when cudnn-trace ended (its trace may have grown since)".into();
+        }
+        let how = match (self.exit_code, self.signal) {
+            (_, Some(sig)) => format!(
+                ", killed by signal {sig}{}",
+                signal_name(sig)
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            ),
+            (Some(code), None) => format!(", exit status {code}"),
+            _ => String::new(),
+        };
+        match self.ended_after_ms {
+            Some(ms) => format!("outlived the program by {:.1} s{how}", ms as f64 / 1000.0),
+            None => format!("outlived the program{how}"),
+        }
+    }
 }
 
 /// `findings` of `launcher.json`.
@@ -167,28 +213,20 @@ pub struct StderrRecord {
 }
 
 /// The program's captured stderr in the trace directory `run_dir`, as text
-/// (invalid UTF-8 replaced); None when there is none.
+/// (invalid UTF-8 replaced); None when there is none. Its name is the one
+/// `launcher.json` gives (`stderr.txt`, or another when that name was taken:
+/// `launch::capture`). Read as trace files are: never through a symlink or a
+/// hard link, never blocking on a FIFO (`model::trace`).
 // Called by report and the launcher's summary (the findings that quote the
 // frameworks' messages).
 pub fn read_captured(run_dir: &Path) -> Option<String> {
-    let path = run_dir.join(STDERR_FILE);
-    if !fs::metadata(&path).ok()?.is_file() {
-        return None;
-    }
-    // Non-blocking, and checked again once open: a FIFO put there must not
-    // hang the report.
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(&path)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    let name = super::files::read_small(&run_dir.join(LAUNCHER_FILE), 16 << 20)
+        .and_then(|b| serde_json::from_slice::<LauncherRecord>(&super::json::decode(&b)).ok())
+        .and_then(|r| r.stderr.and_then(|s| s.file))
+        .filter(|f| !f.contains('/') && !f.starts_with('.'))
+        .unwrap_or_else(|| STDERR_FILE.to_string());
     // The launcher writes at most 2 × KEEP bytes and the marker line.
-    let cap = (2 * KEEP + 4096) as u64;
-    let mut bytes = Vec::new();
-    f.take(cap).read_to_end(&mut bytes).ok()?;
+    let bytes = super::files::read_small(&run_dir.join(name), (2 * KEEP + 4096) as u64)?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -231,23 +231,29 @@ impl<'a> Failure<'a> {
         }));
         let looks = self.where_requester_looks(f, ctx);
         let copies: Vec<Copy> = copies.into_iter().filter(|c| !c.is_stub()).collect();
+        let remedy = match self.vanished_pin(f, ctx) {
+            Some(dir) => {
+                ev.push(
+                    Evidence::new("pin")
+                        .path(dir.to_string())
+                        .detail("the pin directory no longer exists on this machine"),
+                );
+                Remedy::new(format!(
+                    "the pin directory {dir} no longer exists: it was removed or unmounted while \
+                     the program ran, and the strict pin sent {} into it; restore it, or pin \
+                     another cuDNN directory (`cudnn-trace env --pin DIR` checks one first)",
+                    basename(&self.name)
+                ))
+            }
+            None => self.usual_remedy(f, ctx, &copies, looks.as_deref()),
+        };
         finding(
             ctx,
             "CDT006",
             self.severity(ctx),
             self.title(),
             ev,
-            if self.optional_engine(ctx) {
-                format!(
-                    "nothing to do: {} is an optional engine that this cuDNN install does not ship, and cuDNN goes on without it; a copy of another install would be a mix (CDT002)",
-                    basename(&self.name)
-                )
-                .into()
-            } else if let Some(dir) = self.beside_requester(f, ctx) {
-                beside_remedy(self.requester.as_deref().unwrap_or(""), &dir)
-            } else {
-                Remedy::new(self.remedy(&copies, looks.as_deref()))
-            },
+            remedy,
             &["R34", "E6", "E7", "R17"],
         )
     }
@@ -281,6 +287,39 @@ impl<'a> Failure<'a> {
             .into_iter()
             .any(|x| stem(&x) == lib_stem && (major.is_none() || soname_major(&x) == major));
         there.then_some(dir)
+    }
+
+    /// The pin directory, when the pin sent this request into it and it is
+    /// gone now (the trace was taken here): then no copy elsewhere is the
+    /// answer, the directory is.
+    fn vanished_pin<'f>(&self, f: &Facts<'f>, ctx: &Context<'_>) -> Option<&'f str> {
+        let dir = f.img.header.pin.as_ref()?.dir.as_str();
+        let inside = |p: &str| p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+        let pinned = self.tried.iter().any(|t| inside(&t.path))
+            || self.fails.iter().any(|x| inside(&x.ev.name));
+        (pinned && super::local(f, ctx) && ctx.machine.canonical(dir).is_none()).then_some(dir)
+    }
+
+    /// The fix when the pin is not the story: nothing for an optional
+    /// engine, the requester's directory for a sibling it cannot see, else
+    /// a copy to make findable or to install.
+    fn usual_remedy(
+        &self,
+        f: &Facts<'_>,
+        ctx: &Context<'_>,
+        copies: &[Copy],
+        looks: Option<&str>,
+    ) -> Remedy {
+        if self.optional_engine(ctx) {
+            return Remedy::new(format!(
+                "nothing to do: {} is an optional engine that this cuDNN install does not ship, and cuDNN goes on without it; a copy of another install would be a mix (CDT002)",
+                basename(&self.name)
+            ));
+        }
+        if let Some(dir) = self.beside_requester(f, ctx) {
+            return beside_remedy(self.requester.as_deref().unwrap_or(""), &dir);
+        }
+        Remedy::new(self.remedy(copies, looks))
     }
 
     /// Whether ld.so gave up during this search at start-up (and ended the
