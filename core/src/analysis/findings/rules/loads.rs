@@ -700,20 +700,34 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 crate::model::name_version::of_library(&cand, Some(&cand_real)).map(|v| v.text())
             }
         };
-        let severity = shadow_severity(lib, cand_ver.as_ref());
+        // Same version, another CUDA build: not harmless (jax#17553).
+        let builds = cuda_builds(f, ctx, lib, &cand);
+        let other_build = matches!(&builds, (Some(a), Some(b)) if a.prefix(2) != b.prefix(2));
+        let severity = match shadow_severity(lib, cand_ver.as_ref()) {
+            Severity::Info if other_build => Severity::Error,
+            s => s,
+        };
+        let build = |b: &Option<Ver>| {
+            b.as_ref()
+                .filter(|_| other_build)
+                .map(|b| format!(", a CUDA {} build,", b.prefix(2)))
+                .unwrap_or_default()
+        };
         // The LD_LIBRARY_PATH entry itself (a hardware-capability
         // subdirectory searched below it is not one), as written.
         let search = super::entry_of(f, ctx, lib).shown().to_string();
         let title = format!(
-            "{name}{} came from LD_LIBRARY_PATH although the {kind} of {} holds {}",
+            "{name}{}{} came from LD_LIBRARY_PATH although the {kind} of {} holds {}{}",
             lib.version_text()
                 .map(|v| format!(" {v}"))
                 .unwrap_or_default(),
+            build(&builds.0),
             basename(req),
             cand_ver
                 .as_ref()
                 .map(|v| v.to_string())
-                .unwrap_or_else(|| "another copy".into())
+                .unwrap_or_else(|| "another copy".into()),
+            build(&builds.1).trim_end_matches(',')
         );
         let mut ev = vec![loaded(lib)];
         ev.push(
@@ -755,6 +769,38 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 /// Same version on both sides: harmless (info). Otherwise an error for the
 /// libraries whose copies must not mix (cuDNN, cudart, libcuda), a warning
 /// for the others.
+/// The CUDA builds (`cudnnGetCudartVersion`) of the cuDNN install of the
+/// loaded `lib` and of the install holding `cand`: the loaded install's
+/// answer in the process or at report time, the other's asked at report
+/// time of its version-telling file. (None, None) outside cuDNN.
+fn cuda_builds(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    lib: &Lib<'_>,
+    cand: &str,
+) -> (Option<Ver>, Option<Ver>) {
+    if lib.family != "cudnn" {
+        return (None, None);
+    }
+    let mine = f
+        .family("cudnn")
+        .filter(|l| l.dir() == lib.dir())
+        .find_map(|l| l.cuda_build());
+    let refs = [
+        "libcudnn_graph.so.9",
+        "libcudnn_ops_infer.so.8",
+        "libcudnn.so.7",
+    ];
+    let dir = dirname(cand);
+    let other = std::iter::once(cand.to_string())
+        .chain(refs.iter().map(|r| format!("{dir}/{r}")))
+        .filter(|p| ctx.machine.exists(p))
+        .find_map(|p| files::ask_file(ctx.machine, &p)?.cuda_build)
+        .filter(|&v| v > 0)
+        .map(|v| Ver::from_cuda_int(v as u64));
+    (mine, other)
+}
+
 fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
     if let (Some((mine, _)), Some(other)) = (lib.version(), other) {
         if mine.prefix(3) == other.prefix(3) {
