@@ -7,7 +7,7 @@ use super::remedies::how_to_avoid;
 use super::{entry_of, finding, loaded};
 use crate::analysis::findings::facts::{basename, soname_major, Facts, Lib, Observed};
 use crate::analysis::findings::knowledge::Knowledge;
-use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
 use std::collections::BTreeMap;
 
 /// Evidence for a CUDA error code seen in a call or in stderr.
@@ -372,14 +372,19 @@ pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         } else {
             v.titles.join("; ")
         };
+        let upgrade = upgrade_remedy(k, &d, &v.error_needs);
+        let remedy = match flavour_fix(f, ctx, &d, &v.errors) {
+            Some(fix) => Remedy::new(fix).or(upgrade),
+            None => Remedy::new(upgrade),
+        };
         return vec![finding(
             ctx,
             "CDT004",
             Severity::Error,
             title,
             ev,
-            upgrade_remedy(k, &d, &v.error_needs),
-            &["R9", "R10", "R12", "R8", "E2", "E10"],
+            remedy,
+            &["R9", "R10", "R12", "R8", "E2", "E10", "R-xla53"],
         )];
     }
     if v.mvc_titles.is_empty() {
@@ -496,6 +501,29 @@ impl DriverVerdicts {
     }
 }
 
+/// A cuDNN too new for the driver that its package can replace with the
+/// build for the driver's CUDA major (the same cuDNN version: nothing else
+/// changes for the program).
+fn flavour_fix(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    d: &Driver,
+    errors: &[Evidence],
+) -> Option<String> {
+    let (dc, _) = d.cuda.as_ref()?;
+    if !super::local(f, ctx) {
+        return None;
+    }
+    errors
+        .iter()
+        .filter_map(|e| e.path.as_deref())
+        .find_map(|p| {
+            let lib = f.family("cudnn").find(|l| l.is(p))?;
+            let (v, _) = lib.version()?;
+            super::remedies::other_flavour(ctx, lib.real(), &v, dc.major())
+        })
+}
+
 /// Which driver to install for the highest CUDA major it is too old for.
 fn upgrade_remedy(k: &Knowledge, d: &Driver, error_needs: &[Ver]) -> String {
     let top = error_needs.iter().map(Ver::major).max();
@@ -530,6 +558,15 @@ fn fmt_need(v: &Ver, mvc: bool) -> String {
 /// installs into `/usr/local/cuda-X.Y/compat/`, §2.2 [R11]).
 fn is_compat(l: &Lib<'_>) -> bool {
     l.path().contains("/compat/") || l.real().contains("/compat/")
+}
+
+/// The package that installed a compat libcuda (`cuda-compat-11-3`), as
+/// a fix: removing it takes the compat copy away for good.
+fn compat_owner(f: &Facts<'_>, ctx: &Context<'_>, l: &Lib<'_>) -> Option<String> {
+    if !super::local(f, ctx) {
+        return None;
+    }
+    super::remedies::owner_action(ctx, l.real(), "remove")
 }
 
 /// The kernel module's version, when the report runs on the host the
@@ -582,7 +619,11 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 cver.as_ref().map(|v| format!(": libcuda {} from {}", v.driver_text(), cdir.clone().unwrap_or_default())).unwrap_or_default()
             ),
             format!(
-                "forward compatibility works only on data-center GPUs (and select RTX / Jetson boards): {leave}, and upgrade the host's NVIDIA driver to one that supports the runtime's CUDA major instead (13.x: >= 580, 12.x: >= 525.60.13)"
+                "forward compatibility works only on data-center GPUs (and select RTX / Jetson boards): {}; the host's own driver runs every runtime of the CUDA major it supports (minor-version compatibility), and a newer CUDA major needs a newer host driver, not a compat package",
+                match c.and_then(|l| compat_owner(f, ctx, l)) {
+                    Some(o) => format!("{o}, or {leave}"),
+                    None => leave.clone(),
+                }
             ),
         )
     } else if !e803.is_empty() {

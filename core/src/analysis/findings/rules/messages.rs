@@ -4,7 +4,7 @@
 //! §4; the messages and their rules are data, `frameworks.toml`).
 
 use super::loads::copy_evidence;
-use super::{and_list, finding, is_pip, loaded};
+use super::{and_list, finding, is_pip, loaded, remedies};
 use crate::analysis::files::{self, Source};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::analysis::findings::knowledge::{message_version, MessageRule};
@@ -339,8 +339,32 @@ fn cudnn_version(
                 "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
             )));
         }
-        None => fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies)),
+        None => {
+            fixes.extend(owner_reinstall(f, ctx, m, b, &wrong));
+            fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies));
+        }
     }
+}
+
+/// No copy that fits is on the machine: the package that installed the
+/// loaded one can install the version the build needs.
+fn owner_reinstall(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    m: &VersionMessage<'_>,
+    b: &Ver,
+    wrong: &[&Lib<'_>],
+) -> Option<String> {
+    if !super::local(f, ctx) {
+        return None;
+    }
+    let rule = match m.check {
+        Some("compat-version-eq") => remedies::Want::SameMinor,
+        _ => remedies::Want::AtLeast,
+    };
+    wrong
+        .iter()
+        .find_map(|l| remedies::reinstall_owner(ctx, l.real(), b, rule, m.runtime))
 }
 
 /// The loaded files of the run-time version (`wrong`), else the first cuDNN

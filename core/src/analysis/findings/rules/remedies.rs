@@ -17,9 +17,15 @@ use crate::model::stem;
 /// "remove or upgrade the Debian package libcudnn9-cuda-12 9.23.2.1-1,
 /// which owns …: sudo apt-get remove libcudnn9-cuda-12".
 pub fn owner_fix(ctx: &Context<'_>, path: &str) -> Option<String> {
+    owner_action(ctx, path, "remove or upgrade")
+}
+
+/// [`owner_fix`] with another verb ("remove" where no release of the
+/// package would help).
+pub fn owner_action(ctx: &Context<'_>, path: &str, verb: &str) -> Option<String> {
     let o = ctx.machine.file_owner(path)?;
     Some(format!(
-        "remove or upgrade {}, which installed {path} (`{}`)",
+        "{verb} {}, which installed {path} (`{}`)",
         o.words(),
         o.remove_command()
     ))
@@ -73,6 +79,96 @@ pub(super) fn how_to_avoid(
         "pin" => format!("the cuDNN pin sent it to {dir}"),
         other => format!("found through {other} in {dir}"),
     }
+}
+
+/// What the version must be: the same major.minor (TensorFlow 1.x's
+/// "compatibility version"), or the same major with at least the minor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    SameMinor,
+    AtLeast,
+}
+
+/// The command that installs the version `want` asks of the package that
+/// owns `path`, in its own manager's syntax: the package exists (it is
+/// installed), so no package name is guessed. `have`: the version loaded,
+/// to tell a downgrade.
+pub fn reinstall_owner(
+    ctx: &Context<'_>,
+    path: &str,
+    want: &crate::model::Ver,
+    rule: Want,
+    have: Option<&crate::model::Ver>,
+) -> Option<String> {
+    use crate::machine::Manager;
+    let o = ctx.machine.file_owner(path)?;
+    let mm = format!("{}.{}", want.major(), want.minor().unwrap_or(0));
+    let down = have.is_some_and(|h| h.prefix(2) > want.prefix(2));
+    let cmd = match (o.manager, rule) {
+        (Manager::Dpkg, _) => format!(
+            "sudo apt-get install {}'{}={mm}.*'",
+            if down { "--allow-downgrades " } else { "" },
+            o.name
+        ),
+        (Manager::Pip, Want::SameMinor) => format!("pip install '{}=={mm}.*'", o.name),
+        (Manager::Pip, Want::AtLeast) => format!("pip install '{}>={mm}'", o.name),
+        (Manager::Conda, r) => {
+            let spec = match r {
+                Want::SameMinor => format!("{}={mm}", o.name),
+                Want::AtLeast => format!("{}>={mm}", o.name),
+            };
+            match &o.prefix {
+                Some(p) => format!("conda install -p {p} '{spec}'"),
+                None => format!("conda install '{spec}'"),
+            }
+        }
+        (Manager::Rpm, _) => format!("sudo dnf install '{}-{mm}.*'", o.name),
+        (Manager::Pacman, _) => return None,
+    };
+    Some(format!(
+        "the loaded {} belongs to {}: install cuDNN {mm}{} of that package (`{cmd}`)",
+        basename(path),
+        o.words(),
+        if rule == Want::AtLeast {
+            " or newer"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// For a cuDNN file of an NVIDIA Debian package whose version names its
+/// CUDA flavour (`libcudnn8 8.9.4.25-1+cuda12.2`): the same cuDNN built
+/// for CUDA `cuda_major`, when the support table lists that build, with
+/// the toolkit its runtime is linked from (`+cuda11.8`: "static 11.8").
+pub fn other_flavour(
+    ctx: &Context<'_>,
+    path: &str,
+    cudnn: &crate::model::Ver,
+    cuda_major: u32,
+) -> Option<String> {
+    let o = ctx.machine.file_owner(path)?;
+    if o.manager != crate::machine::Manager::Dpkg {
+        return None;
+    }
+    let (base, _) = o.version.as_deref()?.split_once("+cuda")?;
+    let release = ctx.knowledge.release(cudnn)?;
+    let build = release
+        .build
+        .iter()
+        .find(|b| b.cuda.split('.').next() == Some(cuda_major.to_string().as_str()))?;
+    let flavour = build
+        .toolkits
+        .split("static ")
+        .nth(1)?
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()
+        .filter(|v| v.contains('.'))?;
+    Some(format!(
+        "install the CUDA {cuda_major} build of the same cuDNN over {}: `sudo apt-get install --allow-downgrades {}={base}+cuda{flavour}`",
+        o.words(),
+        o.name
+    ))
 }
 
 /// The file name a library was asked for (its soname), else its path's.
@@ -371,6 +467,50 @@ mod tests {
             "{:#?}",
             f.alternatives
         );
+    }
+
+    #[test]
+    fn the_owner_installs_the_version_the_build_needs() {
+        use super::{other_flavour, reinstall_owner, Want};
+        use crate::analysis::findings::{Context, Knowledge};
+        use crate::machine::{FakeDisk, Machine};
+        use crate::model::Ver;
+        let lib = "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.4";
+        let mut d = FakeDisk::default();
+        d.file(lib)
+            .file("/var/lib/dpkg/info/libcudnn8.list")
+            .file("/var/lib/dpkg/status");
+        d.texts.insert(
+            "/var/lib/dpkg/info/libcudnn8.list".into(),
+            format!("{lib}\n"),
+        );
+        d.texts.insert(
+            "/var/lib/dpkg/status".into(),
+            "Package: libcudnn8\nStatus: install ok installed\nVersion: 8.9.4.25-1+cuda12.2\n"
+                .into(),
+        );
+        let m = Machine::with_disk(d);
+        let k = Knowledge::embedded().unwrap();
+        let ctx = Context {
+            knowledge: &k,
+            machine: &m,
+        };
+        let v = |s| Ver::parse(s).unwrap();
+        let r =
+            reinstall_owner(&ctx, lib, &v("8.6.0"), Want::SameMinor, Some(&v("8.9.4"))).unwrap();
+        assert!(
+            r.contains("sudo apt-get install --allow-downgrades 'libcudnn8=8.6.*'"),
+            "{r}"
+        );
+        let r = reinstall_owner(&ctx, lib, &v("8.9.7"), Want::AtLeast, Some(&v("8.9.4"))).unwrap();
+        assert!(r.contains("sudo apt-get install 'libcudnn8=8.9.*'"), "{r}");
+        let r = other_flavour(&ctx, lib, &v("8.9.4"), 11).unwrap();
+        assert!(
+            r.ends_with("`sudo apt-get install --allow-downgrades libcudnn8=8.9.4.25-1+cuda11.8`"),
+            "{r}"
+        );
+        // No CUDA 13 build of cuDNN 8 exists: nothing is offered.
+        assert_eq!(other_flavour(&ctx, lib, &v("8.9.4"), 13), None);
     }
 
     #[test]
