@@ -137,11 +137,30 @@ fn failure_groups<'a>(f: &Facts<'a>) -> BTreeMap<(String, Option<String>), Vec<&
             continue;
         }
         groups
-            .entry((stem(&fl.ev.name).to_string(), fl.ev.requester.clone()))
+            .entry((stem(&fl.ev.name).to_string(), effective_requester(f, fl)))
             .or_default()
             .push(fl);
     }
     groups
+}
+
+/// Who asked: the trace's requester, except when that is the dynamic
+/// loader itself (`via: loader`): a dlopen from a library's constructor
+/// runs inside ld.so's initialisation of that library, so the library
+/// loaded last on the same thread before the request is the one that
+/// asked (cuDNN 8's cnn_infer dlopening `libcuda.so` while it starts).
+fn effective_requester(f: &Facts<'_>, fl: &Failed) -> Option<String> {
+    let r = fl.ev.requester.as_deref()?;
+    if fl.ev.via != "loader" || !basename(r).starts_with("ld-linux") {
+        return Some(r.to_string());
+    }
+    f.img
+        .loads
+        .iter()
+        .filter(|l| l.new && l.seq < fl.ev.seq && l.tid == fl.ev.tid && l.lmid == fl.ev.lmid)
+        .max_by_key(|l| l.seq)
+        .map(|l| l.path.clone())
+        .or_else(|| Some(r.to_string()))
 }
 
 /// One library that could not be loaded, by one requester: every failed
@@ -279,6 +298,10 @@ impl<'a> Failure<'a> {
             return None;
         }
         let dir = dirname(real.unwrap_or(req)).to_string();
+        // Searched, and still not found: a name is missing, not a path.
+        if self.tried.iter().any(|t| dirname(&t.path) == dir) {
+            return None;
+        }
         let lib_stem = stem(basename(&self.name));
         let major = soname_major(&self.name);
         let there = ctx
@@ -319,7 +342,46 @@ impl<'a> Failure<'a> {
         if let Some(dir) = self.beside_requester(f, ctx) {
             return beside_remedy(self.requester.as_deref().unwrap_or(""), &dir);
         }
+        if let Some(r) = self.missing_link(f, ctx) {
+            return r;
+        }
         Remedy::new(self.remedy(copies, looks))
+    }
+
+    /// A directory the loader searched holds the library under another
+    /// name only (`libcudart.so.12.0` without its soname link
+    /// `libcudart.so.12`; the driver's `libcuda.so.1` without the
+    /// development link `libcuda.so` that cuDNN 8 dlopens): the fix is the
+    /// link, not another install. The target is the shortest such name of
+    /// the same major (the soname when there).
+    fn missing_link(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<Remedy> {
+        if !super::local(f, ctx) {
+            return None;
+        }
+        let want = basename(&self.name);
+        let major = soname_major(want);
+        let mut dirs: Vec<&str> = self.tried.iter().map(|t| dirname(&t.path)).collect();
+        dirs.dedup();
+        dirs.into_iter().find_map(|dir| {
+            let mut names: Vec<String> = ctx
+                .machine
+                .list_dir(dir)
+                .into_iter()
+                .filter(|n| n != want && stem(n) == stem(want) && n.starts_with(want))
+                .filter(|n| major.is_none() || soname_major(n) == major)
+                .collect();
+            names.sort_by_key(|n| (n.len(), n.clone()));
+            let target = names.into_iter().next()?;
+            let mut r = Remedy::new(format!(
+                "{dir} holds {target} but no {want}: create the link, `ln -s {target} {dir}/{want}`"
+            ));
+            if major.is_some() {
+                r = r.or(format!(
+                    "let ldconfig create the soname links there: `ldconfig -n {dir}`"
+                ));
+            }
+            Some(r)
+        })
     }
 
     /// Whether ld.so gave up during this search at start-up (and ended the
@@ -412,9 +474,21 @@ impl<'a> Failure<'a> {
         format!(
             "{} could not be loaded ({} by {who}{also}){}",
             self.name,
-            self.first().ev.via,
+            self.via(),
             self.times()
         )
+    }
+
+    /// How it was asked for; a request the trace puts on the dynamic
+    /// loader but [`effective_requester`] gave to a starting library came
+    /// from that library's constructor.
+    fn via(&self) -> &str {
+        let ev = &self.first().ev;
+        if ev.via == "loader" && ev.requester != self.requester {
+            "dlopen from the constructor"
+        } else {
+            &ev.via
+        }
     }
 
     /// The failure with the loader's texts, and every place tried.

@@ -513,6 +513,33 @@ mod tests {
         assert_eq!(other_flavour(&ctx, lib, &v("8.9.4"), 13), None);
     }
 
+    /// The file is there under its full-version name only (ollama's
+    /// runner): the fix is the soname link, not an install.
+    #[test]
+    fn a_missing_soname_link_is_the_fix() {
+        let dir = "/opt/runner/bin";
+        let fs = Trace::new()
+            .machine(|d| {
+                d.file(&format!("{dir}/libcudart.so.12.0"));
+            })
+            .failed(
+                "libcudart.so.12",
+                &format!("{dir}/ollama-runner"),
+                &[(&format!("{dir}/libcudart.so.12"), "RUNPATH", "missing")],
+                None,
+            )
+            .findings();
+        let f = only(&fs, "CDT006");
+        assert_eq!(
+            f.fix,
+            format!("{dir} holds libcudart.so.12.0 but no libcudart.so.12: create the link, `ln -s libcudart.so.12.0 {dir}/libcudart.so.12`")
+        );
+        assert!(f
+            .alternatives
+            .iter()
+            .any(|a| a.contains(&format!("ldconfig -n {dir}"))));
+    }
+
     #[test]
     fn platform_subdirectories_fold_into_their_directory() {
         let name = "libcudnn.so.8";
