@@ -1016,7 +1016,7 @@ fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
         assert_eq!(
             remedies(&f),
             format!(
-                "a copy exists at {} ({version}): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks (its RUNPATH entry $ORIGIN)",
+                "a copy exists at {} ({version}): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH set before the program starts (glibc reads it once at start-up: os.environ or setenv inside the program changes nothing for the loader), or load it first by its absolute path (ctypes.CDLL), or install the library where {soname} looks (its RUNPATH entry $ORIGIN)",
                 s(&torch.join(core)),
                 s(&torch)
             )

@@ -622,7 +622,7 @@ impl<'a> Failure<'a> {
             .map(basename)
             .filter(|s| !s.is_empty());
         format!(
-            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks{}",
+            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH set before the program starts (glibc reads it once at start-up: os.environ or setenv inside the program changes nothing for the loader), or load it first by its absolute path (ctypes.CDLL), or install the library where {} looks{}",
             c.path,
             c.version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
             who.unwrap_or("the program"),
