@@ -33,16 +33,66 @@ pub(super) fn copy_evidence(c: &Copy) -> Evidence {
         .detail(d)
 }
 
+/// The packages that ship cuDNN, per cuDNN major: (CUDA major, pip
+/// distribution, Debian package and version glob of NVIDIA's repository).
+/// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7, the
+/// cuDNN 8 Debian package is `libcudnn8` with a `+cudaX.Y` version suffix,
+/// cuDNN 9's are `libcudnn9-cuda-N`. Sources: pypi.org/project/nvidia-cudnn-cu11,
+/// -cu12, -cu13 (release histories); developer.download.nvidia.com/compute/cuda/repos
+/// (the package lists of the ubuntu2004/2204 repositories).
+const CUDNN_PACKAGES: &[(u32, u32, Option<&str>, &str)] = &[
+    (7, 10, None, "libcudnn7='7.6.5.*+cuda10.2'"),
+    (
+        8,
+        11,
+        Some("nvidia-cudnn-cu11==8.*"),
+        "libcudnn8='8.*+cuda11.8'",
+    ),
+    (
+        8,
+        12,
+        Some("nvidia-cudnn-cu12==8.*"),
+        "libcudnn8='8.*+cuda12.2'",
+    ),
+    (9, 11, Some("nvidia-cudnn-cu11==9.*"), "libcudnn9-cuda-11"),
+    (9, 12, Some("nvidia-cudnn-cu12==9.*"), "libcudnn9-cuda-12"),
+    (9, 13, Some("nvidia-cudnn-cu13==9.*"), "libcudnn9-cuda-13"),
+];
+
+/// Where to get cuDNN `major` for the CUDA majors the process uses (all
+/// the builds there are when it has no CUDA runtime yet).
+fn cudnn_install_hint(major: Option<u32>, cuda: &[u32]) -> String {
+    let Some(m) = major else {
+        return "install cuDNN of the CUDA major the program uses".into();
+    };
+    let rows: Vec<&(u32, u32, Option<&str>, &str)> = CUDNN_PACKAGES
+        .iter()
+        .filter(|r| r.0 == m && (cuda.is_empty() || cuda.contains(&r.1)))
+        .collect();
+    if rows.is_empty() {
+        return format!(
+            "install cuDNN {m} built for the program's CUDA {} (no package of it is known here; NVIDIA's cuDNN archive has the tarballs)",
+            cuda.iter().map(u32::to_string).collect::<Vec<_>>().join("/")
+        );
+    }
+    let ways: Vec<String> = rows
+        .iter()
+        .map(|(_, c, pip, apt)| {
+            let pip = pip
+                .map(|p| format!("pip install '{p}' or "))
+                .unwrap_or_default();
+            format!("for CUDA {c}: {pip}sudo apt-get install {apt}")
+        })
+        .collect();
+    format!("install cuDNN {m} ({})", ways.join("; "))
+}
+
 /// Where to get a missing library (compat-facts §5.1, §6).
-fn install_hint(family: Option<&str>, name: &str) -> String {
+fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
     let m = soname_major(name);
     let mj = m.map(|m| m.to_string()).unwrap_or_else(|| "N".into());
     match family {
-        Some("cudnn") => format!(
-            "install cuDNN {} of the CUDA major the program uses (pip: nvidia-cudnn-cu12 or nvidia-cudnn-cu13; Debian: libcudnn{}-cuda-12 / -13)",
-            m.map(|m| m.to_string()).unwrap_or_default(),
-            m.unwrap_or(9)
-        ),
+        Some("cudnn") => cudnn_install_hint(m, cuda),
         Some("cudart") => match m {
             Some(13) => "install the CUDA 13 runtime (pip: nvidia-cuda-runtime, into site-packages/nvidia/cu13/lib; or the toolkit's cuda-cudart-13-x)".into(),
             Some(m) => format!("install the CUDA {m} runtime (pip: nvidia-cuda-runtime-cu{m}; or the toolkit's cuda-cudart-{m}-x)"),
@@ -345,7 +395,12 @@ impl<'a> Failure<'a> {
         if let Some(r) = self.missing_link(f, ctx) {
             return r;
         }
-        Remedy::new(self.remedy(copies, looks))
+        // The CUDA majors of the process's runtimes: cuDNN must be built
+        // for one of them.
+        let mut cuda: Vec<u32> = f.family("cudart").filter_map(|l| l.major).collect();
+        cuda.sort();
+        cuda.dedup();
+        Remedy::new(self.remedy(copies, looks, &cuda))
     }
 
     /// A directory the loader searched holds the library under another
@@ -548,7 +603,7 @@ impl<'a> Failure<'a> {
     /// What to do, given the copies of the library on the machine: replace
     /// a rejected file, make a copy findable, or install one. `looks`: where
     /// the requester looks (its RUNPATH entries as written).
-    fn remedy(&self, copies: &[Copy], looks: Option<&str>) -> String {
+    fn remedy(&self, copies: &[Copy], looks: Option<&str>, cuda: &[u32]) -> String {
         let rejected: Vec<String> = self
             .tried
             .iter()
@@ -588,24 +643,16 @@ impl<'a> Failure<'a> {
             }
             return r;
         }
-        let hint = install_hint(self.family().as_deref(), &self.name);
+        let hint = install_hint(self.family().as_deref(), &self.name, cuda);
         if copies.is_empty() {
             return format!("no copy was found on this machine: {hint}");
         }
-        // Every copy is of another major here: none fits (another ABI).
-        let others: Vec<String> = copies
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} ({})",
-                    c.path,
-                    c.version.as_deref().unwrap_or("version unknown")
-                )
-            })
-            .collect();
+        // Every copy is of another major here: none fits (another ABI,
+        // no promise across majors). They are in the evidence; the fix
+        // never offers one (nor a link to one).
         format!(
-            "only another major is on this machine ({}): {hint}",
-            others.join(", ")
+            "only another major of it is on this machine (listed below; it does not fit {}, and a link to it would not either): {hint}",
+            basename(&self.name)
         )
     }
 
