@@ -936,6 +936,34 @@ fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
 }
 
 #[cfg(test)]
+mod package_tests {
+    use super::cudnn_install_hint;
+
+    /// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7,
+    /// cuDNN 8's Debian package is libcudnn8 (a +cudaX.Y version).
+    #[test]
+    fn cudnn_packages_exist_for_the_cuda_major() {
+        let h = cudnn_install_hint(Some(8), &[11]);
+        assert!(h.contains("pip install 'nvidia-cudnn-cu11==8.*'"), "{h}");
+        assert!(
+            h.contains("libcudnn8='8.*+cuda11.8'") && !h.contains("cu12"),
+            "{h}"
+        );
+        let h = cudnn_install_hint(Some(8), &[13]);
+        assert!(
+            !h.contains("nvidia-cudnn-cu13") && h.contains("no package of it is known"),
+            "{h}"
+        );
+        let h = cudnn_install_hint(Some(9), &[]);
+        assert!(
+            h.contains("libcudnn9-cuda-13") && !h.contains("libcudnn8"),
+            "{h}"
+        );
+        assert!(!cudnn_install_hint(Some(7), &[10]).contains("pip"));
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use crate::analysis::findings::testkit::*;
     use crate::model::elf::DynInfo;
