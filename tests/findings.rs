@@ -961,7 +961,9 @@ fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
                     assert!(
                         tried.iter().any(|e| e["path"] == p.as_str()
                             && e["reason"] == reason
-                            && e["detail"] == "missing"),
+                            && e["detail"]
+                                .as_str()
+                                .is_some_and(|d| d.starts_with("missing"))),
                         "{p} ({reason}) not among the places tried: {f:#}"
                     );
                 }
@@ -1014,7 +1016,7 @@ fn dispatcher_cannot_load_its_core_library_v9_and_v8() {
         assert_eq!(
             remedies(&f),
             format!(
-                "a copy exists at {} ({version}): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH, or install the library where {soname} looks (its RUNPATH entry $ORIGIN)",
+                "a copy exists at {} ({version}): make it findable for {soname}, e.g. LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH set before the program starts (glibc reads it once at start-up: os.environ or setenv inside the program changes nothing for the loader), or load it first by its absolute path (ctypes.CDLL), or install the library where {soname} looks (its RUNPATH entry $ORIGIN)",
                 s(&torch.join(core)),
                 s(&torch)
             )
@@ -1859,7 +1861,7 @@ fn text_findings_section_and_explain() {
     let out = run(cmd, None);
     assert_eq!(out.code(), Some(0), "{}", out.show());
     let list = out.out();
-    assert_eq!(list.lines().count(), 11, "{list}");
+    assert_eq!(list.lines().count(), 12, "{list}");
     for (i, l) in list.lines().enumerate() {
         assert!(l.starts_with(&format!("CDT{:03}  ", i + 1)), "{l}");
     }
@@ -2163,7 +2165,9 @@ fn runtime_missing_at_startup() {
             .iter()
             .any(|e| e["path"] == s(&rt.join("libcudart.so.12")).as_str()
                 && e["reason"] == "RUNPATH"
-                && e["detail"] == "missing"),
+                && e["detail"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("missing"))),
         "{f:#}"
     );
     let on_disk: Vec<&Value> = evidence(f, "on disk")
@@ -2207,11 +2211,13 @@ fn runtime_missing_at_startup() {
     let remedy = remedies(f);
     assert!(!remedy.contains("make it findable"), "{remedy}");
     assert!(
-        remedy.starts_with(&format!(
-            "only another major is on this machine ({c13} (13.0)): install the CUDA 12 runtime"
-        )),
+        remedy.starts_with(
+            "only another major of it is on this machine (listed below; it does not fit libcudart.so.12, and a link to it would not either): install the CUDA 12 runtime"
+        ),
         "{remedy}"
     );
+    // The other major's file is evidence, never offered in the fix.
+    assert!(!remedy.contains(c13.as_str()), "{remedy}");
 
     // A CUDA 12 runtime where the loader does not look (a pip wheel's
     // directory): the copy to make findable.

@@ -40,6 +40,9 @@ pub trait Disk {
     /// process: Err says why not (someone other than this user or root
     /// could have put code there).
     fn loadable(&self, path: &str) -> Result<(), String>;
+    /// The RPM package that owns `path` (`rpm -qf`) as (name, version),
+    /// where rpm and its database exist.
+    fn rpm_owner(&self, path: &str) -> Option<(String, String)>;
 }
 
 /// The disk of the machine this runs on.
@@ -144,6 +147,33 @@ impl Disk for RealDisk {
         }
         Ok(())
     }
+    fn rpm_owner(&self, path: &str) -> Option<(String, String)> {
+        // Only on an RPM system: elsewhere there is no database to ask.
+        let rpm = ["/usr/bin/rpm", "/bin/rpm"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())?;
+        if !Path::new("/var/lib/rpm").is_dir() && !Path::new("/usr/lib/sysimage/rpm").is_dir() {
+            return None;
+        }
+        let out = std::process::Command::new(rpm)
+            .args([
+                "-qf",
+                "--qf",
+                "%{NAME}\t%{VERSION}-%{RELEASE}\n",
+                "--",
+                path,
+            ])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let (name, version) = text.lines().next()?.split_once('\t')?;
+        Some((name.to_string(), version.to_string()))
+    }
     fn read_text(&self, path: &str, max: usize) -> Option<String> {
         use std::io::Read;
         use std::os::unix::fs::OpenOptionsExt;
@@ -197,6 +227,8 @@ pub struct FakeDisk {
     pub texts: BTreeMap<String, String>,
     /// Files the report must not load, and why.
     pub not_loadable: BTreeMap<String, String>,
+    /// path → (name, version) as `rpm -qf` would say.
+    pub rpm: BTreeMap<String, (String, String)>,
 }
 
 #[cfg(test)]
@@ -288,6 +320,9 @@ impl Disk for FakeDisk {
     }
     fn read_text(&self, path: &str, max: usize) -> Option<String> {
         self.texts.get(path).filter(|t| t.len() <= max).cloned()
+    }
+    fn rpm_owner(&self, path: &str) -> Option<(String, String)> {
+        self.rpm.get(path).cloned()
     }
     fn loadable(&self, path: &str) -> Result<(), String> {
         match self.not_loadable.get(path) {

@@ -27,6 +27,8 @@ pub mod cache;
 mod copies;
 pub mod disk;
 pub mod ldcache;
+pub mod loader;
+pub mod owners;
 pub mod packages;
 pub mod pin;
 pub mod probe;
@@ -38,6 +40,7 @@ pub use copies::{Copy, Fit, ScanPlan};
 #[cfg(test)]
 pub use disk::FakeDisk;
 pub use disk::{Disk, RealDisk};
+pub use owners::{Manager, PackageOwner};
 pub use packages::Owner;
 pub use versions::{Asked, ExeProber, Prober, Role, TraceId, Wanted};
 
@@ -55,7 +58,10 @@ pub struct Machine {
     ld_cache: OnceCell<Vec<(String, String)>>,
     dirs: RefCell<HashMap<String, Vec<String>>>,
     dynamic: RefCell<HashMap<String, Option<DynInfo>>>,
-    owners: RefCell<HashMap<String, Option<Owner>>>,
+    owners_pip: RefCell<HashMap<String, Option<Owner>>>,
+    /// The package databases read so far ([`owners`]).
+    owners: RefCell<owners::Owners>,
+    file_owners: RefCell<HashMap<String, Option<PackageOwner>>>,
     versions: versions::Versions,
 }
 
@@ -83,7 +89,9 @@ impl Machine {
             ld_cache: OnceCell::new(),
             dirs: RefCell::new(HashMap::new()),
             dynamic: RefCell::new(HashMap::new()),
-            owners: RefCell::new(HashMap::new()),
+            owners_pip: RefCell::new(HashMap::new()),
+            owners: RefCell::new(owners::Owners::default()),
+            file_owners: RefCell::new(HashMap::new()),
             versions: versions::Versions::new(None, None),
         }
     }
@@ -167,11 +175,13 @@ impl Machine {
     /// The pip distribution whose `RECORD` lists `path` (a file under a
     /// `site-packages`), with the size it lists ([`packages`]).
     pub fn package_owner(&self, path: &str) -> Option<Owner> {
-        if let Some(o) = self.owners.borrow().get(path) {
+        if let Some(o) = self.owners_pip.borrow().get(path) {
             return o.clone();
         }
         let o = packages::owner(self, path);
-        self.owners.borrow_mut().insert(path.to_string(), o.clone());
+        self.owners_pip
+            .borrow_mut()
+            .insert(path.to_string(), o.clone());
         o
     }
 

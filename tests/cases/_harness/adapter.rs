@@ -92,7 +92,8 @@ fn evidence(v: &Value) -> Evidence {
     Evidence {
         what: text(&v["what"]).unwrap_or_default(),
         path: text(&v["path"]),
-        version: text(&v["version"]),
+        // JSON v2 writes a version as `{major, minor, patch, text}`.
+        version: text(&v["version"]).or_else(|| text(&v["version"]["text"])),
         reason: text(&v["reason"]),
         requester: text(&v["requester"]),
         search_dir: text(&v["search_dir"]),

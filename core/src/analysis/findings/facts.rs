@@ -38,6 +38,9 @@ pub struct Lib<'a> {
     /// A version found outside the process (asked at report time, the
     /// names it asked for, its pip package): `analysis::files`.
     pub found: Option<Found>,
+    /// The version the program read from it (`cudnnGetVersion`), where
+    /// that answer is the library's own ([`version_read`]).
+    pub called: Option<Ver>,
     /// `seq` of the unload that removed it, if any.
     pub unloaded_at: Option<u64>,
 }
@@ -95,6 +98,9 @@ impl Lib<'_> {
         }
         if let Some(v) = &self.name_version {
             return Some((v.clone(), "from the file name"));
+        }
+        if let Some(v) = &self.called {
+            return Some((v.clone(), "read by the program (cudnnGetVersion)"));
         }
         if let Some((v, s)) = found {
             return Some((v, s.words()));
@@ -297,7 +303,8 @@ impl<'a> Facts<'a> {
             let Some(fam) = l.family.as_deref() else {
                 continue;
             };
-            let lib = make_lib(l, fam, img, &versions);
+            let mut lib = make_lib(l, fam, img, &versions);
+            lib.called = version_read(&lib, &calls);
             let id = format!("{}@{}", lib.identity(), l.lmid);
             if !l.new && known.contains(&id) {
                 continue;
@@ -474,8 +481,29 @@ fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent
         driver_file,
         query,
         found: None,
+        called: None,
         unloaded_at,
     }
+}
+
+/// The version the program read from `lib` through `cudnnGetVersion`
+/// (frameworks call it at start-up): the library's own answer, for the
+/// libraries whose answer is their own version (cuDNN 7's single library,
+/// v8's ops_infer, v9's graph; a v8/v9 dispatcher answers with the
+/// sub-library's version, §1.2 [E5], so its answer does not date it).
+fn version_read(lib: &Lib<'_>, calls: &[CallEvent]) -> Option<Ver> {
+    let own_answer = lib.family == "cudnn"
+        && (lib.major == Some(7)
+            || matches!(lib.stem.as_str(), "libcudnn_graph" | "libcudnn_ops_infer"));
+    if !own_answer {
+        return None;
+    }
+    calls
+        .iter()
+        .filter(|c| c.func == "cudnnGetVersion")
+        .filter(|c| c.lib.as_deref().is_some_and(|p| lib.is(p)))
+        .find_map(|c| c.int_value().filter(|&v| v > 0))
+        .map(|v| Ver::from_cudnn_int(v as u64))
 }
 
 /// The full line(s) of `text` around byte range `a..b`, at most 600 chars.

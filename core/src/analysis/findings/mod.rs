@@ -240,6 +240,32 @@ impl Finding {
     fn paths(&self) -> impl Iterator<Item = &str> {
         self.evidence.iter().filter_map(|e| e.path.as_deref())
     }
+
+    /// Whether this finding's evidence names one of `paths` as a file or
+    /// as the requester of a failed load: a message naming
+    /// `libcudnn_cnn_infer.so.8` follows from the failure of the
+    /// `libnvrtc.so` that cnn_infer asked for. A bare soname matches a
+    /// path with that file name, or the same library of the same major
+    /// (`libcudnn_cnn_train.so.8` and `…/libcudnn_cnn_train.so.8.0.3`).
+    fn names_any(&self, paths: &[&str]) -> bool {
+        let same = |a: &str, b: &str| {
+            a == b
+                || ((!a.contains('/') || !b.contains('/'))
+                    && crate::model::stem(crate::model::basename(a))
+                        == crate::model::stem(crate::model::basename(b))
+                    && so_major(a) == so_major(b))
+        };
+        self.evidence
+            .iter()
+            .flat_map(|e| e.path.iter().chain(e.requester.iter()))
+            .any(|p| paths.iter().any(|q| same(p, q)))
+    }
+}
+
+/// The soname major of a file name (`libx.so.8.0.3` → `8`).
+fn so_major(p: &str) -> Option<&str> {
+    let (_, v) = crate::model::basename(p).split_once(".so.")?;
+    v.split('.').next()
 }
 
 /// Every code a rule can emit, with its short name. The long texts are in
@@ -256,6 +282,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("CDT009", "gpu-unsupported"),
     ("CDT010", "framework-message"),
     ("CDT011", "stub-driver"),
+    ("CDT012", "resident-first"),
 ];
 
 /// The findings of one process image, as `report --json` carries them.
@@ -289,13 +316,22 @@ pub fn evaluate(facts: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 pub fn rank(a: &Finding, b: &Finding) -> std::cmp::Ordering {
     b.severity
         .cmp(&a.severity)
-        .then(
-            a.consequence_of
-                .is_empty()
-                .cmp(&b.consequence_of.is_empty())
-                .reverse(),
-        )
+        .then(standing(a).cmp(&standing(b)))
         .then(a.code.cmp(b.code))
+}
+
+/// Where a finding stands in the story: 0 a root cause (how the libraries
+/// were put together, following from no other finding), 1 a symptom that
+/// nothing explained (a framework's message, a failed create: what the
+/// program suffered, never the cause itself), 2 a consequence of another.
+fn standing(f: &Finding) -> u8 {
+    if !f.consequence_of.is_empty() {
+        2
+    } else if SYMPTOMS.contains(&f.code) {
+        1
+    } else {
+        0
+    }
 }
 
 /// Findings that report what the program suffered (a framework's message,
@@ -320,11 +356,95 @@ pub fn link_consequences(findings: &mut [Finding]) {
             let mut causes: Vec<&'static str> = findings
                 .iter()
                 .filter(|c| !SYMPTOMS.contains(&c.code) && c.severity >= Severity::Warning)
-                .filter(|c| c.paths().any(|p| s.paths().any(|q| q == p)))
+                .filter(|c| c.names_any(&s.paths().collect::<Vec<_>>()))
                 .map(|c| c.code)
                 .collect();
             causes.dedup();
             causes
+        })
+        .collect();
+    for (f, causes) in findings.iter_mut().zip(links) {
+        for c in causes {
+            if !f.consequence_of.contains(&c) {
+                f.consequence_of.push(c);
+            }
+        }
+    }
+    link_effects(findings);
+    close_causes(findings);
+}
+
+/// A consequence of a consequence follows from the root too: XLA's
+/// "Possibly insufficient driver version" follows from the driver finding,
+/// which follows from the LD_LIBRARY_PATH finding that brought the CUDA 12
+/// cuDNN in; each names every cause up to the root.
+fn close_causes(findings: &mut [Finding]) {
+    loop {
+        let mut changed = false;
+        for i in 0..findings.len() {
+            let upstream: Vec<&'static str> = findings[i]
+                .consequence_of
+                .iter()
+                .flat_map(|c| {
+                    findings
+                        .iter()
+                        .filter(move |g| g.code == *c)
+                        .flat_map(|g| g.consequence_of.iter().copied())
+                })
+                .filter(|u| *u != findings[i].code)
+                .collect();
+            for u in upstream {
+                if !findings[i].consequence_of.contains(&u) {
+                    findings[i].consequence_of.push(u);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Findings about what a library cannot do where it is (built for a CUDA
+/// the driver or the runtime does not serve, a GPU it does not support).
+const EFFECTS: &[&str] = &["CDT003", "CDT004", "CDT009"];
+/// Findings about how a library got into the process from where it should
+/// not have (a second copy, a mixed install, LD_LIBRARY_PATH over RUNPATH,
+/// another framework's resident copy).
+const PLACEMENTS: &[&str] = &["CDT001", "CDT002", "CDT008", "CDT012"];
+
+/// Marks an effect (see [`EFFECTS`]) as a consequence of a placement
+/// warning or error (see [`PLACEMENTS`]) that names a file of the same
+/// directory: the driver is too old for the CUDA 12.2 cuDNN only because
+/// LD_LIBRARY_PATH brought that cuDNN in over the CUDA 11 one the program
+/// meant (jax#17553; issue 9, class 4).
+fn link_effects(findings: &mut [Finding]) {
+    let dirs = |f: &Finding| -> Vec<String> {
+        f.paths()
+            .filter(|p| p.starts_with('/'))
+            .map(|p| crate::model::dirname(p).to_string())
+            .collect()
+    };
+    let links: Vec<Vec<&'static str>> = findings
+        .iter()
+        .map(|e| {
+            // A failed create follows from what made that copy unusable,
+            // too (a cuDNN built for a CUDA the driver does not serve).
+            let causes: &[&str] = match e.code {
+                c if EFFECTS.contains(&c) => PLACEMENTS,
+                "CDT007" => &[
+                    "CDT001", "CDT002", "CDT008", "CDT012", "CDT003", "CDT004", "CDT009",
+                ],
+                _ => return Vec::new(),
+            };
+            let mine = dirs(e);
+            findings
+                .iter()
+                .filter(|c| causes.contains(&c.code) && c.severity >= Severity::Warning)
+                .filter(|c| dirs(c).iter().any(|d| mine.contains(d)))
+                .map(|c| c.code)
+                .collect()
         })
         .collect();
     for (f, causes) in findings.iter_mut().zip(links) {
@@ -514,6 +634,49 @@ mod tests {
         assert_eq!(folded.len(), one.len());
         assert!(folded.iter().all(|(_, pids)| pids == &vec![1, 2]));
         assert_eq!(folded[0].0.severity, Severity::Error);
+    }
+
+    /// A driver finding about a cuDNN that LD_LIBRARY_PATH brought in
+    /// follows from the LD_LIBRARY_PATH finding, and so does the framework
+    /// message that follows from the driver finding (jax#17553).
+    #[test]
+    fn effects_follow_placements_and_causes_close() {
+        let f = |code, path: &str| Finding {
+            code,
+            severity: Severity::Error,
+            title: String::new(),
+            fix: String::new(),
+            alternatives: Vec::new(),
+            evidence: vec![Evidence::new("loaded").path(path)],
+            consequence_of: Vec::new(),
+            sources: Vec::new(),
+            policy: None,
+        };
+        let mut fs = vec![
+            f("CDT010", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+            f(
+                "CDT004",
+                "/usr/local/cuda-12.2/lib64/libcudnn_ops_infer.so.8",
+            ),
+            f("CDT008", "/usr/local/cuda-12.2/lib64/libcudnn.so.8"),
+        ];
+        fs[0]
+            .evidence
+            .push(Evidence::new("x").path("/usr/local/cuda-12.2/lib64/libcudnn_ops_infer.so.8"));
+        link_consequences(&mut fs);
+        fs.sort_by(rank);
+        let codes: Vec<(&str, Vec<&str>)> = fs
+            .iter()
+            .map(|f| (f.code, f.consequence_of.clone()))
+            .collect();
+        assert_eq!(
+            codes,
+            vec![
+                ("CDT008", vec![]),
+                ("CDT004", vec!["CDT008"]),
+                ("CDT010", vec!["CDT004", "CDT008"]),
+            ]
+        );
     }
 
     /// Nothing in a trace or in stderr makes the rules panic.

@@ -1,48 +1,12 @@
 //! CDT001: two or more files of one library in a process; CDT002: cuDNN
 //! sub-libraries of different versions (compat-facts §3.3, rule 7).
 
-use super::{and_list, entry_of, finding, loaded, Entry};
+use super::remedies::{self, how_to_avoid};
+use super::{entry_of, finding, loaded};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Remedy, Severity, Ver};
 use crate::model::stem;
 use std::collections::BTreeMap;
-
-/// How a copy got in, and what to change so that it does not: the search
-/// entry it came through (`entry`, [`super::entry_of`]), as written.
-pub(super) fn how_to_avoid(lib: &Lib<'_>, entry: &Entry, keep_dir: Option<&str>) -> String {
-    let l = lib.load;
-    let dir = entry.dir.as_str();
-    let keep = keep_dir
-        .map(|k| format!(" (or put {k} before it)"))
-        .unwrap_or_default();
-    let who = match l.requester.as_deref() {
-        Some("") => "the main program".to_string(),
-        Some(r) => basename(r).to_string(),
-        None => "its requester".to_string(),
-    };
-    match l.reason.as_str() {
-        "LD_LIBRARY_PATH" => format!("remove {} from LD_LIBRARY_PATH{keep}", entry.shown()),
-        "ld.so.cache" | "default-dir" => format!(
-            "{} came from the {} because no earlier search step had it: make {who} find {} first, or remove {dir} from the ld.so cache",
-            basename(l.name.as_deref().unwrap_or(&l.path)),
-            l.reason,
-            keep_dir.unwrap_or("the copy you want")
-        ),
-        "path" => format!("{who} loads {} by its path", l.path),
-        "RPATH" | "RUNPATH" | "RPATH/RUNPATH" => format!(
-            "the {} of {} points at {dir}{}",
-            l.reason,
-            l.reason_owner.as_deref().unwrap_or(&who),
-            entry
-                .written
-                .as_deref()
-                .map(|w| format!(" (its entry {w})"))
-                .unwrap_or_default()
-        ),
-        "pin" => format!("the cuDNN pin sent it to {dir}"),
-        other => format!("found through {other} in {dir}"),
-    }
-}
 
 /// Whether two loads were in the process at the same time.
 fn overlap(a: &Lib<'_>, b: &Lib<'_>) -> bool {
@@ -134,7 +98,11 @@ pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             .iter()
             .map(|l| {
                 let e = entry_of(f, ctx, l);
-                format!("{}: {}", l.path(), how_to_avoid(l, &e, Some(keep.dir())))
+                format!(
+                    "{}: {}",
+                    l.path(),
+                    how_to_avoid(f, ctx, l, &e, Some(keep.dir()))
+                )
             })
             .collect();
         let remedy = if mixed_majors {
@@ -547,23 +515,27 @@ impl<'l, 'a> Install<'l, 'a> {
         evidence
     }
 
-    /// What to change: every file not from the anchor directory.
+    /// What to change: every file not from the anchor directory, each
+    /// through [`remedies::stray_fix`] (its package, its search entry;
+    /// whether the anchor holds that file at all).
     fn remedy(&self, f: &Facts<'_>, ctx: &Context<'_>, anchor_dir: Option<&str>) -> Remedy {
         let major = self.major;
         let mut fixes: Vec<String> = Vec::new();
+        let mut alternatives: Vec<String> = Vec::new();
         let mut through_llp = false;
         for l in self.libs.iter().filter(|l| Some(l.dir()) != anchor_dir) {
             through_llp |= l.load.reason == "LD_LIBRARY_PATH";
-            let fix = how_to_avoid(l, &entry_of(f, ctx, l), None);
-            if !fixes.contains(&fix) {
-                fixes.push(fix);
+            let r = remedies::stray_fix(f, ctx, l, anchor_dir);
+            if !fixes.contains(&r.fix) {
+                fixes.push(r.fix);
             }
+            alternatives.extend(r.alternatives);
         }
-        match anchor_dir {
+        let r = match anchor_dir {
             Some(a) if !fixes.is_empty() => {
                 let r = Remedy::new(format!(
                     "{}, so that every cuDNN {major} file comes from one install, {a}",
-                    and_list(&fixes)
+                    fixes.join("; ")
                 ));
                 if through_llp {
                     r.or(format!("put {a} first on LD_LIBRARY_PATH"))
@@ -577,7 +549,8 @@ impl<'l, 'a> Install<'l, 'a> {
             None => Remedy::new(format!(
                 "load every cuDNN {major} file from one install: reinstall cuDNN so that its sub-libraries are of one version, and remove other copies from LD_LIBRARY_PATH"
             )),
-        }
+        };
+        alternatives.into_iter().fold(r, Remedy::or)
     }
 }
 

@@ -3,11 +3,11 @@
 //! CDT005 (forward-compatibility libcuda, 803/804), CDT007 (cudnnCreate /
 //! cuInit failed) and CDT011 (stub libcuda). Facts: compat-facts §1.3, §2.
 
-use super::copies::how_to_avoid;
+use super::remedies::how_to_avoid;
 use super::{entry_of, finding, loaded};
 use crate::analysis::findings::facts::{basename, soname_major, Facts, Lib, Observed};
 use crate::analysis::findings::knowledge::Knowledge;
-use crate::analysis::findings::{Context, Evidence, Finding, Severity, Ver};
+use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
 use std::collections::BTreeMap;
 
 /// Evidence for a CUDA error code seen in a call or in stderr.
@@ -372,14 +372,19 @@ pub fn driver_too_old(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         } else {
             v.titles.join("; ")
         };
+        let upgrade = upgrade_remedy(k, &d, &v.error_needs);
+        let remedy = match flavour_fix(f, ctx, &d, &v.errors) {
+            Some(fix) => Remedy::new(fix).or(upgrade),
+            None => Remedy::new(upgrade),
+        };
         return vec![finding(
             ctx,
             "CDT004",
             Severity::Error,
             title,
             ev,
-            upgrade_remedy(k, &d, &v.error_needs),
-            &["R9", "R10", "R12", "R8", "E2", "E10"],
+            remedy,
+            &["R9", "R10", "R12", "R8", "E2", "E10", "R-xla53"],
         )];
     }
     if v.mvc_titles.is_empty() {
@@ -496,6 +501,29 @@ impl DriverVerdicts {
     }
 }
 
+/// A cuDNN too new for the driver that its package can replace with the
+/// build for the driver's CUDA major (the same cuDNN version: nothing else
+/// changes for the program).
+fn flavour_fix(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    d: &Driver,
+    errors: &[Evidence],
+) -> Option<String> {
+    let (dc, _) = d.cuda.as_ref()?;
+    if !super::local(f, ctx) {
+        return None;
+    }
+    errors
+        .iter()
+        .filter_map(|e| e.path.as_deref())
+        .find_map(|p| {
+            let lib = f.family("cudnn").find(|l| l.is(p))?;
+            let (v, _) = lib.version()?;
+            super::remedies::other_flavour(ctx, lib.real(), &v, dc.major())
+        })
+}
+
 /// Which driver to install for the highest CUDA major it is too old for.
 fn upgrade_remedy(k: &Knowledge, d: &Driver, error_needs: &[Ver]) -> String {
     let top = error_needs.iter().map(Ver::major).max();
@@ -530,6 +558,15 @@ fn fmt_need(v: &Ver, mvc: bool) -> String {
 /// installs into `/usr/local/cuda-X.Y/compat/`, §2.2 [R11]).
 fn is_compat(l: &Lib<'_>) -> bool {
     l.path().contains("/compat/") || l.real().contains("/compat/")
+}
+
+/// The package that installed a compat libcuda (`cuda-compat-11-3`), as
+/// a fix: removing it takes the compat copy away for good.
+fn compat_owner(f: &Facts<'_>, ctx: &Context<'_>, l: &Lib<'_>) -> Option<String> {
+    if !super::local(f, ctx) {
+        return None;
+    }
+    super::remedies::owner_action(ctx, l.real(), "remove")
 }
 
 /// The kernel module's version, when the report runs on the host the
@@ -571,7 +608,7 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let centry = c.map(|l| entry_of(f, ctx, l));
     let cdir = centry.as_ref().map(|e| e.shown().to_string());
     let leave = match (c, &centry) {
-        (Some(l), Some(e)) => how_to_avoid(l, e, None),
+        (Some(l), Some(e)) => how_to_avoid(f, ctx, l, e, None),
         _ => "remove the forward-compatibility directory (…/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d".into(),
     };
     let (severity, title, remedy) = if !e804.is_empty() {
@@ -582,7 +619,11 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 cver.as_ref().map(|v| format!(": libcuda {} from {}", v.driver_text(), cdir.clone().unwrap_or_default())).unwrap_or_default()
             ),
             format!(
-                "forward compatibility works only on data-center GPUs (and select RTX / Jetson boards): {leave}, and upgrade the host's NVIDIA driver to one that supports the runtime's CUDA major instead (13.x: >= 580, 12.x: >= 525.60.13)"
+                "forward compatibility works only on data-center GPUs (and select RTX / Jetson boards): {}; the host's own driver runs every runtime of the CUDA major it supports (minor-version compatibility), and a newer CUDA major needs a newer host driver, not a compat package",
+                match c.and_then(|l| compat_owner(f, ctx, l)) {
+                    Some(o) => format!("{o}, or {leave}"),
+                    None => leave.clone(),
+                }
             ),
         )
     } else if !e803.is_empty() {
@@ -791,7 +832,7 @@ pub fn stub_driver(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     ev.extend(seen.iter().map(|o| observed(o, ctx.knowledge)));
     let fix = stubs
         .first()
-        .map(|l| how_to_avoid(l, &entry_of(f, ctx, l), None))
+        .map(|l| how_to_avoid(f, ctx, l, &entry_of(f, ctx, l), None))
         .unwrap_or_else(|| "remove the toolkit's …/lib64/stubs directory from LD_LIBRARY_PATH and /etc/ld.so.conf.d".into());
     vec![finding(
         ctx,

@@ -5,7 +5,7 @@
 //! compat-facts §4.5 [R34]).
 
 use super::copies::symbol_version_error;
-use super::{and_list, finding, loaded};
+use super::{and_list, finding, loaded, remedies};
 use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
@@ -33,16 +33,66 @@ pub(super) fn copy_evidence(c: &Copy) -> Evidence {
         .detail(d)
 }
 
+/// The packages that ship cuDNN, per cuDNN major: (CUDA major, pip
+/// distribution, Debian package and version glob of NVIDIA's repository).
+/// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7, the
+/// cuDNN 8 Debian package is `libcudnn8` with a `+cudaX.Y` version suffix,
+/// cuDNN 9's are `libcudnn9-cuda-N`. Sources: pypi.org/project/nvidia-cudnn-cu11,
+/// -cu12, -cu13 (release histories); developer.download.nvidia.com/compute/cuda/repos
+/// (the package lists of the ubuntu2004/2204 repositories).
+const CUDNN_PACKAGES: &[(u32, u32, Option<&str>, &str)] = &[
+    (7, 10, None, "libcudnn7='7.6.5.*+cuda10.2'"),
+    (
+        8,
+        11,
+        Some("nvidia-cudnn-cu11==8.*"),
+        "libcudnn8='8.*+cuda11.8'",
+    ),
+    (
+        8,
+        12,
+        Some("nvidia-cudnn-cu12==8.*"),
+        "libcudnn8='8.*+cuda12.2'",
+    ),
+    (9, 11, Some("nvidia-cudnn-cu11==9.*"), "libcudnn9-cuda-11"),
+    (9, 12, Some("nvidia-cudnn-cu12==9.*"), "libcudnn9-cuda-12"),
+    (9, 13, Some("nvidia-cudnn-cu13==9.*"), "libcudnn9-cuda-13"),
+];
+
+/// Where to get cuDNN `major` for the CUDA majors the process uses (all
+/// the builds there are when it has no CUDA runtime yet).
+fn cudnn_install_hint(major: Option<u32>, cuda: &[u32]) -> String {
+    let Some(m) = major else {
+        return "install cuDNN of the CUDA major the program uses".into();
+    };
+    let rows: Vec<&(u32, u32, Option<&str>, &str)> = CUDNN_PACKAGES
+        .iter()
+        .filter(|r| r.0 == m && (cuda.is_empty() || cuda.contains(&r.1)))
+        .collect();
+    if rows.is_empty() {
+        return format!(
+            "install cuDNN {m} built for the program's CUDA {} (no package of it is known here; NVIDIA's cuDNN archive has the tarballs)",
+            cuda.iter().map(u32::to_string).collect::<Vec<_>>().join("/")
+        );
+    }
+    let ways: Vec<String> = rows
+        .iter()
+        .map(|(_, c, pip, apt)| {
+            let pip = pip
+                .map(|p| format!("pip install '{p}' or "))
+                .unwrap_or_default();
+            format!("for CUDA {c}: {pip}sudo apt-get install {apt}")
+        })
+        .collect();
+    format!("install cuDNN {m} ({})", ways.join("; "))
+}
+
 /// Where to get a missing library (compat-facts §5.1, §6).
-fn install_hint(family: Option<&str>, name: &str) -> String {
+fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
     let m = soname_major(name);
     let mj = m.map(|m| m.to_string()).unwrap_or_else(|| "N".into());
     match family {
-        Some("cudnn") => format!(
-            "install cuDNN {} of the CUDA major the program uses (pip: nvidia-cudnn-cu12 or nvidia-cudnn-cu13; Debian: libcudnn{}-cuda-12 / -13)",
-            m.map(|m| m.to_string()).unwrap_or_default(),
-            m.unwrap_or(9)
-        ),
+        Some("cudnn") => cudnn_install_hint(m, cuda),
         Some("cudart") => match m {
             Some(13) => "install the CUDA 13 runtime (pip: nvidia-cuda-runtime, into site-packages/nvidia/cu13/lib; or the toolkit's cuda-cudart-13-x)".into(),
             Some(m) => format!("install the CUDA {m} runtime (pip: nvidia-cuda-runtime-cu{m}; or the toolkit's cuda-cudart-{m}-x)"),
@@ -84,10 +134,37 @@ fn resolved(f: &Facts<'_>, fl: &Failed) -> bool {
 /// later by another name: every place the loader tried, the error, and the
 /// copies of it on the machine.
 pub fn failed_loads(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
-    failure_groups(f)
-        .into_iter()
-        .map(|((_, requester), fails)| Failure::new(requester, fails).finding(f, ctx))
-        .collect()
+    let mut out: Vec<Finding> = Vec::new();
+    // Requester → the index of its "beside it, but no RUNPATH" finding:
+    // one cause, one finding, however many libraries it could not find.
+    let mut beside: BTreeMap<String, usize> = BTreeMap::new();
+    for ((_, requester), fails) in failure_groups(f) {
+        let failure = Failure::new(requester, fails);
+        let mut finding = failure.finding(f, ctx);
+        let Some(dir) = failure.beside_requester(f, ctx) else {
+            out.push(finding);
+            continue;
+        };
+        let req = failure.requester.clone().unwrap_or_default();
+        match beside.get(&req) {
+            Some(&i) => {
+                let first = &mut out[i];
+                first.title = format!("{}, {}", first.title, failure.name);
+                first.evidence.extend(finding.evidence.drain(..).take(1));
+            }
+            None => {
+                finding.title = format!(
+                    "{} could not be loaded by {} although it is right beside it in {dir}: {} has no RUNPATH",
+                    failure.name,
+                    basename(&req),
+                    basename(&req)
+                );
+                beside.insert(req, out.len());
+                out.push(finding);
+            }
+        }
+    }
+    out
 }
 
 /// The CUDA-family failures worth a finding, grouped: the name variants of
@@ -110,11 +187,30 @@ fn failure_groups<'a>(f: &Facts<'a>) -> BTreeMap<(String, Option<String>), Vec<&
             continue;
         }
         groups
-            .entry((stem(&fl.ev.name).to_string(), fl.ev.requester.clone()))
+            .entry((stem(&fl.ev.name).to_string(), effective_requester(f, fl)))
             .or_default()
             .push(fl);
     }
     groups
+}
+
+/// Who asked: the trace's requester, except when that is the dynamic
+/// loader itself (`via: loader`): a dlopen from a library's constructor
+/// runs inside ld.so's initialisation of that library, so the library
+/// loaded last on the same thread before the request is the one that
+/// asked (cuDNN 8's cnn_infer dlopening `libcuda.so` while it starts).
+fn effective_requester(f: &Facts<'_>, fl: &Failed) -> Option<String> {
+    let r = fl.ev.requester.as_deref()?;
+    if fl.ev.via != "loader" || !basename(r).starts_with("ld-linux") {
+        return Some(r.to_string());
+    }
+    f.img
+        .loads
+        .iter()
+        .filter(|l| l.new && l.seq < fl.ev.seq && l.tid == fl.ev.tid && l.lmid == fl.ev.lmid)
+        .max_by_key(|l| l.seq)
+        .map(|l| l.path.clone())
+        .or_else(|| Some(r.to_string()))
 }
 
 /// One library that could not be loaded, by one requester: every failed
@@ -216,24 +312,59 @@ impl<'a> Failure<'a> {
                         .path(dir.to_string())
                         .detail("the pin directory no longer exists on this machine"),
                 );
-                format!(
+                Remedy::new(format!(
                     "the pin directory {dir} no longer exists: it was removed or unmounted while \
                      the program ran, and the strict pin sent {} into it; restore it, or pin \
                      another cuDNN directory (`cudnn-trace env --pin DIR` checks one first)",
                     basename(&self.name)
-                )
+                ))
             }
-            None => self.remedy(&copies, looks.as_deref()),
+            None => self.usual_remedy(f, ctx, &copies, looks.as_deref()),
         };
         finding(
             ctx,
             "CDT006",
-            self.severity(),
+            self.severity(ctx),
             self.title(),
             ev,
             remedy,
             &["R34", "E6", "E7", "R17"],
         )
+    }
+
+    /// The requester's own directory, when a copy of the library lies
+    /// there and the requester has no RPATH/RUNPATH that searches it: glibc
+    /// never searches a library's own directory by itself, and RUNPATH is
+    /// not inherited from whoever loaded the requester (cuDNN 8 tarballs'
+    /// sub-libraries, the aarch64 cuDNN 9.1 wheel's graph, compat-facts
+    /// §3.3).
+    fn beside_requester(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<String> {
+        let req = self.requester.as_deref().filter(|r| r.starts_with('/'))?;
+        if !super::local(f, ctx) {
+            return None;
+        }
+        let real = f
+            .img
+            .loads
+            .iter()
+            .find(|l| l.path == req)
+            .and_then(|l| l.realpath.as_deref());
+        if ctx.machine.search_dirs(req, real).is_some() {
+            return None;
+        }
+        let dir = dirname(real.unwrap_or(req)).to_string();
+        // Searched, and still not found: a name is missing, not a path.
+        if self.tried.iter().any(|t| dirname(&t.path) == dir) {
+            return None;
+        }
+        let lib_stem = stem(basename(&self.name));
+        let major = soname_major(&self.name);
+        let there = ctx
+            .machine
+            .list_dir(&dir)
+            .into_iter()
+            .any(|x| stem(&x) == lib_stem && (major.is_none() || soname_major(&x) == major));
+        there.then_some(dir)
     }
 
     /// The pin directory, when the pin sent this request into it and it is
@@ -245,6 +376,72 @@ impl<'a> Failure<'a> {
         let pinned = self.tried.iter().any(|t| inside(&t.path))
             || self.fails.iter().any(|x| inside(&x.ev.name));
         (pinned && super::local(f, ctx) && ctx.machine.canonical(dir).is_none()).then_some(dir)
+    }
+
+    /// The fix when the pin is not the story: nothing for an optional
+    /// engine, the requester's directory for a sibling it cannot see, else
+    /// a copy to make findable or to install.
+    fn usual_remedy(
+        &self,
+        f: &Facts<'_>,
+        ctx: &Context<'_>,
+        copies: &[Copy],
+        looks: Option<&str>,
+    ) -> Remedy {
+        if self.optional_engine(ctx) {
+            return Remedy::new(format!(
+                "nothing to do: {} is an optional engine that this cuDNN install does not ship, and cuDNN goes on without it; a copy of another install would be a mix (CDT002)",
+                basename(&self.name)
+            ));
+        }
+        if let Some(dir) = self.beside_requester(f, ctx) {
+            return beside_remedy(self.requester.as_deref().unwrap_or(""), &dir);
+        }
+        if let Some(r) = self.missing_link(f, ctx) {
+            return r;
+        }
+        // The CUDA majors of the process's runtimes: cuDNN must be built
+        // for one of them.
+        let mut cuda: Vec<u32> = f.family("cudart").filter_map(|l| l.major).collect();
+        cuda.sort();
+        cuda.dedup();
+        Remedy::new(self.remedy(copies, looks, &cuda))
+    }
+
+    /// A directory the loader searched holds the library under another
+    /// name only (`libcudart.so.12.0` without its soname link
+    /// `libcudart.so.12`; the driver's `libcuda.so.1` without the
+    /// development link `libcuda.so` that cuDNN 8 dlopens): the fix is the
+    /// link, not another install. The target is the shortest such name of
+    /// the same major (the soname when there).
+    fn missing_link(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<Remedy> {
+        if !super::local(f, ctx) {
+            return None;
+        }
+        let want = basename(&self.name);
+        let major = soname_major(want);
+        let mut dirs: Vec<&str> = self.tried.iter().map(|t| dirname(&t.path)).collect();
+        dirs.dedup();
+        dirs.into_iter().find_map(|dir| {
+            let mut names: Vec<String> = ctx
+                .machine
+                .list_dir(dir)
+                .into_iter()
+                .filter(|n| n != want && stem(n) == stem(want) && n.starts_with(want))
+                .filter(|n| major.is_none() || soname_major(n) == major)
+                .collect();
+            names.sort_by_key(|n| (n.len(), n.clone()));
+            let target = names.into_iter().next()?;
+            let mut r = Remedy::new(format!(
+                "{dir} holds {target} but no {want}: create the link, `ln -s {target} {dir}/{want}`"
+            ));
+            if major.is_some() {
+                r = r.or(format!(
+                    "let ldconfig create the soname links there: `ldconfig -n {dir}`"
+                ));
+            }
+            Some(r)
+        })
     }
 
     /// Whether ld.so gave up during this search at start-up (and ended the
@@ -281,9 +478,25 @@ impl<'a> Failure<'a> {
         Some(format!("its {kind} {s} {}", entries.join(", ")))
     }
 
+    /// An optional engine that cuDNN 9's graph library looked for and went
+    /// on without (the tensor-IR engine a wheel does not ship: graph
+    /// dlopens it by name and silently falls back, pytorch#188892): info.
+    /// Required engines and the v8 sub-libraries (the dispatcher aborts
+    /// without them) stay errors.
+    fn optional_engine(&self, ctx: &Context<'_>) -> bool {
+        let by_graph = self
+            .requester
+            .as_deref()
+            .is_some_and(|r| stem(basename(r)) == "libcudnn_graph");
+        by_graph && remedies::optional(ctx, stem(&self.name), soname_major(&self.name))
+    }
+
     /// An error for the libraries a process cannot do without, and for
     /// anything cuDNN itself asked for; a warning otherwise.
-    fn severity(&self) -> Severity {
+    fn severity(&self, ctx: &Context<'_>) -> Severity {
+        if self.optional_engine(ctx) {
+            return Severity::Info;
+        }
         let by_cudnn = self
             .requester
             .as_deref()
@@ -321,9 +534,21 @@ impl<'a> Failure<'a> {
         format!(
             "{} could not be loaded ({} by {who}{also}){}",
             self.name,
-            self.first().ev.via,
+            self.via(),
             self.times()
         )
+    }
+
+    /// How it was asked for; a request the trace puts on the dynamic
+    /// loader but [`effective_requester`] gave to a starting library came
+    /// from that library's constructor.
+    fn via(&self) -> &str {
+        let ev = &self.first().ev;
+        if ev.via == "loader" && ev.requester != self.requester {
+            "dlopen from the constructor"
+        } else {
+            &ev.via
+        }
     }
 
     /// The failure with the loader's texts, and every place tried.
@@ -356,18 +581,21 @@ impl<'a> Failure<'a> {
             ));
         }
         let mut ev = vec![e];
-        for t in self.tried.iter().take(MAX_TRIED) {
+        let rows = fold_hwcaps(&self.tried);
+        for (t, folded) in rows.iter().take(MAX_TRIED) {
+            let more = match folded {
+                0 => String::new(),
+                n => format!(" (and in {n} platform subdirectories of it: glibc-hwcaps, tls, …)"),
+            };
             ev.push(
                 Evidence::new("tried")
                     .path(t.path.clone())
                     .reason(t.reason.clone())
-                    .detail(t.result.clone()),
+                    .detail(format!("{}{more}", t.result)),
             );
         }
-        if self.tried.len() > MAX_TRIED {
-            ev.push(
-                Evidence::new("tried").detail(format!("… {} more", self.tried.len() - MAX_TRIED)),
-            );
+        if rows.len() > MAX_TRIED {
+            ev.push(Evidence::new("tried").detail(format!("… {} more", rows.len() - MAX_TRIED)));
         }
         if self.tried.is_empty() {
             ev.push(Evidence::new("tried").detail(
@@ -380,7 +608,7 @@ impl<'a> Failure<'a> {
     /// What to do, given the copies of the library on the machine: replace
     /// a rejected file, make a copy findable, or install one. `looks`: where
     /// the requester looks (its RUNPATH entries as written).
-    fn remedy(&self, copies: &[Copy], looks: Option<&str>) -> String {
+    fn remedy(&self, copies: &[Copy], looks: Option<&str>, cuda: &[u32]) -> String {
         let rejected: Vec<String> = self
             .tried
             .iter()
@@ -420,24 +648,16 @@ impl<'a> Failure<'a> {
             }
             return r;
         }
-        let hint = install_hint(self.family().as_deref(), &self.name);
+        let hint = install_hint(self.family().as_deref(), &self.name, cuda);
         if copies.is_empty() {
             return format!("no copy was found on this machine: {hint}");
         }
-        // Every copy is of another major here: none fits (another ABI).
-        let others: Vec<String> = copies
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} ({})",
-                    c.path,
-                    c.version.as_deref().unwrap_or("version unknown")
-                )
-            })
-            .collect();
+        // Every copy is of another major here: none fits (another ABI,
+        // no promise across majors). They are in the evidence; the fix
+        // never offers one (nor a link to one).
         format!(
-            "only another major is on this machine ({}): {hint}",
-            others.join(", ")
+            "only another major of it is on this machine (listed below; it does not fit {}, and a link to it would not either): {hint}",
+            basename(&self.name)
         )
     }
 
@@ -454,7 +674,7 @@ impl<'a> Failure<'a> {
             .map(basename)
             .filter(|s| !s.is_empty());
         format!(
-            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH, or install the library where {} looks{}",
+            "a copy exists at {}{}: make it findable for {}, e.g. LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH set before the program starts (glibc reads it once at start-up: os.environ or setenv inside the program changes nothing for the loader), or load it first by its absolute path (ctypes.CDLL), or install the library where {} looks{}",
             c.path,
             c.version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
             who.unwrap_or("the program"),
@@ -462,6 +682,82 @@ impl<'a> Failure<'a> {
             looks.map(|l| format!(" ({l})")).unwrap_or_default()
         )
     }
+}
+
+/// What makes a library find its sibling: the directory on the search
+/// path, or a RUNPATH of `$ORIGIN` in the requester (what Compute Canada,
+/// Nix and Spack patch into NVIDIA's cuDNN 8 tarballs).
+fn beside_remedy(requester: &str, dir: &str) -> Remedy {
+    Remedy::new(format!(
+        "add {dir} to LD_LIBRARY_PATH before starting the program: glibc does not search a library's own directory, and RUNPATH is not inherited"
+    ))
+    .or(format!(
+        "give {} a RUNPATH of its own directory: patchelf --set-rpath '$ORIGIN' {requester}",
+        basename(requester)
+    ))
+}
+
+/// Directories glibc tries below each search directory: `glibc-hwcaps/<level>`
+/// (2.33+) and the legacy platform and `tls` subdirectories.
+const PLATFORM_DIRS: &[&str] = &[
+    "glibc-hwcaps",
+    "tls",
+    "x86_64",
+    "haswell",
+    "xeon_phi",
+    "avx512_1",
+    "i686",
+    "sse2",
+    "aarch64",
+    "atomics",
+    "power8",
+    "power9",
+    "power10",
+    "z13",
+    "z14",
+    "z15",
+    "z16",
+    "x86-64-v2",
+    "x86-64-v3",
+    "x86-64-v4",
+];
+
+/// The search-directory candidate a platform-subdirectory candidate was
+/// tried for: `D/glibc-hwcaps/x86-64-v3/F` and `D/tls/x86_64/F` → `D/F`.
+fn platform_parent(path: &str) -> Option<String> {
+    let (dir, file) = path.rsplit_once('/')?;
+    let mut d = dir;
+    while let Some((up, last)) = d.rsplit_once('/') {
+        if !PLATFORM_DIRS.contains(&last) {
+            break;
+        }
+        d = up;
+    }
+    (d != dir).then(|| format!("{d}/{file}"))
+}
+
+/// The candidates tried, with the platform subdirectories that glibc tries
+/// below each search directory (about 45 lines for one request on x86-64,
+/// issue 9 class 8) folded into that directory's own line: (candidate, how
+/// many were folded into it). A subdirectory whose directory was not tried
+/// itself with the same outcome stays.
+fn fold_hwcaps<'t>(tried: &[&'t Tried]) -> Vec<(&'t Tried, usize)> {
+    let mut out: Vec<(&Tried, usize)> = Vec::new();
+    for t in tried {
+        if let Some(p) = platform_parent(&t.path) {
+            if tried.iter().any(|u| u.path == p && u.result == t.result) {
+                continue;
+            }
+        }
+        let folded = tried
+            .iter()
+            .filter(|u| {
+                platform_parent(&u.path).as_deref() == Some(t.path.as_str()) && u.result == t.result
+            })
+            .count();
+        out.push((t, folded));
+    }
+    out
 }
 
 /// CDT008: a CUDA-family library found through LD_LIBRARY_PATH while the
@@ -530,20 +826,34 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
                 crate::model::name_version::of_library(&cand, Some(&cand_real)).map(|v| v.text())
             }
         };
-        let severity = shadow_severity(lib, cand_ver.as_ref());
+        // Same version, another CUDA build: not harmless (jax#17553).
+        let builds = cuda_builds(f, ctx, lib, &cand);
+        let other_build = matches!(&builds, (Some(a), Some(b)) if a.prefix(2) != b.prefix(2));
+        let severity = match shadow_severity(lib, cand_ver.as_ref()) {
+            Severity::Info if other_build => Severity::Error,
+            s => s,
+        };
+        let build = |b: &Option<Ver>| {
+            b.as_ref()
+                .filter(|_| other_build)
+                .map(|b| format!(", a CUDA {} build,", b.prefix(2)))
+                .unwrap_or_default()
+        };
         // The LD_LIBRARY_PATH entry itself (a hardware-capability
         // subdirectory searched below it is not one), as written.
         let search = super::entry_of(f, ctx, lib).shown().to_string();
         let title = format!(
-            "{name}{} came from LD_LIBRARY_PATH although the {kind} of {} holds {}",
+            "{name}{}{} came from LD_LIBRARY_PATH although the {kind} of {} holds {}{}",
             lib.version_text()
                 .map(|v| format!(" {v}"))
                 .unwrap_or_default(),
+            build(&builds.0),
             basename(req),
             cand_ver
                 .as_ref()
                 .map(|v| v.to_string())
-                .unwrap_or_else(|| "another copy".into())
+                .unwrap_or_else(|| "another copy".into()),
+            build(&builds.1).trim_end_matches(',')
         );
         let mut ev = vec![loaded(lib)];
         ev.push(
@@ -585,6 +895,38 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 /// Same version on both sides: harmless (info). Otherwise an error for the
 /// libraries whose copies must not mix (cuDNN, cudart, libcuda), a warning
 /// for the others.
+/// The CUDA builds (`cudnnGetCudartVersion`) of the cuDNN install of the
+/// loaded `lib` and of the install holding `cand`: the loaded install's
+/// answer in the process or at report time, the other's asked at report
+/// time of its version-telling file. (None, None) outside cuDNN.
+fn cuda_builds(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    lib: &Lib<'_>,
+    cand: &str,
+) -> (Option<Ver>, Option<Ver>) {
+    if lib.family != "cudnn" {
+        return (None, None);
+    }
+    let mine = f
+        .family("cudnn")
+        .filter(|l| l.dir() == lib.dir())
+        .find_map(|l| l.cuda_build());
+    let refs = [
+        "libcudnn_graph.so.9",
+        "libcudnn_ops_infer.so.8",
+        "libcudnn.so.7",
+    ];
+    let dir = dirname(cand);
+    let other = std::iter::once(cand.to_string())
+        .chain(refs.iter().map(|r| format!("{dir}/{r}")))
+        .filter(|p| ctx.machine.exists(p))
+        .find_map(|p| files::ask_file(ctx.machine, &p)?.cuda_build)
+        .filter(|&v| v > 0)
+        .map(|v| Ver::from_cuda_int(v as u64));
+    (mine, other)
+}
+
 fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
     if let (Some((mine, _)), Some(other)) = (lib.version(), other) {
         if mine.prefix(3) == other.prefix(3) {
@@ -595,6 +937,34 @@ fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
         Severity::Error
     } else {
         Severity::Warning
+    }
+}
+
+#[cfg(test)]
+mod package_tests {
+    use super::cudnn_install_hint;
+
+    /// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7,
+    /// cuDNN 8's Debian package is libcudnn8 (a +cudaX.Y version).
+    #[test]
+    fn cudnn_packages_exist_for_the_cuda_major() {
+        let h = cudnn_install_hint(Some(8), &[11]);
+        assert!(h.contains("pip install 'nvidia-cudnn-cu11==8.*'"), "{h}");
+        assert!(
+            h.contains("libcudnn8='8.*+cuda11.8'") && !h.contains("cu12"),
+            "{h}"
+        );
+        let h = cudnn_install_hint(Some(8), &[13]);
+        assert!(
+            !h.contains("nvidia-cudnn-cu13") && h.contains("no package of it is known"),
+            "{h}"
+        );
+        let h = cudnn_install_hint(Some(9), &[]);
+        assert!(
+            h.contains("libcudnn9-cuda-13") && !h.contains("libcudnn8"),
+            "{h}"
+        );
+        assert!(!cudnn_install_hint(Some(7), &[10]).contains("pip"));
     }
 }
 

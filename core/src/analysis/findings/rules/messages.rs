@@ -4,7 +4,7 @@
 //! §4; the messages and their rules are data, `frameworks.toml`).
 
 use super::loads::copy_evidence;
-use super::{and_list, finding, is_pip, loaded};
+use super::{and_list, finding, is_pip, loaded, remedies};
 use crate::analysis::files::{self, Source};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
 use crate::analysis::findings::knowledge::{message_version, MessageRule};
@@ -71,6 +71,9 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
     let mut ev =
         vec![Evidence::new("message").detail(format!("{}: {:?}", spec.framework, m.lines))];
     let mut fixes: Vec<String> = Vec::new();
+    // The table's remedy, unless the trace and the disk say it cannot be
+    // right (the "missing" library is there).
+    let mut generic_remedy = true;
     let title = match spec.kind.as_str() {
         "cudnn-version" => {
             let message = VersionMessage {
@@ -100,7 +103,7 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
             )
         }
         "cudnn-missing" => {
-            missing(f, ctx, m, &mut ev, &mut fixes);
+            generic_remedy = missing(f, ctx, m, &mut ev, &mut fixes);
             let what = m
                 .groups
                 .get("missing")
@@ -164,7 +167,9 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
             format!("{}: {}", spec.framework, short(&m.text))
         }
     };
-    fixes.push(spec.remedy.clone());
+    if generic_remedy {
+        fixes.push(spec.remedy.clone());
+    }
     if let Some(b) = &spec.bypass {
         fixes.push(format!(
             "skip the framework's own check with {b} (at your own risk)"
@@ -334,8 +339,32 @@ fn cudnn_version(
                 "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
             )));
         }
-        None => fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies)),
+        None => {
+            fixes.extend(owner_reinstall(f, ctx, m, b, &wrong));
+            fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies));
+        }
     }
+}
+
+/// No copy that fits is on the machine: the package that installed the
+/// loaded one can install the version the build needs.
+fn owner_reinstall(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    m: &VersionMessage<'_>,
+    b: &Ver,
+    wrong: &[&Lib<'_>],
+) -> Option<String> {
+    if !super::local(f, ctx) {
+        return None;
+    }
+    let rule = match m.check {
+        Some("compat-version-eq") => remedies::Want::SameMinor,
+        _ => remedies::Want::AtLeast,
+    };
+    wrong
+        .iter()
+        .find_map(|l| remedies::reinstall_owner(ctx, l.real(), b, rule, m.runtime))
 }
 
 /// The loaded files of the run-time version (`wrong`), else the first cuDNN
@@ -463,13 +492,16 @@ fn likely_own<'l, 'a>(
         .map(|l| (l.dir().to_string(), l))
 }
 
+/// Explains a "could not load" message; true when the table's generic
+/// remedy (install the missing library) applies: no copy of it is on the
+/// machine and it was not loaded.
 fn missing(
     f: &Facts<'_>,
     ctx: &Context<'_>,
     m: &MessageMatch,
     ev: &mut Vec<Evidence>,
     fixes: &mut Vec<String>,
-) {
+) -> bool {
     let mut names: Vec<String> = Vec::new();
     if let Some(x) = m.groups.get("missing") {
         names.push(x.clone());
@@ -501,8 +533,20 @@ fn missing(
             );
         }
     }
+    let mut was_loaded = false;
     for l in f.libs.iter().filter(|l| stems.contains(&l.stem.as_str())) {
         ev.push(loaded(l));
+        was_loaded = true;
+    }
+    if was_loaded {
+        // The library itself came in: what failed is something it needs
+        // (a pending dlerror() of its own dlopen, pytorch#98644), which
+        // the load-failure finding names.
+        fixes.push(format!(
+            "{} was found: the error is about a library it needs; see the load failure (CDT006) for what is missing and where it is",
+            names[0]
+        ));
+        return false;
     }
     let copies = ctx.machine.copies(f.img, &names[0]);
     ev.extend(copies.iter().map(copy_evidence));
@@ -510,15 +554,21 @@ fn missing(
     match copies.iter().find(|c| {
         want.is_none() || soname_major(&c.path) == want || soname_major(&c.realpath) == want
     }) {
-        Some(c) => fixes.push(format!(
-            "a copy is at {}: add {} to LD_LIBRARY_PATH (or install it where the requester looks)",
-            c.path,
-            dirname(&c.path)
-        )),
-        None => ev.push(
-            Evidence::new("fact")
-                .detail(format!("no copy of {} was found on this machine", names[0])),
-        ),
+        Some(c) => {
+            fixes.push(format!(
+                "a copy is at {}: add {} to LD_LIBRARY_PATH (or install it where the requester looks)",
+                c.path,
+                dirname(&c.path)
+            ));
+            false
+        }
+        None => {
+            ev.push(
+                Evidence::new("fact")
+                    .detail(format!("no copy of {} was found on this machine", names[0])),
+            );
+            true
+        }
     }
 }
 

@@ -14,12 +14,15 @@
 //! | CDT009 | GPU older (or newer) than the loaded cuDNN supports | `gpu.rs` |
 //! | CDT010 | a framework's mismatch message, explained from the trace | `messages.rs` |
 //! | CDT011 | the toolkit's stub libcuda was loaded | `cuda.rs` |
+//! | CDT012 | a request served by a copy another object made resident first | `resident.rs` |
 
 mod copies;
 mod cuda;
 mod gpu;
 mod loads;
 mod messages;
+pub mod remedies;
+mod resident;
 
 use super::facts::{Facts, Lib};
 use super::{Context, Evidence, Finding, Remedy, Severity};
@@ -38,6 +41,7 @@ pub fn run_all(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     out.extend(gpu::gpu_support(f, ctx));
     out.extend(messages::framework_messages(f, ctx));
     out.extend(cuda::stub_driver(f, ctx));
+    out.extend(resident::resident_first(f, ctx));
     out
 }
 
