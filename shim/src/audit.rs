@@ -233,8 +233,9 @@ static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap:
 /// event. Bounded: when full it starts over (a repeat is then recorded again,
 /// rather than later requests never being recorded). By requester, then
 /// name, so that a repeat is found without allocating.
-static REUSES: ForkSafeLock<(usize, BTreeMap<usize, BTreeSet<Vec<u8>>>)> =
-    ForkSafeLock::new((0, BTreeMap::new()));
+static REUSES: ForkSafeLock<Reuses> = ForkSafeLock::new((0, BTreeMap::new()));
+/// Names inserted since the last start-over, and the names by requester.
+type Reuses = (usize, BTreeMap<usize, BTreeSet<Vec<u8>>>);
 
 fn first_reuse(requester: usize, name: &[u8]) -> bool {
     REUSES.with(|(n, r)| {

@@ -52,8 +52,8 @@ static KNOWN: ForkSafeLock<BTreeMap<(u64, u64), Known>> = ForkSafeLock::new(BTre
 fn stamp(st: &libc::stat) -> (u64, i64, i64) {
     (
         st.st_size as u64,
-        st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
-        st.st_ctime as i64 * 1_000_000_000 + st.st_ctime_nsec as i64,
+        st.st_mtime * 1_000_000_000 + st.st_mtime_nsec,
+        st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
     )
 }
 
