@@ -127,7 +127,11 @@ unsafe fn fresh(c: usize, size: usize) -> *mut u8 {
             }
             // The first block is ours; the rest are fresh for everyone.
             let next = slab as u64 + size as u64;
-            let next = if next.is_multiple_of(SLAB as u64) { 0 } else { next };
+            let next = if next.is_multiple_of(SLAB as u64) {
+                0
+            } else {
+                next
+            };
             match cell.compare_exchange(0, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return slab,
                 Err(_) => {
@@ -138,7 +142,11 @@ unsafe fn fresh(c: usize, size: usize) -> *mut u8 {
             }
         }
         let next = cur + size as u64;
-        let next = if next.is_multiple_of(SLAB as u64) { 0 } else { next };
+        let next = if next.is_multiple_of(SLAB as u64) {
+            0
+        } else {
+            next
+        };
         // No ABA: a slab's fresh pointer only grows, and a used-up slab is
         // never handed out again (slabs are never unmapped once published).
         if cell
