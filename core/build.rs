@@ -106,6 +106,18 @@ fn main() {
         warn_empty(&dest, &why);
         fs::write(&dest_preload, b"").expect("write empty preload placeholder");
     }
+    // The name of the extraction directory, hashed here rather than at every
+    // start of the launcher (a few million instructions: issue 10).
+    // `launch::shim::content_hash` is the same function; a test holds them
+    // together.
+    let mut both = fs::read(&dest).unwrap_or_default();
+    both.extend(fs::read(&dest_preload).unwrap_or_default());
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in &both {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    fs::write(out_dir.join("embedded.hash"), format!("{h:016x}")).expect("write embedded.hash");
 }
 
 fn warn_empty(dest: &Path, why: &str) {

@@ -599,3 +599,88 @@ fn start_up_window_that_finds_no_room_is_recorded() {
         "the start-up events are still written"
     );
 }
+
+// ---------------------------------------------------------------------------
+// What the shim caches (issue 10)
+
+/// The shim caches its pid and tid and each file's identity and build-id
+/// (no system call each time): every kind of child still records its own
+/// pid, and a file replaced at the same path, or rewritten in place, after
+/// the parent read it is identified afresh (`tests/production/caches.c`).
+#[test]
+fn cached_ids_and_identities_are_right_in_every_child() {
+    let d = work_dir("prod-caches");
+    let prog = d.join("caches");
+    compile("caches.c", &prog, &[]);
+    let lib = d.join("lib");
+    fs::create_dir_all(&lib).unwrap();
+    for (name, id) in [("a", "0xaaaaaaaa"), ("b", "0xbbbbbbbb")] {
+        let mut cmd = cc();
+        cmd.args(["-shared", "-fPIC", &format!("-Wl,--build-id={id}"), "-o"])
+            .arg(lib.join(format!("libcudnn_{name}.so")))
+            .arg(tools::package_dir().join("production/caches_lib.c"));
+        run_cc(&mut cmd, "caches_lib.c", false);
+    }
+    let work = lib.join("libcudnn_work.so");
+    fs::copy(lib.join("libcudnn_a.so"), &work).unwrap();
+    let t = d.join("t");
+    fs::create_dir_all(&t).unwrap();
+    let mut cmd = traced(&prog, &d, t.as_os_str().as_bytes());
+    cmd.arg(&work)
+        .arg(lib.join("libcudnn_a.so"))
+        .arg(lib.join("libcudnn_b.so"));
+    let o = run(cmd, None);
+    assert!(o.status.success(), "{}", o.show());
+    let pid_of = |what: &str| -> u64 {
+        o.out()
+            .lines()
+            .find_map(|l| l.strip_prefix(what)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {what} line: {}", o.show()))
+    };
+    let file = |what: &str| t.join(format!("{}.jsonl", pid_of(what)));
+    let files = jsonl_files(&t);
+    assert_eq!(files.len(), 4, "{files:?}");
+    // Every line of every file carries that file's own process, and each
+    // child's file says how it began.
+    for f in &files {
+        let all: Vec<Value> = lines(f).into_iter().flatten().collect();
+        let pid = all[0]["pid"].as_u64().unwrap();
+        assert_eq!(f, &t.join(format!("{pid}.jsonl")));
+        for e in &all {
+            assert_eq!(e["pid"], pid, "{}: {e}", f.display());
+            assert_eq!(e["tid"], pid, "{}: {e}", f.display());
+        }
+    }
+    let origin = |what: &str| lines(&file(what))[0].clone().unwrap()["origin"].clone();
+    assert_eq!(origin("parent "), "exec");
+    assert_eq!(origin("fork "), "fork");
+    assert_eq!(origin("clone "), "fork");
+    assert_eq!(origin("vfork "), "exec");
+    let loads = |what: &str| -> Vec<(String, u64)> {
+        events(&file(what), "load")
+            .iter()
+            .map(|e| {
+                (
+                    e["build_id"].as_str().unwrap_or("").to_string(),
+                    e["ino"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let ino_now = fs::metadata(&work).unwrap().ino();
+    // The fork child: B under the name, then A's bytes in B's inode.
+    let child = loads("fork ");
+    assert_eq!(
+        child,
+        vec![("bbbbbbbb".into(), ino_now), ("aaaaaaaa".into(), ino_now)],
+        "fork child"
+    );
+    // The parent read the first file before the child replaced it.
+    let parent = loads("parent ");
+    assert_eq!(parent.len(), 2, "{parent:?}");
+    assert_eq!(parent[0].0, "aaaaaaaa");
+    assert_ne!(parent[0].1, ino_now);
+    assert_eq!(parent[1], ("aaaaaaaa".into(), ino_now));
+    assert_eq!(loads("clone "), vec![("aaaaaaaa".into(), ino_now)]);
+    assert_eq!(loads("vfork "), vec![("aaaaaaaa".into(), ino_now)]);
+}

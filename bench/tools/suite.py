@@ -678,8 +678,12 @@ def launcher_env(cli: Path) -> dict:
 def override_shim(env: dict, shim: Path) -> dict:
     """--shim: another build of libcdtrace.so (before/after comparisons)."""
     out = dict(env)
-    for k in ("LD_AUDIT", "LD_PRELOAD", "CUDNN_TRACE_SHIM"):
-        out[k] = str(shim)
+    out["LD_AUDIT"] = out["CUDNN_TRACE_SHIM"] = str(shim)
+    # Its preload helper beside it when there is one (a build directory of
+    # the workspace has none: the launcher's stays, same protocol).
+    helper = shim.with_name("libcdtrace_preload.so")
+    if helper.is_file():
+        out["LD_PRELOAD"] = str(helper)
     return out
 
 

@@ -10,7 +10,9 @@
 //!
 //! Lock-free rather than locked: a lock here would cost a system call per
 //! allocation to stay safe in a child forked while another thread held it
-//! (see `lock.rs`); a compare-and-swap list cannot be left held. Slabs are
+//! (see `lock.rs`); a compare-and-swap list cannot be left held. A class
+//! with nothing freed takes its next never-used block from its newest slab
+//! ([`FRESH`]), so only the memory really used is ever touched. Slabs are
 //! never unmapped, so reading a block's link is always safe, and a
 //! generation count in the head's upper bits defeats ABA.
 
@@ -84,34 +86,95 @@ unsafe fn pop(c: usize) -> *mut u8 {
     }
 }
 
+/// Per class, the next never-used block of the class's newest slab, or 0
+/// when it is used up. Blocks are handed out from there one at a time, so a
+/// slab's pages are touched (and become the process's private memory) only
+/// as its blocks are used: linking a whole new slab into the free list at
+/// once cost 64 KiB of private memory per size class in every traced
+/// process (issue 10). Slabs are aligned to their size, so the block after
+/// the last one is at a multiple of [`SLAB`].
+static FRESH: [AtomicU64; CLASSES] = [const { AtomicU64::new(0) }; CLASSES];
+
+/// A new slab of `SLAB` bytes aligned to `SLAB`, or null.
+unsafe fn map_slab() -> *mut u8 {
+    let p = map(2 * SLAB);
+    if p.is_null() {
+        return p;
+    }
+    let start = p as usize;
+    let aligned = (start + SLAB - 1) & !(SLAB - 1);
+    let head = aligned - start;
+    if head > 0 {
+        libc::munmap(p.cast(), head);
+    }
+    let tail = SLAB - head;
+    if tail > 0 {
+        libc::munmap((aligned + SLAB) as *mut libc::c_void, tail);
+    }
+    aligned as *mut u8
+}
+
+/// The next fresh block of class `c` (of `size` bytes), mapping a new slab
+/// when the class has none left.
+unsafe fn fresh(c: usize, size: usize) -> *mut u8 {
+    let cell = &FRESH[c];
+    loop {
+        let cur = cell.load(Ordering::Acquire);
+        if cur == 0 {
+            let slab = map_slab();
+            if slab.is_null() {
+                return slab;
+            }
+            // The first block is ours; the rest are fresh for everyone.
+            let next = slab as u64 + size as u64;
+            let next = if next.is_multiple_of(SLAB as u64) {
+                0
+            } else {
+                next
+            };
+            match cell.compare_exchange(0, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return slab,
+                Err(_) => {
+                    // Another thread published a slab meanwhile.
+                    libc::munmap(slab.cast(), SLAB);
+                    continue;
+                }
+            }
+        }
+        let next = cur + size as u64;
+        let next = if next.is_multiple_of(SLAB as u64) {
+            0
+        } else {
+            next
+        };
+        // No ABA: a slab's fresh pointer only grows, and a used-up slab is
+        // never handed out again (slabs are never unmapped once published).
+        if cell
+            .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            return cur as *mut u8;
+        }
+    }
+}
+
 pub struct ShimAlloc;
 
 unsafe impl GlobalAlloc for ShimAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // A block of a class is aligned to its size (slabs are page aligned),
-        // so asking for max(size, align) covers any alignment up to 4096.
+        // A block of a class is aligned to its size (slabs are aligned to
+        // theirs), so asking for max(size, align) covers any alignment up
+        // to 4096.
         let want = layout.size().max(layout.align());
         let Some(c) = class_of(want) else {
             // Large: its own mapping, page aligned.
             return map(layout.size());
         };
-        loop {
-            let b = pop(c);
-            if !b.is_null() {
-                return b;
-            }
-            // Empty: link a new slab's blocks and publish them at once.
-            let size = 1usize << (c + MIN_SHIFT);
-            let slab = map(SLAB);
-            if slab.is_null() {
-                return core::ptr::null_mut();
-            }
-            let n = SLAB / size;
-            for i in 0..n - 1 {
-                *(slab.add(i * size) as *mut u64) = slab.add((i + 1) * size) as u64;
-            }
-            push_chain(c, slab, slab.add((n - 1) * size));
+        let b = pop(c);
+        if !b.is_null() {
+            return b;
         }
+        fresh(c, 1usize << (c + MIN_SHIFT))
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -128,6 +191,25 @@ unsafe impl GlobalAlloc for ShimAlloc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fresh_blocks_are_distinct_aligned_and_span_slabs() {
+        // SAFETY: blocks of a class we only compare and write to.
+        unsafe {
+            let c = 8; // 4096-byte blocks: 16 per slab.
+            let mut seen = Vec::new();
+            for _ in 0..40 {
+                let b = fresh(c, 4096);
+                assert!(!b.is_null());
+                assert_eq!(b as usize % 4096, 0);
+                b.write_bytes(0xa5, 4096);
+                seen.push(b as usize);
+            }
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), 40);
+        }
+    }
 
     #[test]
     fn classes() {

@@ -231,16 +231,30 @@ static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap:
 /// (requester, name) of `already-loaded`/`same-file` events written, so a
 /// program that opens the same library in a loop (cuDNN does) costs one
 /// event. Bounded: when full it starts over (a repeat is then recorded again,
-/// rather than later requests never being recorded).
-static REUSES: ForkSafeLock<BTreeSet<(usize, Vec<u8>)>> = ForkSafeLock::new(BTreeSet::new());
+/// rather than later requests never being recorded). By requester, then
+/// name, so that a repeat is found without allocating.
+static REUSES: ForkSafeLock<Reuses> = ForkSafeLock::new((0, BTreeMap::new()));
+/// Names inserted since the last start-over, and the names by requester.
+type Reuses = (usize, BTreeMap<usize, BTreeSet<Vec<u8>>>);
 
 fn first_reuse(requester: usize, name: &[u8]) -> bool {
-    REUSES.with(|r| {
-        if r.len() >= 4096 {
-            r.clear();
+    REUSES.with(|(n, r)| {
+        if r.get(&requester).is_some_and(|names| names.contains(name)) {
+            return false;
         }
-        r.insert((requester, name.to_vec()))
+        if *n >= 4096 {
+            r.clear();
+            *n = 0;
+        }
+        *n += 1;
+        r.entry(requester).or_default().insert(name.to_vec())
     })
+}
+
+/// Whether an event was already written for `name` asked for by `requester`
+/// (see [`first_reuse`]): the fast way out of a repeated request.
+fn reuse_recorded(requester: usize, name: &[u8]) -> bool {
+    REUSES.with(|(_, r)| r.get(&requester).is_some_and(|names| names.contains(name)))
 }
 static MAIN_MAP: AtomicUsize = AtomicUsize::new(0);
 /// Set by `la_preinit`: start-up (preloads and DT_NEEDED of the program) is over.
@@ -1324,6 +1338,11 @@ fn req_clone(r: &Request) -> Request {
 
 /// A request served by an object already in the namespace: no search ran.
 unsafe fn record_reuse(req: &Request, handle: usize) {
+    if reuse_recorded(req.caller, &req.name) {
+        // Recorded already (or not at all when it is not wanted: then
+        // nothing was inserted, and the checks below run each time).
+        return;
+    }
     // In glibc a dlopen handle is the object's link map.
     let path = map_path(handle);
     let served = OBJECTS.with(|o| o.get(&handle).and_then(|x| x.family));

@@ -6,6 +6,8 @@
 //! From the file (a few `pread`s, done only for objects that get a full
 //! record): identity and the GNU build-id.
 
+use crate::lock::ForkSafeLock;
+use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 
 pub use cdtrace_abi::elf::{any_needed, dyn_string, l_name, lookup};
@@ -27,15 +29,91 @@ pub fn stat(path: &[u8]) -> Option<libc::stat> {
     (unsafe { libc::stat(c.as_ptr(), &mut st) } == 0).then_some(st)
 }
 
+/// What [`file_info`] learnt about one file (device and inode), kept for
+/// the process's life: a library is opened again and again (cuDNN opens its
+/// sub-libraries in loops, programs load and unload), and its identity, real
+/// path and build-id were about six system calls each time.
+struct Known {
+    /// `st_size`, `st_mtime` and `st_ctime` (ns) when it was read: a file
+    /// rewritten in place keeps its inode but not these.
+    stamp: (u64, i64, i64),
+    build_id: Option<Vec<u8>>,
+    /// The paths it was reached by, each with its real path.
+    paths: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+/// Bounds of the cache: a program that opens more distinct files starts
+/// it over (costing the reads again, never a wrong answer).
+const KNOWN_FILES: usize = 4096;
+const KNOWN_PATHS: usize = 16;
+
+static KNOWN: ForkSafeLock<BTreeMap<(u64, u64), Known>> = ForkSafeLock::new(BTreeMap::new());
+
+fn stamp(st: &libc::stat) -> (u64, i64, i64) {
+    (
+        st.st_size as u64,
+        st.st_mtime * 1_000_000_000 + st.st_mtime_nsec,
+        st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
+    )
+}
+
+/// File identity, real path and build-id of `path`: one `stat` when the
+/// file (device, inode, size and times) was read before by this path in
+/// this process, else [`read_file_info`]. A file replaced at the same path
+/// has another inode, one rewritten in place another time stamp: both are
+/// read afresh. The cache is copied into a forked child, and right there too.
+pub fn file_info(path: &[u8]) -> Option<FileInfo> {
+    let st = stat(path)?;
+    let key = (st.st_dev, st.st_ino);
+    let now = stamp(&st);
+    let hit = KNOWN.with(|k| {
+        let known = k.get(&key).filter(|e| e.stamp == now)?;
+        let (_, realpath) = known.paths.iter().find(|(p, _)| p == path)?;
+        Some(FileInfo {
+            realpath: realpath.clone(),
+            dev: key.0,
+            ino: key.1,
+            size: now.0,
+            build_id: known.build_id.clone(),
+        })
+    });
+    if hit.is_some() {
+        return hit;
+    }
+    let (fi, st) = read_file_info(path)?;
+    let now = stamp(&st);
+    KNOWN.with(|k| {
+        if k.len() >= KNOWN_FILES {
+            k.clear();
+        }
+        let e = k.entry((fi.dev, fi.ino)).or_insert_with(|| Known {
+            stamp: now,
+            build_id: None,
+            paths: Vec::new(),
+        });
+        if e.stamp != now || e.paths.len() >= KNOWN_PATHS {
+            e.paths.clear();
+        }
+        e.stamp = now;
+        e.build_id = fi.build_id.clone();
+        e.paths.retain(|(p, _)| p != path);
+        e.paths.push((path.to_vec(), fi.realpath.clone()));
+    });
+    Some(fi)
+}
+
 /// File identity, real path and build-id from one open descriptor, read
 /// with `pread` (never mapping the file: cuDNN engine libraries are hundreds
-/// of megabytes). About six system calls.
-pub fn file_info(path: &[u8]) -> Option<FileInfo> {
+/// of megabytes). About six system calls. Also the descriptor's `stat`.
+fn read_file_info(path: &[u8]) -> Option<(FileInfo, libc::stat)> {
     use std::os::unix::fs::FileExt;
     use std::os::unix::io::AsRawFd;
     let file = std::fs::File::open(std::ffi::OsStr::from_bytes(path)).ok()?;
-    let meta = file.metadata().ok()?;
-    use std::os::unix::fs::MetadataExt;
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: our open descriptor and a stat buffer.
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
     // The kernel's name for the open file is its resolved path: one
     // readlink instead of realpath(3)'s walk over every component.
     let realpath = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
@@ -44,14 +122,14 @@ pub fn file_info(path: &[u8]) -> Option<FileInfo> {
         .or_else(|| realpath(path));
     let mut fi = FileInfo {
         realpath,
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.size(),
+        dev: st.st_dev,
+        ino: st.st_ino,
+        size: st.st_size as u64,
         build_id: None,
     };
     let mut eh = [0u8; 64];
     if file.read_exact_at(&mut eh, 0).is_err() || &eh[..4] != b"\x7fELF" || eh[4] != 2 {
-        return Some(fi);
+        return Some((fi, st));
     }
     let rd16 = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as u64;
     let rd32 =
@@ -59,11 +137,11 @@ pub fn file_info(path: &[u8]) -> Option<FileInfo> {
     let rd64 = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
     let (phoff, phentsize, phnum) = (rd64(&eh, 32), rd16(&eh, 54), rd16(&eh, 56));
     if phentsize < 56 || phnum == 0 || phnum > 512 {
-        return Some(fi);
+        return Some((fi, st));
     }
     let mut ph = vec![0u8; (phentsize * phnum) as usize];
     if file.read_exact_at(&mut ph, phoff).is_err() {
-        return Some(fi);
+        return Some((fi, st));
     }
     for i in 0..phnum as usize {
         let p = &ph[i * phentsize as usize..];
@@ -95,12 +173,12 @@ pub fn file_info(path: &[u8]) -> Option<FileInfo> {
             const NT_GNU_BUILD_ID: u64 = 3;
             if ty == NT_GNU_BUILD_ID && &notes[name_at..name_at + namesz] == b"GNU\0" {
                 fi.build_id = Some(notes[desc_at..desc_at + descsz].to_vec());
-                return Some(fi);
+                return Some((fi, st));
             }
             o = next;
         }
     }
-    Some(fi)
+    Some((fi, st))
 }
 
 /// What a candidate path holds, from the loader's point of view.

@@ -34,6 +34,7 @@ mod calls;
 mod elf;
 mod family;
 mod floor;
+mod ids;
 mod lock;
 mod pin;
 mod say;
@@ -100,6 +101,9 @@ pub extern "C" fn la_version(version: u32) -> u32 {
                 version.min(sys::LAV_CURRENT)
             };
         }
+        // Before anything takes a lock or writes: from here on the pid and
+        // tid cost no system call.
+        ids::init();
         quiet_panics();
         say::init();
         if tracing {

@@ -103,14 +103,14 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 static BROKEN_PID: AtomicU32 = AtomicU32::new(0);
 static PPID: AtomicU32 = AtomicU32::new(0);
 
+/// The process's id, cached ([`crate::ids`]: no system call).
 pub fn pid() -> u32 {
-    // SAFETY: getpid has no preconditions.
-    unsafe { libc::getpid() as u32 }
+    crate::ids::pid()
 }
 
+/// The thread's id, cached ([`crate::ids`]: no system call).
 pub fn tid() -> u32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+    crate::ids::tid()
 }
 
 pub fn monotonic_ns() -> u64 {

@@ -59,8 +59,31 @@ fn running(pid: i32) -> bool {
     stat(pid).is_some_and(|(state, _, _)| state != 'Z' && state != 'X')
 }
 
+/// Whether the launcher has a child (running, or ended and not reaped).
+/// Every process of the tree still running once the program has ended is
+/// one of them or below one (the launcher is their subreaper): with none,
+/// there is nothing to look for in `/proc`, whose every process the look
+/// reads (hundreds of files on a busy host, at the end of every run).
+fn has_children() -> bool {
+    // SAFETY: a zeroed siginfo_t is a valid out-parameter; WNOWAIT leaves
+    // whatever it finds waitable.
+    let r = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    !(r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
+}
+
 /// The launcher's running descendants but `except`, with their names.
 pub fn descendants(except: &[i32]) -> BTreeMap<i32, String> {
+    if !has_children() {
+        return BTreeMap::new();
+    }
     let me = std::process::id() as i32;
     let mut children: HashMap<i32, Vec<(i32, String)>> = HashMap::new();
     if let Ok(rd) = fs::read_dir("/proc") {

@@ -41,6 +41,8 @@ pub const SHIM_FILE: &str = "libcdtrace.so";
 
 static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libcdtrace.so"));
 static EMBEDDED_PRELOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libcdtrace_preload.so"));
+/// [`content_hash`] of both, shim first, computed by `build.rs`.
+static EMBEDDED_HASH: &str = include_str!(concat!(env!("OUT_DIR"), "/embedded.hash"));
 
 /// File name of the preload helper (`cdtrace_abi::bridge::PRELOAD_FILE`),
 /// installed next to [`SHIM_FILE`]; the audit library recognises it by it.
@@ -128,9 +130,7 @@ pub fn locate() -> Result<PathBuf, ShimError> {
              {SHIM_PATH_ENV}=/path/to/{SHIM_FILE}"
         ))
     })?;
-    let preload = embedded_preload().unwrap_or_default();
-    let both = [bytes, preload].concat();
-    let leaf = format!("{}-{}", env!("CARGO_PKG_VERSION"), content_hash(&both));
+    let leaf = format!("{}-{}", env!("CARGO_PKG_VERSION"), EMBEDDED_HASH);
     let euid = euid();
     locate_in(
         &candidates(euid, &leaf, |k| std::env::var_os(k)),
@@ -714,6 +714,12 @@ mod tests {
         assert!(!loader_safe(Path::new("/home/a:b/libcdtrace.so")));
         assert!(!loader_safe(Path::new("/home/$LIB/libcdtrace.so")));
         assert!(!loader_safe(Path::new("relative/libcdtrace.so")));
+    }
+
+    #[test]
+    fn embedded_hash_is_the_content_hash_of_both() {
+        let both = [EMBEDDED, EMBEDDED_PRELOAD].concat();
+        assert_eq!(EMBEDDED_HASH, content_hash(&both));
     }
 
     #[test]

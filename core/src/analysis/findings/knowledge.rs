@@ -240,11 +240,54 @@ struct FrameworksFile {
     message: Vec<MessageSpec>,
 }
 
-/// A compiled message rule.
+/// A message rule and its pattern.
 #[derive(Debug, Clone)]
 pub struct MessageRule {
     pub spec: MessageSpec,
-    pub regex: Regex,
+    pub regex: LazyRegex,
+}
+
+/// A message pattern, compiled the first time it is used: compiling every
+/// pattern of `frameworks.toml` was most of the launcher's start-up (about
+/// 24 M instructions, 10 ms and more), paid by every run, also by the many
+/// that capture no message to explain (issue 10). Patterns of an override
+/// file are compiled when it is read (a bad one is refused there); the
+/// embedded ones are checked by the tests.
+#[derive(Debug, Clone)]
+pub struct LazyRegex {
+    pattern: String,
+    compiled: std::sync::OnceLock<Result<Regex, String>>,
+}
+
+impl LazyRegex {
+    /// `pattern` as a multi-line regex: `^` and `$` match at line ends in
+    /// the multi-line stderr text.
+    pub fn new(pattern: &str) -> LazyRegex {
+        LazyRegex {
+            pattern: format!("(?m){pattern}"),
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The compiled pattern, or why it does not compile.
+    pub fn compiled(&self) -> Result<&Regex, &str> {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.pattern).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+impl std::ops::Deref for LazyRegex {
+    type Target = Regex;
+
+    /// The compiled pattern; one that does not compile matches nothing
+    /// (never the case for tables that loaded: see [`LazyRegex`]).
+    fn deref(&self) -> &Regex {
+        static NOTHING: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        self.compiled()
+            .unwrap_or_else(|_| NOTHING.get_or_init(|| Regex::new(r"\b\B").expect("valid")))
+    }
 }
 
 /// What kinds of message the engine knows how to explain.
@@ -472,10 +515,12 @@ impl Knowledge {
                 let frameworks: FrameworksFile = parse(name, text, origin)?;
                 let mut messages = Vec::new();
                 for spec in frameworks.message {
-                    // (?m): ^ and $ match at line ends in the multi-line stderr text.
-                    let regex = Regex::new(&format!("(?m){}", spec.pattern)).map_err(|e| {
-                        format!("{FRAMEWORKS}: message {:?}: bad pattern: {e}", spec.id)
-                    })?;
+                    let regex = LazyRegex::new(&spec.pattern);
+                    if origin != "embedded" {
+                        regex.compiled().map_err(|e| {
+                            format!("{FRAMEWORKS}: message {:?}: bad pattern: {e}", spec.id)
+                        })?;
+                    }
                     messages.push(MessageRule { spec, regex });
                 }
                 self.messages = messages;
@@ -529,6 +574,14 @@ impl Knowledge {
         }
         for d in &self.findings {
             src(FINDINGS, &d.code, &d.source);
+        }
+        for m in &self.messages {
+            if let Err(e) = m.regex.compiled() {
+                p.push(format!(
+                    "{FRAMEWORKS}: message {:?}: bad pattern: {e}",
+                    m.spec.id
+                ));
+            }
         }
         p.extend(self.validate_values());
         p
