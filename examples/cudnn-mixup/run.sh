@@ -4,7 +4,7 @@
 #
 # usage: examples/cudnn-mixup/run.sh [--no-trace]
 #   Runs from any directory; needs only Rust (cargo) and a C compiler (CC, default cc).
-#   CUDNN_TRACE=PATH uses that cudnn-trace binary instead of building one
+#   CUDNN_TRACE_BIN=PATH uses that cudnn-trace binary instead of building one
 #   (`python -m cudnn_trace.example` runs a copy of this example that way,
 #   with the binary of the installed wheel: no Rust needed).
 #   --no-trace  skip the CLI: run the program directly and show the loader's
@@ -30,13 +30,13 @@ pip=$ex/site-packages/nvidia/cudnn/lib   # like a pip nvidia-cudnn-cu13 wheel
 cu13=$ex/site-packages/nvidia/cu13/lib    # like the pip CUDA 13 runtime
 system=$ex/system/lib                     # like apt's /usr/lib/x86_64-linux-gnu
 driver=$ex/driver/lib                     # the (fake) NVIDIA driver
-cli=${CUDNN_TRACE:-$root/target/release/cudnn-trace}
-shown_cli=${CUDNN_TRACE:+cudnn-trace}   # how the commands below show it
+cli=${CUDNN_TRACE_BIN:-$root/target/release/cudnn-trace}
+shown_cli=${CUDNN_TRACE_BIN:+cudnn-trace}   # how the commands below show it
 shown_cli=${shown_cli:-target/release/cudnn-trace}
 step() { printf '\n==> %s\n' "$*"; }
 
 # ---- 1. the CLI ----------------------------------------------------------------
-if [ "$trace" = 1 ] && [ -n "${CUDNN_TRACE-}" ]; then
+if [ "$trace" = 1 ] && [ -n "${CUDNN_TRACE_BIN-}" ]; then
     step "1/4 using $cli ($("$cli" --version))"
 elif [ "$trace" = 1 ]; then
     step "1/4 building cudnn-trace (cargo build --release -p cudnn-trace)"

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from ._binary import BinaryNotFound, binary, launch_environment
+from ._binary import BIN_ENV, BinaryNotFound, binary, launch_environment
 
 #: Marks a directory this module made, the only kind it writes into when
 #: the directory is not empty.
@@ -54,7 +54,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     env = launch_environment()
     if not args.no_trace:
         try:
-            env["CUDNN_TRACE"] = binary()
+            env[BIN_ENV] = binary()
         except BinaryNotFound as e:
             sys.stderr.write("cudnn_trace.example: {}\n".format(e))
             return 1
