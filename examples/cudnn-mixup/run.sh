@@ -4,6 +4,9 @@
 #
 # usage: examples/cudnn-mixup/run.sh [--no-trace]
 #   Runs from any directory; needs only Rust (cargo) and a C compiler (CC, default cc).
+#   CUDNN_TRACE_BIN=PATH uses that cudnn-trace binary instead of building one
+#   (`python -m cudnn_trace.example` runs a copy of this example that way,
+#   with the binary of the installed wheel: no Rust needed).
 #   --no-trace  skip the CLI: run the program directly and show the loader's
 #               own account (LD_DEBUG=libs) instead of a trace.
 # Exit status 0 when everything behaved as expected: the first run fails with
@@ -27,11 +30,15 @@ pip=$ex/site-packages/nvidia/cudnn/lib   # like a pip nvidia-cudnn-cu13 wheel
 cu13=$ex/site-packages/nvidia/cu13/lib    # like the pip CUDA 13 runtime
 system=$ex/system/lib                     # like apt's /usr/lib/x86_64-linux-gnu
 driver=$ex/driver/lib                     # the (fake) NVIDIA driver
-cli=$root/target/release/cudnn-trace
+cli=${CUDNN_TRACE_BIN:-$root/target/release/cudnn-trace}
+shown_cli=${CUDNN_TRACE_BIN:+cudnn-trace}   # how the commands below show it
+shown_cli=${shown_cli:-target/release/cudnn-trace}
 step() { printf '\n==> %s\n' "$*"; }
 
 # ---- 1. the CLI ----------------------------------------------------------------
-if [ "$trace" = 1 ]; then
+if [ "$trace" = 1 ] && [ -n "${CUDNN_TRACE_BIN-}" ]; then
+    step "1/4 using $cli ($("$cli" --version))"
+elif [ "$trace" = 1 ]; then
     step "1/4 building cudnn-trace (cargo build --release -p cudnn-trace)"
     (cd "$root" && cargo build --release -p cudnn-trace)
 else
@@ -81,7 +88,7 @@ mkdir -p "$ex/bin"
 # output to the terminal and to $ex/NAME.log; sets $status.
 run_train() {
     local name=$1 llp=$2
-    echo "\$ LD_LIBRARY_PATH=${llp//$root\//} $([ "$trace" = 1 ] && echo "target/release/cudnn-trace --out target/example/$name -- ")target/example/bin/train"
+    echo "\$ LD_LIBRARY_PATH=${llp//$root\//} $([ "$trace" = 1 ] && echo "$shown_cli --out target/example/$name -- ")target/example/bin/train"
     set +e
     if [ "$trace" = 1 ]; then
         LD_LIBRARY_PATH=$llp "${term_env[@]}" "$cli" "${term_opts[@]}" --out "$ex/$name" -- "$ex/bin/train" 2>&1 | tee "$ex/$name.log"
@@ -165,7 +172,7 @@ if [ "$trace" = 1 ]; then
 Or leave LD_LIBRARY_PATH as it was and pin cuDNN to the copy the program was
 built with: every cuDNN library then comes from that directory, whoever asks
 for it and however (docs/pin.md).
-\$ LD_LIBRARY_PATH=${system//$root\//}:${driver//$root\//} target/release/cudnn-trace --out target/example/trace-pinned --pin ${pip//$root\//} -- target/example/bin/train
+\$ LD_LIBRARY_PATH=${system//$root\//}:${driver//$root\//} $shown_cli --out target/example/trace-pinned --pin ${pip//$root\//} -- target/example/bin/train
 EOF
     set +e
     LD_LIBRARY_PATH=$system:$driver "${term_env[@]}" "$cli" "${term_opts[@]}" --out "$ex/trace-pinned" --pin "$pip" -- "$ex/bin/train" 2>&1 |
