@@ -1063,6 +1063,122 @@ fn failed_dlopen_in_a_constructor_is_not_recorded_as_a_load() {
 }
 
 // ---------------------------------------------------------------------------
+// Processes that outlive the program (core/src/launch/outliving.rs)
+
+/// The `outlived` entry of launcher.json for `pid`.
+fn outlived(dir: &Path, pid: u64) -> Value {
+    let rec = launcher_record(dir);
+    arr(&rec["outlived"])
+        .iter()
+        .find(|o| o["pid"].as_u64() == Some(pid))
+        .cloned()
+        .unwrap_or_else(|| panic!("no outlived entry for pid {pid}: {rec}"))
+}
+
+#[test]
+fn processes_that_outlive_the_program_are_waited_for_and_listed() {
+    let d = work_dir("outlive-ended");
+    // A subshell that writes to stderr 0.4 s after the program ended (more
+    // than the stream's own 250 ms grace), then exits 3.
+    let mut cmd = launcher(&d);
+    cmd.args([
+        "--out",
+        "t",
+        "--",
+        "sh",
+        "-c",
+        "(sleep 0.4; echo late-err >&2; exit 3) & echo $!",
+    ]);
+    let o = run(cmd, None);
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    let sub: u64 = o.out().trim().parse().expect("the subshell's pid");
+    let err = o.err();
+    let late = err
+        .find("late-err\n")
+        .unwrap_or_else(|| panic!("{}", o.show()));
+    let summary = err
+        .find("cudnn-trace: ")
+        .unwrap_or_else(|| panic!("{}", o.show()));
+    assert!(
+        late < summary,
+        "its output comes before the summary:\n{err}"
+    );
+    let dir = d.join("t");
+    let copy = String::from_utf8_lossy(&cudnn_trace_integration::launcher_support::stderr_copy(
+        &dir,
+    ))
+    .into_owned();
+    assert_eq!(copy, "late-err\n", "captured while the launcher waited");
+    let o_sub = outlived(&dir, sub);
+    assert_eq!(o_sub["exit_code"], 3, "{o_sub}");
+    assert_eq!(o_sub["still_running"], false, "{o_sub}");
+    assert!(
+        o_sub["ended_after_ms"].as_u64().is_some_and(|ms| ms >= 200),
+        "it ended 0.4 s after the program: {o_sub}"
+    );
+    assert!(
+        err.contains(&format!("outlived the program: sh (pid {sub})")),
+        "the summary lists it:\n{err}"
+    );
+    // Its sleep, a traced image, says how it ended.
+    assert!(
+        err.lines()
+            .any(|l| l.contains("sleep 0.4") && l.contains("→ outlived the program by")),
+        "{err}"
+    );
+    let rec = launcher_record(&dir);
+    assert_eq!(rec["stderr"]["left_open"], Value::Null, "{rec}");
+}
+
+#[test]
+fn processes_still_running_are_said_to_be() {
+    let d = work_dir("outlive-running");
+    let mut cmd = launcher(&d);
+    cmd.args([
+        "--out",
+        "t",
+        "--",
+        "sh",
+        "-c",
+        "sleep 60 >/dev/null 2>&1 & echo $!",
+    ]);
+    let started = std::time::Instant::now();
+    let o = run(cmd, None);
+    let took = started.elapsed();
+    let pid: i32 = o.out().trim().parse().expect("the sleep's pid");
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    // SAFETY: ending the process this test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    assert!(alive, "the launcher must leave it running");
+    assert!(
+        took >= std::time::Duration::from_secs(2),
+        "the launcher waits its grace time for it (took {took:?})"
+    );
+    let dir = d.join("t");
+    let entry = outlived(&dir, pid as u64);
+    assert_eq!(entry["still_running"], true, "{entry}");
+    assert_eq!(entry["name"], "sleep", "{entry}");
+    let err = o.err();
+    assert!(
+        err.contains(&format!(
+            "still running when cudnn-trace ended: sleep (pid {pid})"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.contains("sleep 60") && l.contains("→ still running when cudnn-trace ended")),
+        "{err}"
+    );
+    // report reads the same record.
+    let doc = report_ok(&d, &dir);
+    let rec = &arr(&doc["launchers"])[0];
+    assert_eq!(rec["outlived"][0]["still_running"], true, "{rec}");
+}
+
+// ---------------------------------------------------------------------------
 // Signals sent to the launcher alone, and the launcher's own death
 
 /// Reads lines of the child's stdout until one equals `want` (or EOF).
@@ -1733,8 +1849,9 @@ mod stderr_capture {
         // SAFETY: signal 0 only checks that the process exists.
         let alive = unsafe { libc::kill(pid, 0) } == 0;
         assert!(alive, "the child (blocked on stdin) must still be running");
-        // The launcher waited for its own program, not for the child (the
-        // grace period is 250 ms; the rest is start-up).
+        // The launcher waited for its own program and a bounded time for
+        // the child (2 s for the processes that outlive the program, then
+        // 250 ms for the stream; the rest is start-up).
         assert!(took < Duration::from_secs(10), "took {took:?}");
         let dir = d.join("t");
         let rec = stderr_record(&dir);

@@ -12,12 +12,14 @@
 //! * [`calls`]: the `call`, `call-count` and `version` directives.
 //! * [`pin`]: the pinned runs of pin scenarios (`pin DIR`, docs/pin.md).
 //! * [`launcher_support`]: helpers of the launcher tests (`tests/launcher.rs`).
+//! * [`pty`]: a test terminal for the terminal tests (`tests/terminal.rs`).
 
 pub mod calls;
 pub mod check;
 pub mod launcher_support;
 pub mod lddebug;
 pub mod pin;
+pub mod pty;
 pub mod run;
 pub mod spec;
 pub mod tools;

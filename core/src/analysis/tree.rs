@@ -1,6 +1,7 @@
 //! The trace set arranged as a process tree: which image is the child (or
 //! the exec successor) of which, in start order, and what the launcher
-//! knows about the program's own images (how it ended).
+//! knows about the program's own images (how it ended) and about the
+//! processes that outlived it.
 
 use crate::model::{Image, TraceSet};
 use std::collections::HashMap;
@@ -24,7 +25,8 @@ pub struct ProcessTree {
     /// Child processes and exec successors of each image, in start order.
     pub children: Vec<Vec<usize>>,
     pub roots: Vec<usize>,
-    /// How the image ended, when the launcher knows (the program's last image).
+    /// How the image ended, when the launcher knows (the program's last
+    /// image; the last image of a process that outlived the program).
     pub ending: Vec<Option<String>>,
     /// Images whose pid is the program the launcher started.
     pub top: Vec<bool>,
@@ -168,12 +170,26 @@ fn launcher_images(set: &TraceSet) -> (Vec<Option<String>>, Vec<bool>) {
         for &i in &mine {
             top[i] = true;
         }
-        if let Some(&last) = mine
-            .iter()
-            .max_by_key(|&&i| (imgs[i].index, imgs[i].header.t_ns))
-        {
+        if let Some(last) = last_image(imgs, &mine) {
             ending[last] = rec.ending();
+        }
+        // The processes that outlived the program: how, or that they were
+        // still running (their trace may have grown since).
+        for o in &rec.outlived {
+            let theirs: Vec<usize> = (0..n)
+                .filter(|&i| imgs[i].header.pid == o.pid && host_ok(&imgs[i]) && !top[i])
+                .collect();
+            if let Some(last) = last_image(imgs, &theirs) {
+                ending[last] = Some(o.ending());
+            }
         }
     }
     (ending, top)
+}
+
+/// The latest image of `of` (images of one pid).
+fn last_image(imgs: &[Image], of: &[usize]) -> Option<usize> {
+    of.iter()
+        .copied()
+        .max_by_key(|&i| (imgs[i].index, imgs[i].header.t_ns))
 }

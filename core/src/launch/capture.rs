@@ -2,17 +2,30 @@
 //! own version-mismatch messages), taken without changing what the program
 //! or the user sees.
 //!
-//! What happens depends on what the launcher's fd 2 is:
+//! What happens depends on what the launcher's stdio is:
 //!
-//! * **a terminal**: the program gets, as fd 2 only, the slave of a new
-//!   pseudo-terminal, and a relay thread copies everything from the master
-//!   to the real terminal. `isatty(2)` stays true (colors, progress bars).
-//!   The slave starts with the real terminal's settings minus output
-//!   processing (`OPOST`), because the real terminal does its own: the bytes
-//!   reach it exactly as written (no `\n` → `\r\n` twice). Its window size is
-//!   the real terminal's, updated on `SIGWINCH` and whenever output is
-//!   relayed. stdin and stdout are not touched, and the controlling terminal
-//!   stays the real one, so job control and Ctrl-C are unchanged.
+//! * **stdin, stdout and stderr are the launcher's controlling terminal**
+//!   (an interactive shell ran `cudnn-trace python train.py`, in the
+//!   foreground or with `&`): the program gets a **terminal session of its
+//!   own**, as `script(1)`, tmux and `ssh -t` give one: a new pty on its fd
+//!   0, 1 and 2, its controlling terminal, with the user's modes and window
+//!   size; the user's terminal in raw mode; keys and output relayed both
+//!   ways; the user's job control passed on. [`super::session`] has the
+//!   design. The copy is then the terminal's whole output (stdout, stderr,
+//!   and the echo of what was typed), in the order written, with the pty's
+//!   `\r\n` line ends turned back into `\n`.
+//! * **stdout and stderr are one terminal, but not all three are the
+//!   controlling one** (`cudnn-trace prog < input`, a job writing to a tty
+//!   without one): one pty for fds 1 and 2, so that their order is kept,
+//!   output only; stdin and the controlling terminal stay the user's, so
+//!   keys and job control are unchanged.
+//! * **only stderr is a terminal** (`cudnn-trace prog > out.log`): a pty for
+//!   fd 2 only; stdout is elsewhere, so no order between them is visible.
+//!   In both pty modes the slave starts with the real terminal's settings
+//!   minus output processing (`OPOST`), because the real terminal does its
+//!   own (no `\n` → `\r\n` twice); `isatty` stays true (colors, progress
+//!   bars); its window size is the real terminal's, updated on `SIGWINCH`
+//!   and whenever output is relayed.
 //! * **a pipe or socket**: the program gets a new pipe (a socket pair when fd
 //!   2 is a socket, so that it still sees a socket) and the relay copies it.
 //!   When stdout is the very same pipe or socket (`2>&1 | tee log`), stdout
@@ -31,41 +44,68 @@
 //!   the launcher started (`2>&-`) stays closed for the program (Rust's
 //!   runtime puts /dev/null there for the launcher itself).
 //!
+//! Why a whole session on a terminal, rather than a pty on fd 2 alone (this
+//! module's first design)? With stderr on a pty of its own and stdout on the
+//! real terminal, two streams relayed separately reach the screen out of
+//! order (`out1 out2 err1 err2`, a Python REPL printing its prompt in the
+//! middle of a traceback); fd 2 is nobody's controlling terminal, so
+//! `tcgetpgrp(2)` fails and `bash -i` has no job control; modes set through
+//! fd 2 apply to a terminal no key comes from. Putting stdout on that pty
+//! too keeps the order but breaks full-screen programs (ncurses sets modes
+//! through stdout, reads keys from stdin). Only a pty that is the program's
+//! whole terminal has none of these faults; its costs are those of every
+//! terminal multiplexer: `ttyname()` names the pty, and a launcher killed
+//! outright cannot restore the user's modes itself (its session leader
+//! does). And no pty at all cannot capture: a terminal's output cannot be
+//! read back, and a pipe instead would make `isatty(2)` false (no colors,
+//! other buffering, other framework behaviour).
+//!
+//! Case by case, what the program sees (without the launcher: the user's
+//! terminal everywhere):
+//!
+//! | launcher's stdio | `isatty` / `ttyname` | `tcgetpgrp`, `/dev/tty` | keys, Ctrl-C/Z, `fg` |
+//! |---|---|---|---|
+//! | 0, 1, 2 the controlling terminal, foreground | true / the pty, on 0–2 | work (the pty) | as usual, through the pty |
+//! | the same, launched with `&` | as above | as above; the program is in its pty's background | a read or `stty` stops it (SIGTTIN/SIGTTOU), the shell says so; `fg` gives it the keys; the user's terminal is never touched from the background (no SIGTTOU for the launcher) |
+//! | stdin not a terminal (`< file`), 1 and 2 one terminal | 1, 2: true / the pty | on 1, 2 fail (no controlling terminal there); `/dev/tty` is the user's | stdin untouched; signals from the user's terminal, as usual |
+//! | only stderr a terminal | 2: true / a pty | on 2 fail | unchanged |
+//! | pipes, files, no terminal (CI, `2>&1 \| tee`) | unchanged | unchanged | unchanged |
+//!
 //! End of the relay: it reads until every writer has closed (the program and
 //! the children that inherited fd 2; the launcher keeps no copy of the
-//! program's end). A process that outlives the program and keeps fd 2 (a
-//! daemon, a `cmd &` of a shell script) would hold it open forever: after the
-//! program has ended the relay waits [`GRACE`] for the end, then hands its
-//! end to a small relay *process* forked for the purpose, which goes on
-//! copying (uncaptured) until that process closes it too, and the launcher
-//! exits as usual. Closing the relay instead would kill that process with
-//! `SIGPIPE` at its next message; waiting would keep the launcher alive.
+//! program's end). Processes that outlive the program get a grace time
+//! (`launch::outliving`), during which the relay goes on capturing. One that
+//! holds the stream longer (a daemon, a `cmd &` of a shell script) would
+//! hold it open forever: once the launcher stops waiting, the relay waits
+//! [`GRACE`] for the end, then hands its end to a small relay *process*
+//! forked for the purpose, which goes on copying (uncaptured) until that
+//! process closes it too, and the launcher exits as usual. Closing the relay
+//! instead would kill that process with `SIGPIPE` (EIO on a terminal) at its
+//! next message; waiting would keep the launcher alive.
 //!
 //! `stderr.txt` keeps the bytes as they are (binary-safe), bounded: the
 //! first and the last [`KEEP`] bytes, with a marker line between them when
 //! something was left out. The head is written as it arrives, so `report`
 //! can quote a message while a long job is still running.
 //!
-//! What a terminal relay still changes (`--no-capture-stderr` avoids all of
-//! it):
+//! What the pty modes without a session still change (`--no-capture-stderr`
+//! avoids all of it):
 //!
-//! * stdout goes to the terminal directly, stderr through the relay, so
-//!   output written to both within a fraction of a millisecond can reach the
-//!   screen in another order (each stream's bytes are unchanged). Putting
-//!   stdout on the pty too would keep the order but break full-screen
-//!   programs: ncurses sets the terminal's modes through stdout's descriptor,
-//!   and they would apply to the pty, not to the terminal the keys come from.
-//! * fd 2 is another terminal: `ttyname(2)` differs, and it is nobody's
-//!   controlling terminal, so `tcgetpgrp(2)` fails. An interactive shell run
-//!   as the program (bash takes fd 2 as its terminal) has no job control.
-//!   Terminal modes set through fd 2 apply to the pty, not to the keyboard's
-//!   terminal, and a program that reads keys from fd 2 gets none.
-//! * a program that asks fd 2 for the window size the moment it gets
-//!   `SIGWINCH` can still see the old size (the relay gets the same signal).
+//! * the pty is another terminal: `ttyname()` differs for the descriptors
+//!   on it, and it is nobody's controlling terminal, so `tcgetpgrp()` on
+//!   them fails; modes set through them apply to the pty, not to the
+//!   terminal the keys come from. With stderr alone on it (stdout
+//!   elsewhere), an interactive shell run as the program has no job control.
+//! * a program that asks for the window size the moment it gets `SIGWINCH`
+//!   can still see the old size (the relay gets the same signal). In a
+//!   session the program gets SIGWINCH from its pty, after the change.
 //!
 //! In every mode, a reader that stops reading holds the relay, and with it
 //! the launcher's end, as it would have held the program.
 
+use super::pty::{open_pty, sync_winsize, Processing, WinchGuard};
+use super::terminal::{tty_device, ProgramTty, RealTerminal, RelayControl};
+use super::terminal::{CTL_DRAIN, CTL_KEYS_OFF, CTL_KEYS_ON, CTL_KEYS_PUSH};
 use crate::model::record::{StderrRecord, KEEP, STDERR_FILE};
 use std::collections::VecDeque;
 use std::fs::{self, File};
@@ -73,12 +113,13 @@ use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long the relay waits, after the program has ended, for the last
-/// writer of its stderr to close it.
+/// How long the relay waits, once the launcher stopped waiting for the
+/// program and its tree, for the last writer of its stderr to close it.
 pub const GRACE: Duration = Duration::from_millis(250);
 
 /// Bytes relayed per read.
@@ -111,12 +152,15 @@ fn closed_at_start() -> bool {
 
 /// The program's fd 2 (and fd 1) when they are not the launcher's own.
 /// `launch::spawn` puts them in place with `dup2` between fork and exec.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ChildStdio {
     pub stderr: Option<OwnedFd>,
     pub stdout: Option<OwnedFd>,
     /// Close fd 2 in the program (it was closed when the launcher started).
     pub close_stderr: bool,
+    /// A terminal session of its own (`launch::session`): its pty on
+    /// stdin, stdout and stderr, started by a session leader.
+    pub session: Option<ProgramTty>,
 }
 
 impl ChildStdio {
@@ -139,6 +183,9 @@ pub struct Capture {
     rec: StderrRecord,
     child: ChildStdio,
     job: Job,
+    /// In a terminal session: the user's terminal and the relay's key
+    /// direction, for the wait loop ([`Capture::take_terminal`]).
+    terminal: Option<(RealTerminal, RelayControl)>,
 }
 
 enum Job {
@@ -162,6 +209,14 @@ enum Job {
 /// What the launcher's fd 2 is, for the relay.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
+    /// stdin, stdout and stderr are the launcher's controlling terminal:
+    /// the program gets a terminal session of its own.
+    Session,
+    /// stdout and stderr are one terminal (stdin is not, or the terminal
+    /// is not the launcher's controlling one): one pty for both, output
+    /// only.
+    Output,
+    /// Only stderr is a terminal: a pty for fd 2.
     Pty,
     Pipe,
     Socket,
@@ -170,10 +225,28 @@ enum Kind {
 impl Kind {
     fn name(self) -> &'static str {
         match self {
-            Kind::Pty => "pty",
+            Kind::Session => "session",
+            Kind::Output | Kind::Pty => "pty",
             Kind::Pipe => "pipe",
             Kind::Socket => "socket",
         }
+    }
+
+    /// Whether the program reads keys from the pty and writes both its
+    /// streams to it (the copy then holds stdout too).
+    fn is_terminal(self) -> bool {
+        matches!(self, Kind::Session | Kind::Output | Kind::Pty)
+    }
+}
+
+/// The terminal kind for a stderr that is a terminal.
+fn terminal_kind() -> Kind {
+    if RealTerminal::of_session().is_some() {
+        Kind::Session
+    } else if tty_device(1).is_some() && tty_device(1) == tty_device(2) {
+        Kind::Output
+    } else {
+        Kind::Pty
     }
 }
 
@@ -231,7 +304,7 @@ impl Capture {
         let kind = match file_type(&st) {
             libc::S_IFREG => return Capture::begin_file(run_dir, &st, with_stdout),
             // SAFETY: isatty only queries.
-            libc::S_IFCHR if unsafe { libc::isatty(2) } == 1 => Kind::Pty,
+            libc::S_IFCHR if unsafe { libc::isatty(2) } == 1 => terminal_kind(),
             libc::S_IFIFO => Kind::Pipe,
             libc::S_IFSOCK => Kind::Socket,
             libc::S_IFCHR => {
@@ -241,7 +314,12 @@ impl Capture {
             }
             _ => return none("stderr is not a terminal, pipe, socket or regular file"),
         };
-        match Capture::begin_relay(run_dir, kind, with_stdout && kind != Kind::Pty) {
+        let with_stdout = match kind {
+            Kind::Session | Kind::Output => true,
+            Kind::Pty => false,
+            _ => with_stdout,
+        };
+        match Capture::begin_relay(run_dir, kind, with_stdout) {
             Ok(c) => c,
             Err(e) => none(&format!(
                 "not captured: cannot set up a {}: {}",
@@ -261,6 +339,7 @@ impl Capture {
             },
             child: ChildStdio::passthrough(),
             job: Job::Nothing,
+            terminal: None,
         }
     }
 
@@ -293,6 +372,7 @@ impl Capture {
                     ino: st.st_ino,
                     out,
                 },
+                terminal: None,
             },
             Err(e) => Capture::none(&format!(
                 "not captured: cannot create {}: {}",
@@ -303,11 +383,7 @@ impl Capture {
     }
 
     fn begin_relay(run_dir: &Path, kind: Kind, with_stdout: bool) -> io::Result<Capture> {
-        let (ours, theirs) = match kind {
-            Kind::Pty => open_pty()?,
-            Kind::Pipe => open_pipe()?,
-            Kind::Socket => open_socketpair()?,
-        };
+        let (ours, theirs, term) = open_channel(kind)?;
         // The program sees the flag its fd 2 had (Node.js, for one, sets
         // O_NONBLOCK on its stdio).
         // SAFETY: flag queries and updates on descriptors we own.
@@ -320,28 +396,34 @@ impl Capture {
                 }
             }
         }
-        let stdout = if with_stdout {
-            Some(theirs.try_clone()?)
-        } else {
-            None
-        };
         let (ended_r, ended_w) = pipe_cloexec()?;
-        let (winch, winch_r) = if kind == Kind::Pty {
-            match WinchGuard::install() {
-                Some((g, r)) => (Some(g), Some(r)),
-                None => (None, None),
+        let (winch, winch_r) = match kind.is_terminal().then(WinchGuard::install).flatten() {
+            Some((g, r)) => (Some(g), Some(r)),
+            None => (None, None),
+        };
+        let (input, control) = match term {
+            Some(_) => {
+                let (i, c) = Input::new(ours.as_raw_fd())?;
+                (Some(i), Some(c))
             }
-        } else {
-            (None, None)
+            None => (None, None),
         };
         let path = run_dir.join(STDERR_FILE);
         let relay = Relay {
             src: ours,
-            dst: 2,
-            pty: kind == Kind::Pty,
+            // A terminal that has stdout too gets the output through it,
+            // the launcher's messages through fd 2 (the same terminal).
+            dst: if matches!(kind, Kind::Session | Kind::Output) {
+                1
+            } else {
+                2
+            },
+            pty: kind.is_terminal(),
             ended: ended_r,
             winch: winch_r,
             store: Store::new(File::create(&path)?),
+            input,
+            crlf: (kind == Kind::Session).then_some(false),
         };
         // Started before the program, so that nothing the program writes
         // waits for it.
@@ -355,6 +437,20 @@ impl Capture {
                 return Err(e);
             }
         };
+        let (child, terminal) = match (term, control) {
+            (Some(t), Some(c)) => {
+                let (child, t) = session_stdio(t, theirs, &c);
+                (child, Some((t, c)))
+            }
+            _ => (
+                ChildStdio {
+                    stdout: with_stdout.then(|| theirs.try_clone()).transpose()?,
+                    stderr: Some(theirs),
+                    ..Default::default()
+                },
+                None,
+            ),
+        };
         Ok(Capture {
             rec: StderrRecord {
                 file: Some(STDERR_FILE.into()),
@@ -362,17 +458,20 @@ impl Capture {
                 with_stdout,
                 ..Default::default()
             },
-            child: ChildStdio {
-                stderr: Some(theirs),
-                stdout,
-                close_stderr: false,
-            },
+            child,
             job: Job::Relay {
                 ended: ended_w,
                 thread,
                 _winch: winch,
             },
+            terminal,
         })
+    }
+
+    /// In a terminal session: the user's terminal and the relay's control,
+    /// for the wait loop (once).
+    pub fn take_terminal(&mut self) -> Option<(RealTerminal, RelayControl)> {
+        self.terminal.take()
     }
 
     /// What `launcher.json` says while the program runs.
@@ -390,6 +489,7 @@ impl Capture {
     pub fn program_started(&mut self) {
         self.child.stderr = None;
         self.child.stdout = None;
+        self.child.session = None;
     }
 
     /// The program has ended (or could not be started): finishes the copy,
@@ -402,8 +502,11 @@ impl Capture {
             mut rec,
             child,
             job,
+            terminal,
         } = self;
         drop(child);
+        // The user's modes back first (a program that could not start).
+        drop(terminal);
         match job {
             Job::Nothing => {}
             Job::File {
@@ -606,6 +709,50 @@ impl Store {
 // ---------------------------------------------------------------------------
 // Channels
 
+/// (the relay's end, the program's end) for `kind`, and the user's
+/// terminal for a session.
+fn open_channel(kind: Kind) -> io::Result<(OwnedFd, OwnedFd, Option<RealTerminal>)> {
+    let (ours, theirs) = match kind {
+        Kind::Session => {
+            let t = RealTerminal::of_session()
+                .ok_or_else(|| io::Error::other("the terminal is not the controlling one"))?;
+            // Before raw mode: the pty gets the user's modes.
+            let (m, s) = open_pty(1, Processing::Pty)?;
+            return Ok((m, s, Some(t)));
+        }
+        Kind::Output => open_pty(1, Processing::Terminal)?,
+        Kind::Pty => open_pty(2, Processing::Terminal)?,
+        Kind::Pipe => open_pipe()?,
+        Kind::Socket => open_socketpair()?,
+    };
+    Ok((ours, theirs, None))
+}
+
+/// The program's stdio in a terminal session: its pty (`slave`), for the
+/// session leader. The user's terminal goes raw now, before the program
+/// starts: whatever it prints, it prints with its keys already going to
+/// its terminal (and what was typed ahead goes to it).
+fn session_stdio(
+    mut t: RealTerminal,
+    slave: OwnedFd,
+    relay: &RelayControl,
+) -> (ChildStdio, RealTerminal) {
+    let foreground = t.in_foreground();
+    let saved = *t.saved();
+    relay.push_keys(t.enter_raw());
+    let tty = ProgramTty {
+        slave,
+        foreground,
+        raw: t.is_raw(),
+        saved,
+    };
+    let child = ChildStdio {
+        session: Some(tty),
+        ..Default::default()
+    };
+    (child, t)
+}
+
 fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];
     // SAFETY: fds is a valid array of two ints.
@@ -654,168 +801,75 @@ fn open_socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((ours, theirs))
 }
 
-/// (master, slave) of a new pseudo-terminal that looks like the terminal on
-/// fd 2: its settings without output processing, and its window size.
-fn open_pty() -> io::Result<(OwnedFd, OwnedFd)> {
-    // SAFETY: open with a constant path; the result is checked.
-    let m = unsafe {
-        libc::open(
-            c"/dev/ptmx".as_ptr(),
-            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-        )
-    };
-    if m < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor that we own.
-    let master = unsafe { OwnedFd::from_raw_fd(m) };
-    // SAFETY: pty calls on the master we own.
-    if unsafe { libc::grantpt(m) } != 0 || unsafe { libc::unlockpt(m) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // O_NOCTTY: the launcher may have no controlling terminal (setsid), and
-    // this one must never become it.
-    let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
-    // SAFETY: TIOCGPTPEER (Linux 4.13) opens the slave of our master.
-    let mut s = unsafe { libc::ioctl(m, libc::TIOCGPTPEER as _, flags) };
-    if s < 0 {
-        let mut name = [0 as libc::c_char; 128];
-        // SAFETY: buffer and its length; the name is NUL-terminated on success.
-        if unsafe { libc::ptsname_r(m, name.as_mut_ptr(), name.len()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a NUL-terminated path.
-        s = unsafe { libc::open(name.as_ptr(), flags) };
-        if s < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    // SAFETY: a new descriptor that we own.
-    let slave = unsafe { OwnedFd::from_raw_fd(s) };
-    // SAFETY: termios queries and updates with valid structs.
-    unsafe {
-        let mut t: libc::termios = std::mem::zeroed();
-        if libc::tcgetattr(2, &mut t) == 0 {
-            t.c_oflag &= !libc::OPOST;
-        } else if libc::tcgetattr(s, &mut t) == 0 {
-            libc::cfmakeraw(&mut t);
-        }
-        if libc::tcsetattr(s, libc::TCSANOW, &t) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    let mut last = None;
-    sync_winsize(2, m, &mut last);
-    Ok((master, slave))
-}
-
-/// Gives the pty (`master`) the window size of the terminal `real` when it
-/// changed.
-fn sync_winsize(real: RawFd, master: RawFd, last: &mut Option<(u16, u16, u16, u16)>) {
-    // SAFETY: a zeroed winsize is a valid out-parameter; the ioctls only
-    // read the terminal's size and set the pty's.
-    unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        if libc::ioctl(real, libc::TIOCGWINSZ, &mut ws) != 0 {
-            return;
-        }
-        let key = (ws.ws_row, ws.ws_col, ws.ws_xpixel, ws.ws_ypixel);
-        if *last != Some(key) && libc::ioctl(master, libc::TIOCSWINSZ, &ws) == 0 {
-            *last = Some(key);
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// SIGWINCH
-//
-// The launcher's other signals are read by the main thread (launch::signals, a
-// self-pipe); this one concerns only the relay, so it has its own pipe, read
-// by the relay thread. The terminal sends SIGWINCH to its foreground process
-// group, the program included: a program that asks fd 2 for its size at
-// once may still see the old one for a moment (the next relayed output
-// resyncs too).
-
-static WINCH_W: AtomicI32 = AtomicI32::new(-1);
-
-extern "C" fn on_winch(_sig: libc::c_int) {
-    // Async-signal-safe: one write(2); errno preserved.
-    // SAFETY: errno location is valid for this thread; the byte is ours.
-    unsafe {
-        let errno = *libc::__errno_location();
-        let fd = WINCH_W.load(Ordering::Relaxed);
-        if fd >= 0 {
-            libc::write(fd, b"w".as_ptr().cast(), 1);
-        }
-        *libc::__errno_location() = errno;
-    }
-}
-
-/// The SIGWINCH handler; the previous disposition comes back when dropped.
-struct WinchGuard {
-    old: libc::sigaction,
-}
-
-impl WinchGuard {
-    /// Installs it, unless SIGWINCH was inherited as ignored (the program
-    /// keeps that). Returns the pipe's read end.
-    fn install() -> Option<(WinchGuard, OwnedFd)> {
-        // SAFETY: querying and setting a disposition with valid structs.
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(libc::SIGWINCH, std::ptr::null(), &mut old) != 0
-                || old.sa_sigaction == libc::SIG_IGN
-            {
-                return None;
-            }
-            let mut fds = [0i32; 2];
-            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0 {
-                return None;
-            }
-            let r = OwnedFd::from_raw_fd(fds[0]);
-            // The write end stays open for the life of the process: a
-            // handler running on another thread could otherwise write into
-            // a descriptor number reused meanwhile.
-            let prev = WINCH_W.swap(fds[1], Ordering::Relaxed);
-            if prev >= 0 {
-                libc::close(prev);
-            }
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_winch as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            if libc::sigaction(libc::SIGWINCH, &sa, std::ptr::null_mut()) != 0 {
-                return None;
-            }
-            Some((WinchGuard { old }, r))
-        }
-    }
-}
-
-impl Drop for WinchGuard {
-    fn drop(&mut self) {
-        // SAFETY: restoring the disposition saved by install.
-        unsafe { libc::sigaction(libc::SIGWINCH, &self.old, std::ptr::null_mut()) };
-    }
-}
-
 // ---------------------------------------------------------------------------
 // The relay thread
 
 struct Relay {
     src: OwnedFd,
-    /// The real stderr (fd 2; another descriptor in unit tests).
+    /// The real stderr (fd 2, or fd 1 when the pty has stdout too; another
+    /// descriptor in unit tests).
     dst: RawFd,
     pty: bool,
     ended: OwnedFd,
     winch: Option<OwnedFd>,
     store: Store,
+    /// In a terminal session: the keys, from the user's terminal to the
+    /// program's.
+    input: Option<Input>,
+    /// In a terminal session, whose pty turns `\n` into `\r\n`: the copy
+    /// gets the program's line ends back. The flag: a `\r` held back at the
+    /// end of the last chunk.
+    crlf: Option<bool>,
 }
 
 struct RelayEnd {
     store: Store,
     left_open: bool,
     note: Option<String>,
+}
+
+/// The keys of a terminal session: read from the user's terminal (fd 0)
+/// while the launcher is in its foreground, written to the pty master.
+struct Input {
+    on: bool,
+    /// stdin ended (a hung-up terminal) or the program's terminal is gone.
+    closed: bool,
+    /// Read, not yet taken by the pty (the program is not reading).
+    pending: Vec<u8>,
+    /// The main thread's requests ([`RelayControl`]); `ctl` is None once
+    /// its end is closed.
+    ctl: Option<OwnedFd>,
+    acks: mpsc::Sender<()>,
+    typed: mpsc::Receiver<Vec<u8>>,
+}
+
+impl Input {
+    /// The relay's and the main thread's ends; `master` (the pty's master)
+    /// becomes non-blocking, so that a program that does not read its keys
+    /// never holds its output.
+    fn new(master: RawFd) -> io::Result<(Input, RelayControl)> {
+        let (control, requests) = RelayControl::new()?;
+        // SAFETY: flag changes on a descriptor we own.
+        unsafe {
+            let fl = libc::fcntl(master, libc::F_GETFL);
+            libc::fcntl(master, libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+        Ok((
+            Input {
+                on: false,
+                closed: false,
+                pending: Vec::new(),
+                ctl: Some(requests.ctl),
+                acks: requests.acks,
+                typed: requests.keys,
+            },
+            control,
+        ))
+    }
+
+    fn wants_keys(&self) -> bool {
+        self.on && !self.closed && self.pending.is_empty()
+    }
 }
 
 /// Blocks the signals others send in this thread: their handlers run in
@@ -906,27 +960,30 @@ impl Relay {
                     left.as_millis().clamp(1, i32::MAX as u128) as i32
                 }
             };
+            let keys_waiting = self.input.as_ref().is_some_and(|i| !i.pending.is_empty());
+            let poll_fd = |fd: RawFd, watch: bool| libc::pollfd {
+                // Negative: not watched.
+                fd: if watch { fd } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            };
             let mut fds = [
                 libc::pollfd {
                     fd: self.src.as_raw_fd(),
-                    events: libc::POLLIN,
+                    events: libc::POLLIN | if keys_waiting { libc::POLLOUT } else { 0 },
                     revents: 0,
                 },
-                libc::pollfd {
-                    // Negative: no longer watched once the program ended.
-                    fd: if deadline.is_none() {
-                        self.ended.as_raw_fd()
-                    } else {
-                        -1
-                    },
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: self.winch.as_ref().map_or(-1, |w| w.as_raw_fd()),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
+                // Not watched once the program ended.
+                poll_fd(self.ended.as_raw_fd(), deadline.is_none()),
+                poll_fd(self.winch.as_ref().map_or(-1, |w| w.as_raw_fd()), true),
+                poll_fd(
+                    self.input
+                        .as_ref()
+                        .and_then(|i| i.ctl.as_ref())
+                        .map_or(-1, AsRawFd::as_raw_fd),
+                    true,
+                ),
+                poll_fd(0, self.input.as_ref().is_some_and(Input::wants_keys)),
             ];
             // SAFETY: a valid array of pollfds and its length.
             let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
@@ -938,60 +995,209 @@ impl Relay {
             }
             if fds[2].revents != 0 {
                 if let Some(w) = &self.winch {
-                    let mut drain = [0u8; 64];
-                    // SAFETY: reading our non-blocking pipe into a local buffer.
-                    while unsafe {
-                        libc::read(w.as_raw_fd(), drain.as_mut_ptr().cast(), drain.len())
-                    } > 0
-                    {}
+                    drain_fd(w.as_raw_fd());
                 }
                 sync_winsize(self.dst, self.src.as_raw_fd(), &mut size);
+            }
+            if fds[3].revents != 0 {
+                if let Err(stop) = self.on_control(&mut buf, &mut size) {
+                    break stop;
+                }
+            }
+            if fds[4].revents != 0 {
+                self.read_keys();
+            }
+            if fds[0].revents & libc::POLLOUT != 0 {
+                self.write_keys();
             }
             if fds[1].revents != 0 {
                 // The program has ended (the launcher closed its end).
                 deadline = Some(Instant::now() + GRACE);
             }
-            if fds[0].revents == 0 {
+            if fds[0].revents & !libc::POLLOUT == 0 {
                 continue;
             }
-            // SAFETY: reading into a buffer we own.
-            let got =
-                unsafe { libc::read(self.src.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if got > 0 {
-                let chunk = &buf[..got as usize];
-                if self.pty {
-                    sync_winsize(self.dst, self.src.as_raw_fd(), &mut size);
-                }
-                // The user first, then the copy.
-                let sent = write_all_fd(self.dst, chunk);
-                self.store.push(chunk);
-                if let Err(e) = sent {
-                    break Stop::Destination(e);
-                }
-                continue;
-            }
-            if got == 0 {
-                break Stop::Eof;
-            }
-            match errno() {
-                libc::EINTR | libc::EAGAIN => {}
-                // A pty master reads EIO once no slave is open.
-                libc::EIO if self.pty => break Stop::Eof,
-                e => break Stop::Source(io::Error::from_raw_os_error(e)),
+            if let Err(stop) = self.pass_output(&mut buf, &mut size) {
+                break stop;
             }
         };
+        self.end(stop, &mut buf)
+    }
+
+    /// One read of the program's output, passed to the user and to the
+    /// copy. Ok(false): nothing was there.
+    fn pass_output(
+        &mut self,
+        buf: &mut [u8],
+        size: &mut Option<(u16, u16, u16, u16)>,
+    ) -> Result<bool, Stop> {
+        // SAFETY: reading into a buffer we own.
+        let got = unsafe { libc::read(self.src.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if got > 0 {
+            let chunk = &buf[..got as usize];
+            if self.pty {
+                sync_winsize(self.dst, self.src.as_raw_fd(), size);
+            }
+            // The user first, then the copy.
+            let sent = write_all_fd(self.dst, chunk);
+            self.keep(chunk);
+            return match sent {
+                Ok(()) => Ok(true),
+                Err(e) => Err(Stop::Destination(e)),
+            };
+        }
+        if got == 0 {
+            return Err(Stop::Eof);
+        }
+        match errno() {
+            libc::EINTR | libc::EAGAIN => Ok(false),
+            // A pty master reads EIO once no slave is open.
+            libc::EIO if self.pty => Err(Stop::Eof),
+            e => Err(Stop::Source(io::Error::from_raw_os_error(e))),
+        }
+    }
+
+    /// Puts a chunk of output in the copy.
+    fn keep(&mut self, chunk: &[u8]) {
+        match &mut self.crlf {
+            Some(held) => {
+                let lf = undo_onlcr(chunk, held);
+                self.store.push(&lf);
+            }
+            None => self.store.push(chunk),
+        }
+    }
+
+    /// The main thread's requests (terminal sessions).
+    fn on_control(
+        &mut self,
+        buf: &mut [u8],
+        size: &mut Option<(u16, u16, u16, u16)>,
+    ) -> Result<(), Stop> {
+        let Some(ctl) = self
+            .input
+            .as_ref()
+            .and_then(|i| i.ctl.as_ref().map(AsRawFd::as_raw_fd))
+        else {
+            return Ok(());
+        };
+        let mut cmds = [0u8; 64];
+        // SAFETY: reading our non-blocking pipe into a local buffer.
+        let n = unsafe { libc::read(ctl, cmds.as_mut_ptr().cast(), cmds.len()) };
+        if n == 0 {
+            // The main thread's end is gone: no more keys, nothing to watch.
+            if let Some(i) = &mut self.input {
+                i.on = false;
+                i.ctl = None;
+            }
+            return Ok(());
+        }
+        for &c in &cmds[..n.max(0) as usize] {
+            match c {
+                CTL_KEYS_ON | CTL_KEYS_OFF => {
+                    if let Some(i) = &mut self.input {
+                        i.on = c == CTL_KEYS_ON;
+                    }
+                }
+                CTL_KEYS_PUSH => {
+                    if let Some(i) = &mut self.input {
+                        while let Ok(keys) = i.typed.try_recv() {
+                            i.pending.extend(keys);
+                        }
+                    }
+                    self.write_keys();
+                }
+                CTL_DRAIN => {
+                    // Everything the pty holds now (it is non-blocking).
+                    let mut result = Ok(());
+                    loop {
+                        match self.pass_output(buf, size) {
+                            Ok(true) => continue,
+                            Ok(false) => break,
+                            Err(stop) => {
+                                result = Err(stop);
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(i) = &self.input {
+                        let _ = i.acks.send(());
+                    }
+                    result?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Keys typed by the user, to be given to the program's terminal.
+    fn read_keys(&mut self) {
+        let Some(input) = &mut self.input else {
+            return;
+        };
+        let mut keys = [0u8; 4096];
+        // SAFETY: reading into a local buffer. The launcher is in the
+        // foreground (the main thread said so), so no SIGTTIN.
+        let n = unsafe { libc::read(0, keys.as_mut_ptr().cast(), keys.len()) };
+        if n > 0 {
+            input.pending.extend_from_slice(&keys[..n as usize]);
+            self.write_keys();
+        } else if n == 0 || !matches!(errno(), libc::EINTR | libc::EAGAIN) {
+            input.closed = true;
+        }
+    }
+
+    /// As much of the pending keys as the program's terminal takes.
+    fn write_keys(&mut self) {
+        let Some(input) = &mut self.input else {
+            return;
+        };
+        while !input.pending.is_empty() {
+            // SAFETY: writing from a buffer we own to our non-blocking master.
+            let n = unsafe {
+                libc::write(
+                    self.src.as_raw_fd(),
+                    input.pending.as_ptr().cast(),
+                    input.pending.len(),
+                )
+            };
+            if n > 0 {
+                input.pending.drain(..n as usize);
+                continue;
+            }
+            match errno() {
+                libc::EINTR => continue,
+                libc::EAGAIN => return,
+                _ => {
+                    // The program's terminal is gone.
+                    input.pending.clear();
+                    input.closed = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The end of the relay: a process that still holds the stream gets a
+    /// relay process of its own.
+    fn end(mut self, stop: Stop, buf: &mut [u8]) -> RelayEnd {
+        if let Some(held) = self.crlf {
+            if held {
+                self.store.push(b"\r");
+            }
+        }
         let (left_open, note) = match stop {
             Stop::Eof => (false, None),
             Stop::Lingering => {
-                let note = if hand_off(&self.src, self.dst, &mut buf) {
-                    format!(
-                        "a process still held the program's stderr {} ms after the program ended; \
-                         its later output was relayed but not captured",
-                        GRACE.as_millis()
-                    )
+                let note = if hand_off(&self.src, self.dst, buf) {
+                    "a process that outlived the program still held its stderr when \
+                     cudnn-trace ended; its later output was relayed but not captured"
+                        .to_string()
                 } else {
-                    "a process still held the program's stderr after the program ended, and no \
-                     relay process could be started for it: its later output is lost"
+                    "a process that outlived the program still held its stderr when \
+                     cudnn-trace ended, and no relay process could be started for it: its \
+                     later output is lost"
                         .to_string()
                 };
                 (true, Some(note))
@@ -1023,10 +1229,43 @@ impl Relay {
     }
 }
 
+/// Reads a non-blocking pipe until it is empty.
+fn drain_fd(fd: RawFd) {
+    let mut drain = [0u8; 64];
+    // SAFETY: reading a non-blocking pipe into a local buffer.
+    while unsafe { libc::read(fd, drain.as_mut_ptr().cast(), drain.len()) } > 0 {}
+}
+
+/// `chunk` with each `\r\n` turned back into `\n` (a pty's `ONLCR`);
+/// `held`: a `\r` at the end of the previous chunk, not yet written.
+fn undo_onlcr(chunk: &[u8], held: &mut bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(chunk.len() + 1);
+    for &b in chunk {
+        if std::mem::take(held) && b != b'\n' {
+            out.push(b'\r');
+        }
+        if b == b'\r' {
+            *held = true;
+        } else {
+            out.push(b);
+        }
+    }
+    out
+}
+
 /// Forks a process that goes on relaying `src` to `dst` until its writers
 /// are gone, so that the launcher can exit. Returns whether it started.
 fn hand_off(src: &OwnedFd, dst: RawFd, buf: &mut [u8]) -> bool {
     let src = src.as_raw_fd();
+    // The relay process reads blocking (a terminal session's master is
+    // non-blocking; the descriptor is the launcher's alone).
+    // SAFETY: flag changes on a descriptor we own.
+    unsafe {
+        let fl = libc::fcntl(src, libc::F_GETFL);
+        if fl >= 0 {
+            libc::fcntl(src, libc::F_SETFL, fl & !libc::O_NONBLOCK);
+        }
+    }
     let (ptr, len) = (buf.as_mut_ptr(), buf.len());
     // SAFETY: the child only makes async-signal-safe system calls (the
     // launcher has other threads) on memory allocated before the fork, and
@@ -1241,7 +1480,7 @@ mod tests {
 
     #[test]
     fn pty_passes_bytes_unchanged() {
-        let Ok((m, s)) = open_pty() else {
+        let Ok((m, s)) = open_pty(2, Processing::Terminal) else {
             eprintln!("no pseudo-terminals here");
             return;
         };
@@ -1261,6 +1500,18 @@ mod tests {
         assert_eq!(got, b"a\nb\r\n\tc");
     }
 
+    #[test]
+    fn a_terminal_sessions_line_ends_are_the_programs_in_the_copy() {
+        let mut held = false;
+        let mut out = Vec::new();
+        // A \r\n split between two reads, a \r alone, \r\r\n.
+        for chunk in [&b"a\r\nb\r"[..], b"\nc\rd\r\r\n", b"e\r"] {
+            out.extend(undo_onlcr(chunk, &mut held));
+        }
+        assert_eq!(out, b"a\nb\nc\rd\r\ne");
+        assert!(held, "the last \\r waits for what follows");
+    }
+
     /// A relay from a new pipe into another pipe (standing for the real
     /// stderr), in a thread as in the launcher.
     fn relay_into_pipe(d: &Path) -> (File, OwnedFd, JoinHandle<RelayEnd>, File) {
@@ -1274,6 +1525,8 @@ mod tests {
             ended: ended_r,
             winch: None,
             store: store_in(d),
+            input: None,
+            crlf: None,
         };
         let t = std::thread::spawn(move || {
             let _keep = dst_w;

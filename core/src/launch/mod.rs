@@ -11,26 +11,36 @@
 //! * [`mod@env`]: the `LD_PRELOAD`/`LD_AUDIT` and `CUDNN_TRACE_*` the program
 //!   gets, composed with the user's own;
 //! * [`shim`]: the embedded shim, extracted to a safe place or installed;
-//! * [`capture`]: the copy of the program's stderr (`stderr.txt`);
+//! * [`capture`]: the copy of the program's stderr (`stderr.txt`), and
+//!   what the program gets on a terminal; [`pty`], [`terminal`],
+//!   [`session`], [`exec`]: a terminal session of its own when the user's
+//!   terminal is the launcher's stdin, stdout and stderr;
 //! * [`mod@spawn`], [`signals`]: starting the program, passing signals on, and
-//!   ending the way it ended; [`record`]: the trace directory and
+//!   ending the way it ended; [`outliving`]: the processes of its tree that
+//!   are still running when it ends; [`record`]: the trace directory and
 //!   `launcher.json`.
 
 pub mod capture;
 pub mod env;
+pub mod exec;
+pub mod outliving;
+pub mod pty;
 pub mod record;
+pub mod session;
 pub mod shim;
 pub mod signals;
 pub mod spawn;
 pub mod target;
+pub mod terminal;
 
 use crate::machine::pin::{self, PinInfo, PinMode};
 use crate::model::{signal_name, LauncherRecord};
 use capture::{Capture, ChildStdio};
 use env::ProgramEnv;
 use record::{local_time, make_out_dir, now_ms, pin_record};
-use signals::{install_signals, wait_program, Ended};
-use spawn::spawn;
+use session::Session;
+use signals::{install_signals, wait_program, Ended, Program};
+use spawn::{spawn, Started};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -274,10 +284,10 @@ fn run_untraced(opts: &Options, file: &Path, env: Option<&ProgramEnv>) -> i32 {
             return code;
         }
     };
-    let child_pid = child.id() as i32;
+    let child_pid = child.pid();
     // The Child handle is not used for waiting: wait_child reaps by pid.
     drop(child);
-    match wait_program(child_pid, signals.as_ref()) {
+    match wait_program(Program::Child(child_pid), signals.as_ref()) {
         Ended::Exited(c) => c,
         Ended::Signaled { sig, .. } => {
             die_of(sig);
@@ -324,6 +334,9 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
         env.add_pin(&pin.dir, pin.mode);
     }
     let signals = install_signals();
+    // Processes of the program's tree whose parent ends become ours, so
+    // that the launcher knows when the last one has ended.
+    outliving::become_subreaper();
     // Set up last, right before the program starts: the launcher's own
     // messages before this point are not the program's.
     let mut capture = Capture::begin(&p.out_dir, !opts.no_capture_stderr);
@@ -342,14 +355,37 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             return Outcome::Done(code);
         }
     };
-    let child_pid = child.id() as i32;
-    // The Child handle is not used for waiting: wait_child reaps by pid.
-    drop(child);
+    let child_pid = child.pid();
     capture.program_started();
     rec.pid = Some(child_pid as u32);
     write_record(&p.out_dir, &rec);
 
-    let ended = wait_program(child_pid, signals.as_ref());
+    let (ended, leader) = match child {
+        // The Child handle is not used for waiting: wait_child reaps by pid.
+        Started::Child(_) => (
+            wait_program(Program::Child(child_pid), signals.as_ref()),
+            None,
+        ),
+        Started::Session(leader) => {
+            let leader_pid = leader.pid();
+            if let Some(s) = &signals {
+                s.catch_stop_requests();
+            }
+            let (term, relay) = capture
+                .take_terminal()
+                .expect("a terminal session has its terminal");
+            let mut session = Session::new(leader, term, relay);
+            let ended = wait_program(Program::Session(&mut session), signals.as_ref());
+            // The user's modes are back (the wait did that); dropping the
+            // session ends the key relay.
+            drop(session);
+            (ended, Some(leader_pid))
+        }
+    };
+    // The processes still running get their grace; the capture goes on
+    // meanwhile.
+    let except: Vec<i32> = leader.into_iter().collect();
+    rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
     // Everything the program wrote reaches the real stderr before the
     // summary (and before the launcher ends by the program's signal).
     rec.stderr = Some(capture.finish());

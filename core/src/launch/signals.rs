@@ -1,8 +1,10 @@
 //! Waiting for the program while passing signals on to it, and ending the
 //! launcher the way the program ended.
 
+use super::session::Session;
 use super::{eprint, EXIT_INTERNAL};
 use std::fs;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 // ---------------------------------------------------------------------------
@@ -39,6 +41,14 @@ use std::sync::atomic::{AtomicI32, Ordering};
 // the launcher alone. Signals the launcher inherited as ignored (nohup, a
 // background job of a non-interactive shell) stay ignored, for the program
 // too.
+//
+// In a terminal session of its own (launch::session) the program is in
+// another session and process group: the terminal's keys reach it through its
+// pty, so the launcher (whose terminal is raw) gets none of them; a hang-up
+// of the user's terminal (SI_KERNEL, another group) is forwarded. There the
+// launcher also catches SIGTSTP sent to it (`kill -TSTP`, a shell's `kill
+// %1`) and passes it on; the program's stop then stops the launcher (see
+// launch::session). SIGCONT is always caught, to take the terminal back.
 // ---------------------------------------------------------------------------
 
 /// Every signal whose default action ends a process and that someone else
@@ -94,40 +104,38 @@ impl Signals {
             return Err(std::io::Error::last_os_error());
         }
         PIPE_W.store(fds[1], Ordering::Relaxed);
-        for sig in FORWARDED.iter().copied().chain([libc::SIGCHLD]) {
-            // SAFETY: querying and setting dispositions with valid sigaction structs.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                // SIGCHLD is always caught: ignoring it would make the
-                // kernel reap the program before we could read its status.
-                if sig != libc::SIGCHLD
-                    && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                    && old.sa_sigaction == libc::SIG_IGN
-                {
-                    continue;
-                }
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_signal as *const () as usize;
-                sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-                if sig == libc::SIGCHLD {
-                    sa.sa_flags |= libc::SA_NOCLDSTOP;
-                }
-                libc::sigemptyset(&mut sa.sa_mask);
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
-            }
+        for sig in FORWARDED
+            .iter()
+            .copied()
+            .chain([libc::SIGCHLD, libc::SIGCONT])
+        {
+            catch(sig);
         }
         Ok(Signals { read_fd: fds[0] })
     }
 
-    /// Waits for a signal record (or a SIGCHLD wake-up).
-    fn wait(&self) -> Vec<[i32; 3]> {
-        let mut pfd = libc::pollfd {
-            fd: self.read_fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd. EINTR just returns early.
-        unsafe { libc::poll(&mut pfd, 1, 1000) };
+    /// Also catches SIGTSTP (a terminal session: see above).
+    pub fn catch_stop_requests(&self) {
+        catch(libc::SIGTSTP);
+    }
+
+    /// Waits at most `timeout_ms` for a signal record (or a SIGCHLD
+    /// wake-up), or for `extra` to be readable.
+    pub fn wait(&self, extra: Option<RawFd>, timeout_ms: i32) -> Vec<[i32; 3]> {
+        let mut pfd = [
+            libc::pollfd {
+                fd: self.read_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: extra.unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds. EINTR just returns early.
+        unsafe { libc::poll(pfd.as_mut_ptr(), 2, timeout_ms) };
         let mut out = Vec::new();
         let mut buf = [0i32; 3 * 16];
         loop {
@@ -146,6 +154,30 @@ impl Signals {
             out.extend(buf.chunks_exact(3).take(recs).map(|c| [c[0], c[1], c[2]]));
         }
         out
+    }
+}
+
+/// Catches `sig` with the self-pipe handler, unless it was inherited as
+/// ignored (SIGCHLD always: ignoring it would make the kernel reap the
+/// program before we could read its status).
+fn catch(sig: i32) {
+    // SAFETY: querying and setting dispositions with valid sigaction structs.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if sig != libc::SIGCHLD
+            && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+        {
+            return;
+        }
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        if sig == libc::SIGCHLD {
+            sa.sa_flags |= libc::SA_NOCLDSTOP;
+        }
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
     }
 }
 
@@ -199,35 +231,118 @@ pub enum Ended {
     Signaled { sig: i32, core: bool },
 }
 
-fn wait_child(child: i32, signals: &Signals) -> Ended {
-    loop {
-        // Reap every finished child (orphans are ours when we are PID 1).
-        loop {
-            let mut status = 0;
-            // SAFETY: valid out pointer.
-            let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if r == child {
-                if libc::WIFEXITED(status) {
-                    return Ended::Exited(libc::WEXITSTATUS(status));
-                }
-                if libc::WIFSIGNALED(status) {
-                    return Ended::Signaled {
-                        sig: libc::WTERMSIG(status),
-                        core: libc::WCOREDUMP(status),
-                    };
-                }
-                continue;
+impl Ended {
+    /// From a wait status.
+    pub fn from_status(status: i32) -> Ended {
+        if libc::WIFSIGNALED(status) {
+            Ended::Signaled {
+                sig: libc::WTERMSIG(status),
+                core: libc::WCOREDUMP(status),
             }
-            if r <= 0 {
-                if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
-                    // Someone else reaped it (should not happen): unknown status.
-                    return Ended::Exited(EXIT_INTERNAL);
-                }
-                break;
-            }
+        } else {
+            Ended::Exited(libc::WEXITSTATUS(status))
         }
-        for [sig, code, sender] in signals.wait() {
-            if sig != libc::SIGCHLD && should_forward(code, sender, child) {
+    }
+}
+
+/// The program, as the launcher waits for it.
+pub enum Program<'a> {
+    /// The launcher's child.
+    Child(i32),
+    /// In a terminal session of its own: its leader reports on it.
+    Session(&'a mut Session),
+}
+
+/// What reaping found.
+enum Reaped {
+    /// How the program ended (it was one of the children).
+    Program(Ended),
+    /// No child is left.
+    NoneLeft,
+    /// Children are left, still running.
+    Running,
+}
+
+/// Reaps every finished child (the program; orphans, which become ours as
+/// the subreaper; a session leader).
+fn reap_children(child: i32) -> Reaped {
+    loop {
+        let mut status = 0;
+        // SAFETY: valid out pointer.
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if r == child && (libc::WIFEXITED(status) || libc::WIFSIGNALED(status)) {
+            return Reaped::Program(Ended::from_status(status));
+        }
+        if r > 0 {
+            continue;
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+            return Reaped::NoneLeft;
+        }
+        return Reaped::Running;
+    }
+}
+
+fn wait_child(mut program: Program<'_>, signals: Option<&Signals>) -> Ended {
+    let child = match &program {
+        Program::Child(pid) => *pid,
+        Program::Session(s) => s.program(),
+    };
+    loop {
+        // In a session the program is the leader's child, not ours, unless
+        // the leader died (it then becomes ours: we are the subreaper).
+        let reaped = reap_children(child);
+        if let Reaped::Program(ended) = reaped {
+            return ended;
+        }
+        let (extra, timeout) = match &mut program {
+            Program::Session(s) => {
+                // The leader writes its report before it ends.
+                if let Some(status) = s.on_reports() {
+                    return Ended::from_status(status);
+                }
+                s.check_foreground();
+                (s.report_fd(), s.poll_ms())
+            }
+            Program::Child(_) => (None, 1000),
+        };
+        if let Reaped::NoneLeft = reaped {
+            // Someone else reaped the program (should not happen): unknown
+            // status.
+            return Ended::Exited(EXIT_INTERNAL);
+        }
+        let Some(signals) = signals else {
+            // No handlers: only the leader's reports and the time wake us.
+            let mut pfd = libc::pollfd {
+                fd: extra.unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, timeout.min(100)) };
+            continue;
+        };
+        for rec in signals.wait(extra, timeout) {
+            on_signal_record(rec, child, &mut program);
+        }
+    }
+}
+
+/// What a signal the launcher received while waiting means for `program`
+/// (its pid: `child`).
+fn on_signal_record([sig, code, sender]: [i32; 3], child: i32, program: &mut Program<'_>) {
+    match (sig, program) {
+        (libc::SIGCHLD, _) => {}
+        (libc::SIGCONT, Program::Session(s)) => s.resume(),
+        (libc::SIGCONT, Program::Child(_)) => {}
+        // Caught in a session only: passed on; the program's stop then
+        // stops the launcher.
+        // SAFETY: kill with a valid pid and signal number.
+        (libc::SIGTSTP, _) => unsafe {
+            libc::kill(child, libc::SIGTSTP);
+        },
+        _ => {
+            if should_forward(code, sender, child) {
                 // SAFETY: kill with a valid pid and signal number.
                 unsafe { libc::kill(child, sig) };
             }
@@ -251,24 +366,17 @@ pub fn install_signals() -> Option<Signals> {
 }
 
 /// Waits for the program, forwarding signals when `signals` is set up.
-pub fn wait_program(child_pid: i32, signals: Option<&Signals>) -> Ended {
-    match signals {
-        Some(s) => wait_child(child_pid, s),
-        None => {
+pub fn wait_program(program: Program<'_>, signals: Option<&Signals>) -> Ended {
+    match (program, signals) {
+        (Program::Child(pid), None) => {
             let mut status = 0;
             // SAFETY: valid out pointer.
-            while unsafe { libc::waitpid(child_pid, &mut status, 0) } < 0
+            while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
                 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
             {}
-            if libc::WIFSIGNALED(status) {
-                Ended::Signaled {
-                    sig: libc::WTERMSIG(status),
-                    core: libc::WCOREDUMP(status),
-                }
-            } else {
-                Ended::Exited(libc::WEXITSTATUS(status))
-            }
+            Ended::from_status(status)
         }
+        (program, signals) => wait_child(program, signals),
     }
 }
 

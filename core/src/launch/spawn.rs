@@ -1,16 +1,38 @@
 //! Starting the program: as `execvp` would (a file the kernel cannot
 //! execute goes to `/bin/sh`), with the traced environment and the stdio of
-//! the capture, tied to the launcher's life.
+//! the capture, tied to the launcher's life. On a terminal session of its
+//! own, the program is started by the session leader
+//! ([`super::session`]) from an [`ExecPlan`].
 
 use super::capture::ChildStdio;
 use super::env::ProgramEnv;
+use super::exec::{is_elf, ExecPlan};
+use super::session::Leader;
 use super::Options;
 use crate::model;
-use std::fs;
+use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
+
+/// The program, started.
+pub enum Started {
+    /// A child of the launcher.
+    Child(std::process::Child),
+    /// In a terminal session of its own, a child of its session leader.
+    Session(Leader),
+}
+
+impl Started {
+    /// The program's pid.
+    pub fn pid(&self) -> i32 {
+        match self {
+            Started::Child(c) => c.id() as i32,
+            Started::Session(l) => l.program(),
+        }
+    }
+}
 
 /// Starts the program (`file`, found from `opts.program`) with the traced
 /// environment `env`, or with the launcher's own environment when None, and
@@ -21,7 +43,45 @@ pub fn spawn(
     file: &Path,
     env: Option<&ProgramEnv>,
     stdio: &ChildStdio,
-) -> Result<std::process::Child, (i32, String)> {
+) -> Result<Started, (i32, String)> {
+    if let Some(session) = &stdio.session {
+        let plan = ExecPlan::new(opts, file, env).map_err(|e| exec_error(file, &e))?;
+        return Leader::start(&plan, session)
+            .map(Started::Session)
+            .map_err(|e| exec_error(file, &e));
+    }
+    spawn_child(opts, file, env, stdio)
+        .map(Started::Child)
+        .map_err(|e| exec_error(file, &e))
+}
+
+/// (exit status, message) for a program that could not be executed.
+pub fn exec_error(file: &Path, e: &io::Error) -> (i32, String) {
+    match e.raw_os_error() {
+        // The file exists (it was checked), so ENOENT means its
+        // interpreter (#! line or ELF PT_INTERP) is missing.
+        Some(libc::ENOENT) => (
+            127,
+            format!(
+                "{}: cannot execute: its interpreter or loader is missing ({})",
+                file.display(),
+                model::io_msg(e)
+            ),
+        ),
+        _ => (
+            126,
+            format!("{}: cannot execute: {}", file.display(), model::io_msg(e)),
+        ),
+    }
+}
+
+/// The program as a child of the launcher, through `Command`.
+fn spawn_child(
+    opts: &Options,
+    file: &Path,
+    env: Option<&ProgramEnv>,
+    stdio: &ChildStdio,
+) -> io::Result<std::process::Child> {
     // Put in place after fork with dup2, so that no copy stays in a
     // Command: the relay sees the end of the stream only once the
     // launcher has closed its own.
@@ -76,33 +136,13 @@ pub fn spawn(
         }
         cmd
     };
-    let is_elf = fs::File::open(file)
-        .and_then(|mut f| {
-            let mut magic = [0u8; 4];
-            std::io::Read::read_exact(&mut f, &mut magic).map(|_| magic == *b"\x7fELF")
-        })
-        .unwrap_or(false);
-    let spawned = match build(file, false).spawn() {
+    match build(file, false).spawn() {
         // Like execvp, hand a file the kernel cannot execute to /bin/sh,
         // but not an ELF file (another architecture): that is "cannot
         // execute" (126), as in bash, not a shell script.
-        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) && !is_elf => build(file, true).spawn(),
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) && !is_elf(file) => {
+            build(file, true).spawn()
+        }
         other => other,
-    };
-    spawned.map_err(|e| match e.raw_os_error() {
-        // The file exists (it was checked), so ENOENT means its
-        // interpreter (#! line or ELF PT_INTERP) is missing.
-        Some(libc::ENOENT) => (
-            127,
-            format!(
-                "{}: cannot execute: its interpreter or loader is missing ({})",
-                file.display(),
-                model::io_msg(&e)
-            ),
-        ),
-        _ => (
-            126,
-            format!("{}: cannot execute: {}", file.display(), model::io_msg(&e)),
-        ),
-    })
+    }
 }

@@ -17,7 +17,8 @@ pub mod version;
 
 pub use path::{basename, dirname, stem};
 pub use record::{
-    captured_stderr, signal_name, FindingsRecord, LauncherRecord, PinRecord, LAUNCHER_FILE,
+    captured_stderr, signal_name, FindingsRecord, LauncherRecord, OutlivedRecord, PinRecord,
+    LAUNCHER_FILE,
 };
 pub use trace::{read_paths, Failed, Image, Problem, TraceSet};
 pub use version::Ver;

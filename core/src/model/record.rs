@@ -63,6 +63,55 @@ pub struct LauncherRecord {
     /// Findings counts and the `--fail-on` gate, written when the run ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<FindingsRecord>,
+    /// Processes of the program's tree still running when it ended
+    /// (`launch::outliving`); absent when there were none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outlived: Vec<OutlivedRecord>,
+}
+
+/// One entry of `outlived` in `launcher.json`: a process of the program's
+/// tree that was still running when the program ended.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct OutlivedRecord {
+    pub pid: u32,
+    /// Its command name (`/proc/PID/comm`) when the program ended.
+    pub name: Option<String>,
+    /// How long after the program it ended, in ms; None when it was still
+    /// running when the launcher stopped waiting.
+    pub ended_after_ms: Option<u64>,
+    /// Its exit status, when the launcher reaped it (it had become the
+    /// launcher's child).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when the launcher reaped it.
+    pub signal: Option<i32>,
+    /// Still running when the launcher stopped waiting
+    /// (`launch::outliving::CHILD_GRACE`): its trace may have grown since.
+    pub still_running: bool,
+}
+
+impl OutlivedRecord {
+    /// "still running when cudnn-trace ended", "ended 0.4 s after the
+    /// program (exit status 0)", ….
+    pub fn ending(&self) -> String {
+        if self.still_running {
+            return "still running when cudnn-trace ended (its trace may have grown since)".into();
+        }
+        let how = match (self.exit_code, self.signal) {
+            (_, Some(sig)) => format!(
+                ", killed by signal {sig}{}",
+                signal_name(sig)
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            ),
+            (Some(code), None) => format!(", exit status {code}"),
+            _ => String::new(),
+        };
+        match self.ended_after_ms {
+            Some(ms) => format!("outlived the program by {:.1} s{how}", ms as f64 / 1000.0),
+            None => format!("outlived the program{how}"),
+        }
+    }
 }
 
 /// `findings` of `launcher.json`.

@@ -18,7 +18,9 @@ use crate::analysis::{Link, ProcessTree};
 use crate::machine::Copy;
 use crate::model::name_version::NameVersion;
 use crate::model::Ver;
-use crate::model::{basename, dirname, Failed, Image, LauncherRecord, PinRecord, TraceSet};
+use crate::model::{
+    basename, dirname, Failed, Image, LauncherRecord, OutlivedRecord, PinRecord, TraceSet,
+};
 use cudnn_trace_format::{reason, via};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -249,6 +251,9 @@ pub fn render_with(
         for w in &rec.warnings {
             line(&mut out, &format!("warning: {w}"));
         }
+        for l in outlived_lines(rec) {
+            line(&mut out, &l);
+        }
         if let Some(p) = &rec.pin {
             render_pin_record(set, rec, p, &mut out);
         }
@@ -312,6 +317,44 @@ pub fn render_with(
     // Every line above escapes what came from a trace; make sure, and
     // wrap what is still too long.
     finish(&out, opts)
+}
+
+/// The processes that outlived the program: those that ended within the
+/// launcher's grace time, and those still running when it stopped waiting.
+fn outlived_lines(rec: &LauncherRecord) -> Vec<String> {
+    let name =
+        |o: &OutlivedRecord| format!("{} (pid {})", esc(o.name.as_deref().unwrap_or("?")), o.pid);
+    let list = |still: bool| -> Vec<String> {
+        rec.outlived
+            .iter()
+            .filter(|o| o.still_running == still)
+            .map(name)
+            .collect()
+    };
+    let mut out = Vec::new();
+    let ended = list(false);
+    if !ended.is_empty() {
+        let last = rec
+            .outlived
+            .iter()
+            .filter_map(|o| o.ended_after_ms)
+            .max()
+            .unwrap_or(0);
+        out.push(format!(
+            "outlived the program: {}, ended within {:.1} s of it",
+            ended.join(", "),
+            last as f64 / 1000.0
+        ));
+    }
+    let running = list(true);
+    if !running.is_empty() {
+        out.push(format!(
+            "still running when cudnn-trace ended: {}; what they load later is added to their \
+             trace files (report the trace directory again)",
+            running.join(", ")
+        ));
+    }
+    out
 }
 
 /// The launcher's pin: what was pinned, and when the program failed, how
