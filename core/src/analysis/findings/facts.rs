@@ -171,6 +171,9 @@ pub struct MessageMatch {
     pub lines: String,
     /// Named groups that matched.
     pub groups: BTreeMap<String, String>,
+    /// How many times this text was printed (frameworks log a failed
+    /// check once per attempt).
+    pub count: usize,
 }
 
 /// Everything the rules know about one process image.
@@ -249,38 +252,81 @@ impl<'a> StderrFacts<'a> {
                 }
             }
         }
-        let mut messages = Vec::new();
-        for (ri, rule) in k.messages.iter().enumerate() {
-            let mut texts: Vec<String> = Vec::new();
-            for c in rule.regex.captures_iter(text) {
-                let Some(whole) = c.get(0) else { continue };
-                if texts.iter().any(|t| t == whole.as_str()) {
-                    continue;
-                }
-                if texts.len() >= MAX_MATCHES {
-                    break;
-                }
-                texts.push(whole.as_str().to_string());
-                let groups = rule
-                    .regex
-                    .capture_names()
-                    .flatten()
-                    .filter_map(|n| c.name(n).map(|g| (n.to_string(), g.as_str().to_string())))
-                    .collect();
-                messages.push(MessageMatch {
-                    rule: ri,
-                    text: whole.as_str().to_string(),
-                    lines: line_at(text, whole.start(), whole.end()),
-                    groups,
-                });
-            }
-        }
+        let messages = messages_in(text, k);
         StderrFacts {
             text,
             observed,
             messages,
         }
     }
+}
+
+/// Where a message rule matched: (rule index, start, end).
+type Span = (usize, usize, usize);
+
+/// The framework messages in `text`: each distinct text once per rule
+/// (at most [`MAX_MATCHES`] per rule) with how often it was printed. A
+/// match that lies inside another rule's match is left to that one: the
+/// outer message says more (cuDNN 8's "Could not load library X. Error:
+/// <glibc's undefined symbol …>", an ImportError around a dlerror); for
+/// two matches of one span the rule listed first wins.
+fn messages_in(text: &str, k: &Knowledge) -> Vec<MessageMatch> {
+    let mut spans: Vec<Span> = Vec::new();
+    for (ri, rule) in k.messages.iter().enumerate() {
+        spans.extend(rule.regex.find_iter(text).map(|m| (ri, m.start(), m.end())));
+    }
+    let mut messages: Vec<MessageMatch> = Vec::new();
+    for (ri, start, end) in outermost(spans) {
+        let whole = &text[start..end];
+        if let Some(m) = messages
+            .iter_mut()
+            .find(|m| m.rule == ri && m.text == whole)
+        {
+            m.count += 1;
+            continue;
+        }
+        if messages.iter().filter(|m| m.rule == ri).count() >= MAX_MATCHES {
+            continue;
+        }
+        let rule = &k.messages[ri];
+        let Some(c) = rule.regex.captures_at(text, start) else {
+            continue;
+        };
+        let groups = rule
+            .regex
+            .capture_names()
+            .flatten()
+            .filter_map(|n| c.name(n).map(|g| (n.to_string(), g.as_str().to_string())))
+            .collect();
+        messages.push(MessageMatch {
+            rule: ri,
+            text: whole.to_string(),
+            lines: line_at(text, start, end),
+            groups,
+            count: 1,
+        });
+    }
+    messages
+}
+
+/// The spans that lie inside no other, in text order: sorted by start,
+/// longer first (then by rule), a span is inside an earlier one exactly
+/// when it ends no later than the furthest end seen so far.
+fn outermost(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by_key(|&(ri, start, end)| (start, std::cmp::Reverse(end), ri));
+    let mut furthest = 0;
+    let mut seen = false;
+    spans
+        .into_iter()
+        .filter(|&(_, _, end)| {
+            let inside = seen && end <= furthest;
+            if !inside {
+                furthest = furthest.max(end);
+                seen = true;
+            }
+            !inside
+        })
+        .collect()
 }
 
 impl<'a> Facts<'a> {

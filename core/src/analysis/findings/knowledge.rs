@@ -212,6 +212,13 @@ pub struct MessageExample {
     pub names: Option<String>,
     pub path: Option<String>,
     pub tag: Option<String>,
+    pub symbol: Option<String>,
+    pub file: Option<String>,
+    pub status: Option<String>,
+    pub minimum: Option<String>,
+    pub error: Option<String>,
+    /// `driver_cuda` decoded (`11040` → `11.4`).
+    pub driver_cuda: Option<String>,
 }
 
 /// A framework's (or cuDNN's) message, as written in `frameworks.toml`.
@@ -226,16 +233,24 @@ pub struct MessageSpec {
     pub rule: String,
     pub check: Option<String>,
     pub remedy: String,
+    /// `jax-minimum`: the remedy when the minimum, not the build, is what
+    /// the loaded cuDNN fails (`{minimum}`: the version it stands for).
+    pub minimum_remedy: Option<String>,
     pub bypass: Option<String>,
     pub source: Vec<String>,
     #[serde(default)]
     pub example: Vec<MessageExample>,
 }
 
+/// `frameworks.toml`: the messages, and the public pages they were read
+/// on (kept in the same file, so that a message and its source travel
+/// together; the ids live beside those of `sources.toml`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FrameworksFile {
     message: Vec<MessageSpec>,
+    #[serde(default)]
+    source: BTreeMap<String, Source>,
 }
 
 /// A compiled message rule.
@@ -253,6 +268,23 @@ pub const MESSAGE_KINDS: &[&str] = &[
     "requirement",
     "sublibrary",
     "driver",
+    "cudnn-status",
+    "cudnn-symbol",
+    "runtime-multiple",
+    "symbol-version",
+];
+
+/// How `build`/`runtime` may be written (`frameworks.toml`'s header).
+pub const VERSION_FORMATS: &[&str] = &["tuple", "dotted", "cudnn-int", "cudnn"];
+
+/// The frameworks' rules for build vs run-time versions.
+pub const CHECKS: &[&str] = &[
+    "same-major-minor-ge",
+    "compat-version-eq",
+    "major-minor-ge",
+    "jax-minimum",
+    "equal-or-newer-from-7",
+    "equal",
 ];
 
 /// Named groups the engine reads from a message match.
@@ -270,6 +302,9 @@ pub const MESSAGE_GROUPS: &[&str] = &[
     "tag",
     "names",
     "symbol",
+    "file",
+    "status",
+    "driver_cuda",
 ];
 
 /// A cuDNN file of a major's layout (compat-facts §3.3).
@@ -324,6 +359,8 @@ struct FindingsFile {
 #[derive(Debug, Clone)]
 pub struct Knowledge {
     pub sources: BTreeMap<String, Source>,
+    /// The sources of `frameworks.toml`'s messages (its `[source.F…]`).
+    pub message_sources: BTreeMap<String, Source>,
     pub drivers: DriversFile,
     pub releases: Vec<CudnnRelease>,
     pub categories: Vec<StatusCategory>,
@@ -419,6 +456,7 @@ impl Knowledge {
     pub fn empty() -> Knowledge {
         Knowledge {
             sources: BTreeMap::new(),
+            message_sources: BTreeMap::new(),
             drivers: DriversFile {
                 family: Vec::new(),
                 toolkit: Vec::new(),
@@ -477,6 +515,7 @@ impl Knowledge {
                     messages.push(MessageRule { spec, regex });
                 }
                 self.messages = messages;
+                self.message_sources = frameworks.source;
             }
             LAYOUT => self.layout = parse::<LayoutFile>(name, text, origin)?.major,
             FINDINGS => self.findings = parse::<FindingsFile>(name, text, origin)?.finding,
@@ -491,12 +530,17 @@ impl Knowledge {
     /// that do not match or extract other values. Empty when all is well.
     pub fn validate(&self) -> Vec<String> {
         let mut p = Vec::new();
+        for id in self.message_sources.keys() {
+            if self.sources.contains_key(id) {
+                p.push(format!("{FRAMEWORKS}: source {id} is also in {SOURCES}"));
+            }
+        }
         let mut src = |file: &str, row: &str, ids: &[String]| {
             if ids.is_empty() {
                 p.push(format!("{file}: {row}: no source"));
             }
             for id in ids {
-                if !self.sources.contains_key(id) {
+                if self.source(id).is_none() {
                     p.push(format!("{file}: {row}: unknown source {id:?}"));
                 }
             }
@@ -648,7 +692,7 @@ impl Knowledge {
                 ));
             }
             if let Some(f) = &s.version_format {
-                if !["tuple", "dotted", "cudnn-int"].contains(&f.as_str()) {
+                if !VERSION_FORMATS.contains(&f.as_str()) {
                     p.push(format!(
                         "{FRAMEWORKS}: {}: unknown version_format {f:?}",
                         s.id
@@ -656,7 +700,7 @@ impl Knowledge {
                 }
             }
             if let Some(c) = &s.check {
-                if !["same-major-minor-ge", "compat-version-eq"].contains(&c.as_str()) {
+                if !CHECKS.contains(&c.as_str()) {
                     p.push(format!("{FRAMEWORKS}: {}: unknown check {c:?}", s.id));
                 }
             }
@@ -716,14 +760,17 @@ impl Knowledge {
             }
             out.push(SourceRef {
                 id: id.to_string(),
-                urls: self
-                    .sources
-                    .get(id)
-                    .map(|s| s.urls.clone())
-                    .unwrap_or_default(),
+                urls: self.source(id).map(|s| s.urls.clone()).unwrap_or_default(),
             });
         }
         out
+    }
+
+    /// A source by id, from `sources.toml` or `frameworks.toml`.
+    pub fn source(&self, id: &str) -> Option<&Source> {
+        self.sources
+            .get(id)
+            .or_else(|| self.message_sources.get(id))
     }
 
     // ---- look-ups used by the rules ----
@@ -812,10 +859,40 @@ fn read_small(p: &Path) -> Result<String, String> {
 
 /// The versions a message's `build`/`runtime` text stands for.
 pub fn message_version(format: Option<&str>, text: &str) -> Option<Ver> {
+    let int = |t: &str| t.trim().parse::<u64>().ok().map(Ver::from_cudnn_int);
     match format? {
         "tuple" | "dotted" => Ver::parse(text),
-        "cudnn-int" => text.trim().parse::<u64>().ok().map(Ver::from_cudnn_int),
+        "cudnn-int" => int(text),
+        // One wording printed CUDNN_VERSION integers, later tuples.
+        "cudnn" => int(text).or_else(|| Ver::parse(text.trim_matches(|c| c == '(' || c == ')'))),
         _ => None,
+    }
+}
+
+/// `cudaDriverGetVersion()`'s integer in a message (`11040` → 11.4).
+pub fn driver_cuda_version(text: &str) -> Option<Ver> {
+    text.trim().parse::<u64>().ok().map(Ver::from_cuda_int)
+}
+
+/// A version as cuDNN's own integer (`CUDNN_VERSION`, `cudnnGetVersion`):
+/// major*1000+minor*100+patch before cuDNN 9, major*10000+minor*100+patch
+/// from 9 on.
+pub fn cudnn_int(v: &Ver) -> u64 {
+    let part = |i: usize| u64::from(v.0.get(i).copied().unwrap_or(0));
+    let scale = if v.major() >= 9 { 10000 } else { 1000 };
+    part(0) * scale + part(1) * 100 + part(2)
+}
+
+/// The oldest cuDNN whose integer is at least `min`: what a check
+/// `min <= cudnnGetVersion()` asks for. An integer below 90000 whose
+/// pre-9 reading has major 9 or more (JAX's 9100, "9.1.0") is below every
+/// cuDNN 9 integer (90000 and up), so it asks for cuDNN 9.0.0.
+pub fn cudnn_int_threshold(min: u64) -> Ver {
+    let v = Ver::from_cudnn_int(min);
+    if min < 90000 && v.major() >= 9 {
+        Ver(vec![9, 0, 0])
+    } else {
+        v
     }
 }
 
@@ -837,13 +914,20 @@ fn check_example(m: &MessageRule, i: usize, ex: &MessageExample) -> Vec<String> 
         ("names", &ex.names, false),
         ("path", &ex.path, false),
         ("tag", &ex.tag, false),
+        ("symbol", &ex.symbol, false),
+        ("file", &ex.file, false),
+        ("status", &ex.status, false),
+        ("minimum", &ex.minimum, false),
+        ("error", &ex.error, false),
+        ("driver_cuda", &ex.driver_cuda, true),
     ] {
         let got = c.name(group).map(|g| g.as_str());
-        let got = if is_version {
-            got.and_then(|g| message_version(fmt, g))
-                .map(|v| v.to_string())
-        } else {
-            got.map(str::to_string)
+        let got = match (is_version, group) {
+            (true, "driver_cuda") => got.and_then(driver_cuda_version).map(|v| v.to_string()),
+            (true, _) => got
+                .and_then(|g| message_version(fmt, g))
+                .map(|v| v.to_string()),
+            (false, _) => got.map(str::to_string),
         };
         match (want, &got) {
             (Some(w), Some(g)) if w == g => {}
@@ -893,7 +977,7 @@ mod tests {
         for ids in all {
             assert!(!ids.is_empty());
             for r in k.source_refs(ids) {
-                let s = &k.sources[&r.id];
+                let s = k.source(&r.id).unwrap();
                 assert!(
                     !r.urls.is_empty()
                         || s.experiment
@@ -1108,34 +1192,98 @@ mod tests {
         assert!(w4[0].contains("not a directory"));
     }
 
-    /// Every rule whose pattern matches `text`, with its version groups decoded.
+    /// The messages found in `text` as the rules see them (a match inside
+    /// another rule's is left to that one), with the version groups decoded.
     fn matches(k: &Knowledge, text: &str) -> Vec<(String, BTreeMap<String, String>)> {
-        let mut out = Vec::new();
-        for m in &k.messages {
-            if let Some(c) = m.regex.captures(text) {
-                let mut g = BTreeMap::new();
-                for name in m.regex.capture_names().flatten() {
-                    if let Some(x) = c.name(name) {
+        let found = crate::analysis::findings::facts::StderrFacts::new(text, k).messages;
+        found
+            .into_iter()
+            .map(|mm| {
+                let m = &k.messages[mm.rule];
+                let g = mm
+                    .groups
+                    .into_iter()
+                    .map(|(name, x)| {
                         let v = if name == "build" || name == "runtime" {
-                            message_version(m.spec.version_format.as_deref(), x.as_str())
+                            message_version(m.spec.version_format.as_deref(), &x)
                                 .map(|v| v.to_string())
                                 .unwrap_or_default()
                         } else {
-                            x.as_str().to_string()
+                            x
                         };
-                        g.insert(name.to_string(), v);
-                    }
-                }
-                out.push((m.spec.id.clone(), g));
-            }
-        }
-        out
+                        (name, v)
+                    })
+                    .collect();
+                (m.spec.id.clone(), g)
+            })
+            .collect()
     }
 
     fn one(k: &Knowledge, text: &str) -> (String, BTreeMap<String, String>) {
         let mut v = matches(k, text);
         assert_eq!(v.len(), 1, "{text}: {v:?}");
         v.remove(0)
+    }
+
+    /// Every example of `frameworks.toml` (each a real text, its source in
+    /// the comment above it) is found, as the rules read stderr, by its own
+    /// rule and by no other: a text two rules explain would give two
+    /// findings for one message.
+    #[test]
+    fn every_example_is_explained_by_its_own_rule_alone() {
+        let k = Knowledge::embedded().unwrap();
+        let mut n = 0;
+        for m in &k.messages {
+            for ex in &m.spec.example {
+                let found = matches(&k, &ex.text);
+                let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
+                assert_eq!(ids, [m.spec.id.as_str()], "{}", ex.text);
+                n += 1;
+            }
+        }
+        assert!(n >= 40, "{n} examples");
+    }
+
+    /// One finding per message with the number of times it was printed;
+    /// a match inside another rule's (glibc's symbol error inside cuDNN 8's
+    /// "Could not load library") is explained by the outer one.
+    #[test]
+    fn repeats_are_counted_and_inner_matches_left_to_the_outer_one() {
+        let k = Knowledge::embedded().unwrap();
+        let line = "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version.\n";
+        let found =
+            crate::analysis::findings::facts::StderrFacts::new(&line.repeat(4), &k).messages;
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].count, 4);
+        let text = "Could not load library libcudnn_cnn_infer.so.8. Error: /usr/lib/x86_64-linux-gnu/libcudnn_cnn_infer.so.8: undefined symbol: _ZN5cudnn3ops18GetInternalStreamsEP12cudnnContextiPP11CUstream_st, version libcudnn_ops_infer.so.8\nAborted (core dumped)\nImportError: libcuda.so.1: cannot open shared object file: No such file or directory";
+        let ids: Vec<String> = matches(&k, text).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, ["cudnn8-could-not-load", "dlerror-cannot-open"]);
+    }
+
+    /// The integers of cuDNN versions, both ways, and what an absolute
+    /// minimum asks for (JAX's 9100 is every cuDNN 9, no cuDNN 8).
+    #[test]
+    fn cudnn_integers_and_thresholds() {
+        let v = |s: &str| Ver::parse(s).unwrap();
+        assert_eq!(cudnn_int(&v("7.1.2")), 7102);
+        assert_eq!(cudnn_int(&v("8.9.6")), 8906);
+        assert_eq!(cudnn_int(&v("9.1.0")), 90100);
+        assert_eq!(cudnn_int(&v("9.19.0.56")), 91900);
+        assert_eq!(cudnn_int_threshold(9100).to_string(), "9.0.0");
+        assert_eq!(cudnn_int_threshold(8600).to_string(), "8.6.0");
+        assert_eq!(cudnn_int_threshold(90800).to_string(), "9.8.0");
+        assert_eq!(driver_cuda_version("11040").unwrap().to_string(), "11.4");
+        assert_eq!(driver_cuda_version("9000").unwrap().to_string(), "9.0");
+        assert_eq!(
+            message_version(Some("cudnn"), "(8, 3, 2)")
+                .unwrap()
+                .to_string(),
+            "8.3.2"
+        );
+        assert_eq!(
+            message_version(Some("cudnn"), "7401").unwrap().to_string(),
+            "7.4.1"
+        );
     }
 
     /// The messages quoted in compat-facts §4 (and §3.3 / E6 for cuDNN's
@@ -1223,12 +1371,12 @@ mod tests {
             &k,
             "Could not load library libcudnn_ops_infer.so.8. Error: …",
         );
-        assert_eq!(g["missing"], "libcudnn_ops_infer.so.8");
+        assert_eq!(g["library"], "libcudnn_ops_infer.so.8");
         // §3.3 / R46 and R41.
         let (id, g) = one(&k, "…/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _ZN11nvrtcHelper4loadEb, version libcudnn_ops_infer.so.8");
         assert_eq!(
             (id.as_str(), g["tag"].as_str()),
-            ("cudnn8-symbol-version", "libcudnn_ops_infer.so.8")
+            ("glibc-symbol-version", "libcudnn_ops_infer.so.8")
         );
         assert_eq!(
             one(

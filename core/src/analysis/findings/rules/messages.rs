@@ -1,13 +1,18 @@
-//! CDT010: a framework's (or cuDNN's) own mismatch message in the
+//! CDT010: a framework's (or cuDNN's, or glibc's) own message in the
 //! program's stderr, quoted and explained from the trace: which file was
 //! loaded, why, and where a copy of the expected version is (compat-facts
-//! §4; the messages and their rules are data, `frameworks.toml`).
+//! §4; the messages, their rules and their examples are data,
+//! `frameworks.toml`). This file explains the version messages and the
+//! missing-library ones; `message_kinds.rs` the others.
 
 use super::loads::copy_evidence;
+use super::message_kinds::{self as kinds, cudnn_files, Explained};
 use super::{and_list, finding, is_pip, loaded};
 use crate::analysis::files::{self, Source};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
-use crate::analysis::findings::knowledge::{message_version, MessageRule};
+use crate::analysis::findings::knowledge::{
+    cudnn_int, cudnn_int_threshold, message_version, MessageRule,
+};
 use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
 use crate::machine::Copy;
 use crate::model::stem;
@@ -16,11 +21,6 @@ use crate::model::stem;
 fn same(v: &Ver, want: &Ver) -> bool {
     let n = v.0.len().min(want.0.len()).min(3);
     n >= 2 && v.prefix(n) == want.prefix(n)
-}
-
-/// Whether `v` satisfies a build `want` under "same major, minor >= build's".
-fn satisfies(v: &Ver, want: &Ver) -> bool {
-    v.major() == want.major() && v.minor().unwrap_or(0) >= want.minor().unwrap_or(0)
 }
 
 /// The version a pip distribution name carries (`nvidia_cudnn_cu13-9.19.0.56`).
@@ -62,121 +62,114 @@ pub fn framework_messages(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 
 fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatch) -> Finding {
     let spec = &rule.spec;
-    let fmt = spec.version_format.as_deref();
-    let build = m.groups.get("build").and_then(|t| message_version(fmt, t));
-    let runtime = m
-        .groups
-        .get("runtime")
-        .and_then(|t| message_version(fmt, t));
-    let mut ev =
-        vec![Evidence::new("message").detail(format!("{}: {:?}", spec.framework, m.lines))];
-    let mut fixes: Vec<String> = Vec::new();
-    let title = match spec.kind.as_str() {
-        "cudnn-version" => {
-            let message = VersionMessage {
-                check: spec.check.as_deref(),
-                rule_text: &spec.rule,
-                build: build.as_ref(),
-                runtime: runtime.as_ref(),
-            };
-            cudnn_version(f, ctx, &message, &mut ev, &mut fixes);
-            match (&build, &runtime) {
-                (Some(b), Some(r)) => format!(
-                    "{} was built with cuDNN {b} but loaded {r} at run time",
-                    spec.framework
-                ),
-                _ => format!("{}: cuDNN version mismatch", spec.framework),
-            }
-        }
-        "cudnn-gpu" => {
-            for l in cudnn_files(f) {
-                ev.push(loaded(l));
-            }
-            ev.push(Evidence::new("fact").detail(spec.rule.clone()));
-            format!(
-                "{}: cuDNN {} refuses this GPU",
-                spec.framework,
-                runtime.map(|r| r.to_string()).unwrap_or_default()
-            )
-        }
-        "cudnn-missing" => {
-            missing(f, ctx, m, &mut ev, &mut fixes);
-            let what = m
-                .groups
-                .get("missing")
-                .cloned()
-                .or_else(|| {
-                    m.groups
-                        .get("names")
-                        .and_then(|n| n.split(',').next())
-                        .map(|s| s.trim().to_string())
-                })
-                .unwrap_or_else(|| "cuDNN".into());
-            format!("{}: {what} could not be loaded", spec.framework)
-        }
-        "requirement" => {
-            requirement(f, ctx, m, &mut ev, &mut fixes);
-            format!(
-                "{}: requires cuDNN {}.x and CUDA {}.x",
-                spec.framework,
-                m.groups
-                    .get("cudnn_major")
-                    .map(String::as_str)
-                    .unwrap_or("?"),
-                m.groups
-                    .get("cuda_major")
-                    .map(String::as_str)
-                    .unwrap_or("?")
-            )
-        }
-        "sublibrary" => {
-            let files = cudnn_files(f);
-            let mut dirs: Vec<&str> = files.iter().map(|l| l.dir()).collect();
-            dirs.sort();
-            dirs.dedup();
-            for l in files {
-                ev.push(loaded(l));
-            }
-            if dirs.len() > 1 {
-                ev.push(Evidence::new("fact").detail(format!(
-                    "the cuDNN files of this process come from {} directories: {}",
-                    dirs.len(),
-                    dirs.join(", ")
-                )));
-            }
-            format!(
-                "{}: cuDNN sub-libraries of different builds",
-                spec.framework
-            )
-        }
-        _ => {
-            // driver
-            for l in f.family("cuda") {
-                ev.push(loaded(l));
-            }
-            if let Some(d) = m.groups.get("driver") {
-                ev.push(
-                    Evidence::new("driver")
-                        .version(d.clone())
-                        .detail("from the message"),
-                );
-            }
-            format!("{}: {}", spec.framework, short(&m.text))
-        }
-    };
-    fixes.push(spec.remedy.clone());
+    let mut quoted = Evidence::new("message").detail(format!("{}: {:?}", spec.framework, m.lines));
+    if m.count > 1 {
+        quoted = quoted.detail(format!(
+            "{}: {:?} (printed {} times)",
+            spec.framework, m.lines, m.count
+        ));
+    }
+    let mut x = explain_kind(f, ctx, rule, m);
+    x.ev.insert(0, quoted);
+    if x.own_remedy {
+        x.fixes.push(spec.remedy.clone());
+    }
     if let Some(b) = &spec.bypass {
-        fixes.push(format!(
+        x.fixes.push(format!(
             "skip the framework's own check with {b} (at your own risk)"
         ));
     }
     // The first way is the fix; the others are its alternatives.
-    let mut ways = fixes.into_iter();
+    let mut ways = x.fixes.into_iter();
     let remedy = ways.by_ref().next().map(Remedy::new).unwrap_or_default();
     let remedy = ways.fold(remedy, Remedy::or);
     let mut sources: Vec<&str> = spec.source.iter().map(String::as_str).collect();
     sources.push("R34");
-    finding(ctx, "CDT010", Severity::Error, title, ev, remedy, &sources)
+    let title = match m.count {
+        n if n > 1 => format!("{} ({n} times)", x.title),
+        _ => x.title,
+    };
+    let mut out = finding(
+        ctx,
+        "CDT010",
+        Severity::Error,
+        title,
+        x.ev,
+        remedy,
+        &sources,
+    );
+    out.count = (m.count > 1).then_some(m.count);
+    out
+}
+
+/// The explanation of one match, by the kind of its message.
+fn explain_kind(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    rule: &MessageRule,
+    m: &MessageMatch,
+) -> Explained {
+    let spec = &rule.spec;
+    let fw = spec.framework.as_str();
+    match kinds::effective_kind(&spec.kind, m) {
+        "cudnn-version" => version_message(f, ctx, rule, m),
+        "cudnn-gpu" => {
+            let fmt = spec.version_format.as_deref();
+            let runtime = m
+                .groups
+                .get("runtime")
+                .and_then(|t| message_version(fmt, t));
+            let mut x = Explained {
+                title: format!(
+                    "{fw}: cuDNN {} refuses this GPU",
+                    runtime.map(|r| r.to_string()).unwrap_or_default()
+                ),
+                ev: cudnn_files(f).iter().map(|l| loaded(l)).collect(),
+                fixes: Vec::new(),
+                own_remedy: true,
+            };
+            x.ev.push(Evidence::new("fact").detail(spec.rule.clone()));
+            x
+        }
+        "cudnn-missing" => {
+            let mut x = Explained::new(String::new());
+            let what = missing(f, ctx, m, &mut x.ev, &mut x.fixes);
+            x.title = format!("{fw}: {what} could not be loaded");
+            x
+        }
+        "requirement" => {
+            let mut x = Explained::new(requirement_title(fw, m));
+            requirement(f, ctx, m, &mut x.ev, &mut x.fixes);
+            x
+        }
+        "sublibrary" => kinds::sublibrary(f, fw),
+        "symbol-version" => kinds::symbol_version(f, fw, m),
+        "cudnn-symbol" => {
+            let mut x = kinds::cudnn_symbol(f, fw, m);
+            if let Some(name) =
+                x.ev.iter()
+                    .find(|e| e.what == "failed")
+                    .and_then(|e| e.path.clone())
+            {
+                if kinds::copies_of_major(f, ctx, &name, &mut x.ev).is_none() {
+                    x.ev.push(Evidence::new("fact").detail(format!(
+                        "no {name} is on this machine (a copy of another major does not fit: its symbols are versioned by major)"
+                    )));
+                }
+            }
+            x
+        }
+        "cudnn-status" => kinds::cudnn_status(f, ctx.knowledge, fw, m),
+        "runtime-multiple" => kinds::runtime_multiple(f, fw, m),
+        _ => kinds::driver(f, fw, m, &short(&m.text)),
+    }
+}
+
+fn requirement_title(fw: &str, m: &MessageMatch) -> String {
+    match (m.groups.get("cudnn_major"), m.groups.get("cuda_major")) {
+        (Some(d), Some(c)) => format!("{fw}: requires cuDNN {d}.x and CUDA {c}.x"),
+        _ => format!("{fw}: the CUDA execution provider could not be created"),
+    }
 }
 
 fn short(s: &str) -> String {
@@ -190,47 +183,77 @@ fn short(s: &str) -> String {
     }
 }
 
-/// The cuDNN files of the process, the version-telling one first.
-fn cudnn_files<'l, 'a>(f: &'l Facts<'a>) -> Vec<&'l Lib<'a>> {
-    let mut v: Vec<&Lib<'a>> = f.family("cudnn").collect();
-    v.sort_by_key(|l| {
-        let rank = match l.stem.as_str() {
-            "libcudnn_graph" | "libcudnn_ops_infer" => 0,
-            "libcudnn" => 1,
-            _ => 2,
-        };
-        (rank, l.load.seq)
-    });
-    v
-}
-
 /// A framework's cuDNN version message: what it was built with, what it
-/// found at run time, and its rule for the two.
+/// found at run time, the minimum it states (JAX), and its rule for them.
 struct VersionMessage<'m> {
-    /// `compat-version-eq`: major and minor must be equal; otherwise the
-    /// same major and at least the build's minor.
+    /// The framework's rule (`frameworks.toml`'s `check`).
     check: Option<&'m str>,
     /// The rule in words (`frameworks.toml`).
     rule_text: &'m str,
     build: Option<&'m Ver>,
     runtime: Option<&'m Ver>,
+    /// JAX's "Minimum supported", as printed.
+    minimum: Option<u64>,
 }
 
 impl VersionMessage<'_> {
     /// Whether `v` passes the framework's rule for build `b`.
     fn fits(&self, v: &Ver, b: &Ver) -> bool {
+        let (vi, bi) = (cudnn_int(v), cudnn_int(b));
         match self.check {
             Some("compat-version-eq") => v.prefix(2) == b.prefix(2),
-            _ => satisfies(v, b),
+            Some("equal") => v.prefix(3) == b.prefix(3),
+            // JAX before 0.4.30: `build // 100 > installed // 100` fails.
+            Some("major-minor-ge") => vi / 100 >= bi / 100,
+            Some("jax-minimum") => self.passes_minimum(v, b),
+            // Caffe2: version_match || backwards_compatible_7 || patch_compatible.
+            Some("equal-or-newer-from-7") => {
+                vi == bi || (bi >= 7000 && (vi >= bi || vi / 100 == bi / 100))
+            }
+            // PyTorch, TF/XLA: same major; the minor at least the build's
+            // from cuDNN 7 on, equal before.
+            _ => {
+                let (vm, bm) = (v.minor().unwrap_or(0), b.minor().unwrap_or(0));
+                v.major() == b.major() && if b.major() >= 7 { vm >= bm } else { vm == bm }
+            }
         }
+    }
+
+    /// JAX 0.4.30+: `minimum <= installed`. A minimum that is the build's
+    /// `// 100` compares major.minor; an absolute one (9100) is compared
+    /// with the installed integer as it is.
+    fn passes_minimum(&self, v: &Ver, b: &Ver) -> bool {
+        let Some(min) = self.minimum else {
+            return cudnn_int(v) / 100 >= cudnn_int(b) / 100;
+        };
+        if self.minimum_is_scaled(b) {
+            cudnn_int(v) / 100 >= min
+        } else {
+            cudnn_int(v) >= min
+        }
+    }
+
+    fn minimum_is_scaled(&self, b: &Ver) -> bool {
+        self.minimum == Some(cudnn_int(b) / 100)
+    }
+
+    /// The oldest version an absolute minimum admits (9100: cuDNN 9.0.0),
+    /// when the minimum is absolute.
+    fn minimum_version(&self, b: &Ver) -> Option<Ver> {
+        let min = self.minimum?;
+        (!self.minimum_is_scaled(b)).then(|| cudnn_int_threshold(min))
     }
 
     /// The framework's rule, re-checked on the versions of the message.
     fn rule_fact(&self) -> Option<Evidence> {
         let (b, r) = (self.build?, self.runtime?);
         let ok = self.fits(r, b);
+        let min = match (self.minimum, self.minimum_version(b)) {
+            (Some(raw), Some(v)) => format!(", minimum {raw} (cuDNN {v} or newer)"),
+            _ => String::new(),
+        };
         Some(Evidence::new("fact").detail(format!(
-            "rule: {}; build {b}, run time {r}: {}",
+            "rule: {}; build {b}, run time {r}{min}: {}",
             self.rule_text,
             if ok {
                 "compatible by that rule (the message comes from elsewhere?)"
@@ -252,14 +275,17 @@ impl VersionMessage<'_> {
         }
     }
 
-    /// Copies that fit build `b`: loaded files, then copies on disk, as
-    /// (path, version, how found).
+    /// Copies that fit build `b`, other than those of the run-time version
+    /// (offering the copy already loaded would send the user in a circle):
+    /// loaded files, then copies on disk, as (path, version, how found).
     fn fitting(
         &self,
         b: &Ver,
         files: &[&Lib<'_>],
+        wrong: &[&Lib<'_>],
         copies: &[Copy],
     ) -> Vec<(String, String, String)> {
+        let wrong_dir = |p: &str| wrong.iter().any(|w| w.dir() == dirname(p));
         let mut good: Vec<(String, String, String)> = Vec::new();
         for l in files {
             if let Some((v, origin)) = l.version() {
@@ -268,7 +294,7 @@ impl VersionMessage<'_> {
                 if origin == Source::Requests.words() {
                     continue;
                 }
-                if self.fits(&v, b) && l.major == Some(b.major()) {
+                if self.fits(&v, b) && l.major == Some(v.major()) && !wrong_dir(l.real()) {
                     good.push((
                         l.path().to_string(),
                         v.to_string(),
@@ -279,7 +305,8 @@ impl VersionMessage<'_> {
         }
         for c in copies {
             if let Some(v) = copy_version(c) {
-                if self.fits(&v, b) && !good.iter().any(|(p, _, _)| p == &c.path) {
+                let known = good.iter().any(|(p, _, _)| p == &c.path);
+                if self.fits(&v, b) && !known && !wrong_dir(&c.realpath) && !wrong_dir(&c.path) {
                     good.push((
                         c.path.clone(),
                         v.to_string(),
@@ -290,6 +317,64 @@ impl VersionMessage<'_> {
         }
         good
     }
+}
+
+/// A cuDNN version message: decode it, re-check the framework's rule, say
+/// which loaded files have the run-time version and how they came, and
+/// where a copy that fits is.
+fn version_message(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    rule: &MessageRule,
+    m: &MessageMatch,
+) -> Explained {
+    let spec = &rule.spec;
+    let fmt = spec.version_format.as_deref();
+    let build = m.groups.get("build").and_then(|t| message_version(fmt, t));
+    let runtime = m
+        .groups
+        .get("runtime")
+        .and_then(|t| message_version(fmt, t));
+    let message = VersionMessage {
+        check: spec.check.as_deref(),
+        rule_text: &spec.rule,
+        build: build.as_ref(),
+        runtime: runtime.as_ref(),
+        minimum: m.groups.get("minimum").and_then(|t| t.parse().ok()),
+    };
+    let fw = &spec.framework;
+    let mut x = Explained {
+        title: match (&build, &runtime) {
+            (Some(b), Some(r)) => {
+                format!("{fw} was built with cuDNN {b} but loaded {r} at run time")
+            }
+            _ => format!("{fw}: cuDNN version mismatch"),
+        },
+        ev: Vec::new(),
+        fixes: Vec::new(),
+        own_remedy: true,
+    };
+    // JAX's absolute minimum: what fails is the minimum, not the build.
+    let below_minimum = match (&build, &runtime) {
+        (Some(b), Some(r)) => message.minimum_version(b).filter(|_| !message.fits(r, b)),
+        _ => None,
+    };
+    cudnn_version(f, ctx, &message, &mut x.ev, &mut x.fixes);
+    if let (Some(min), Some(r)) = (&below_minimum, &runtime) {
+        x.title = format!(
+            "{fw} requires cuDNN {} or newer (its minimum {}), but cuDNN {r} was loaded",
+            min.major(),
+            message.minimum.unwrap_or_default()
+        );
+        // The minimum's remedy comes first; the message's own ("as new as
+        // its build") does not apply: the build is not what fails.
+        if let Some(text) = &spec.minimum_remedy {
+            x.fixes
+                .insert(0, text.replace("{minimum}", &min.major().to_string()));
+            x.own_remedy = false;
+        }
+    }
+    x
 }
 
 fn cudnn_version(
@@ -316,7 +401,7 @@ fn cudnn_version(
     // framework's rule.
     let Some(b) = m.build else { return };
     let copies = files::copies_with_versions(ctx.machine, f.img, &reference_name(b.major()));
-    let good = m.fitting(b, &files, &copies);
+    let good = m.fitting(b, &files, &wrong, &copies);
     for c in copies
         .iter()
         .filter(|c| copy_version(c).is_some_and(|v| m.fits(&v, b)))
@@ -324,6 +409,7 @@ fn cudnn_version(
         ev.push(copy_evidence(c));
     }
     how_they_came(f, ctx, &wrong, m.runtime, ev, fixes);
+    let want = m.minimum_version(b).unwrap_or_else(|| b.clone());
     match good.first() {
         Some((p, v, how)) => {
             fixes.push(format!(
@@ -334,13 +420,10 @@ fn cudnn_version(
                 "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
             )));
         }
-        None => fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies)),
+        None => fixes.push(no_fitting_copy(f, ctx, &want, &wrong, &copies)),
     }
 }
 
-/// The loaded files of the run-time version (`wrong`), else the first cuDNN
-/// files: the version-telling file (graph / ops_infer) first; the others of
-/// its directory only counted.
 fn runtime_evidence(files: &[&Lib<'_>], wrong: &[&Lib<'_>], ev: &mut Vec<Evidence>) {
     let Some((first, rest)) = wrong.split_first() else {
         ev.extend(files.iter().take(6).map(|l| loaded(l)));
@@ -469,9 +552,10 @@ fn missing(
     m: &MessageMatch,
     ev: &mut Vec<Evidence>,
     fixes: &mut Vec<String>,
-) {
+) -> String {
     let mut names: Vec<String> = Vec::new();
-    if let Some(x) = m.groups.get("missing") {
+    // What the error names as missing; else the library whose load failed.
+    if let Some(x) = m.groups.get("missing").or_else(|| m.groups.get("library")) {
         names.push(x.clone());
     }
     if let Some(list) = m.groups.get("names") {
@@ -520,6 +604,7 @@ fn missing(
                 .detail(format!("no copy of {} was found on this machine", names[0])),
         ),
     }
+    names.swap_remove(0)
 }
 
 fn requirement(
@@ -699,7 +784,7 @@ mod tests {
             f.title,
             "TensorFlow/XLA was built with cuDNN 9.8.0 but loaded 9.1.0 at run time"
         );
-        assert!(f.evidence.iter().any(|e| e.detail.as_deref() == Some("rule: majors must be equal and the runtime minor >= the build minor; the patch is ignored; build 9.8.0, run time 9.1.0: incompatible")), "{:#?}", f.evidence);
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref() == Some("rule: majors must be equal and the runtime minor >= the build minor (equal below cuDNN 7); the patch is ignored; build 9.8.0, run time 9.1.0: incompatible")), "{:#?}", f.evidence);
         assert_eq!(f.fix, "remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH");
         assert!(
             f.alternatives[0].starts_with("no cuDNN 9.8+ was found on this machine"),

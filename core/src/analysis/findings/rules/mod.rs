@@ -19,6 +19,7 @@ mod copies;
 mod cuda;
 mod gpu;
 mod loads;
+mod message_kinds;
 mod messages;
 
 use super::facts::{Facts, Lib};
@@ -60,6 +61,7 @@ fn finding(
         alternatives,
         evidence,
         consequence_of: Vec::new(),
+        count: None,
         sources: ctx.knowledge.source_refs(sources),
         policy: None,
     }
