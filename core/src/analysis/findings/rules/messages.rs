@@ -891,6 +891,239 @@ mod tests {
         assert_eq!(only(&fs, "CDT006").severity, Severity::Error);
     }
 
+    /// PyTorch 0.4's wording with cuDNN 7 integers (jwyang/faster-rcnn.pytorch#662):
+    /// decoded, the 0.x rule (major.minor equal: a newer 7.6 fails too),
+    /// the LD_LIBRARY_PATH entry removed, the conda copy offered.
+    #[test]
+    fn pytorch_0x_cudnn7_message_explained() {
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", "/usr/local/cuda/lib64")
+            .load("/usr/local/cuda/lib64/libcudnn.so.7.6.0", "LD_LIBRARY_PATH", "/env/lib/python3.6/site-packages/torch/_C.so")
+            .stderr("RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600\n")
+            .machine(|m| {
+                m.file("/env/lib/libcudnn.so.7.1.2");
+                m.cache.push(("libcudnn.so.7".into(), "/env/lib/libcudnn.so.7.1.2".into()));
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "PyTorch 0.x was built with cuDNN 7.1.2 but loaded 7.6.0 at run time"
+        );
+        assert!(f.evidence.iter().any(|e| e
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.ends_with("build 7.1.2, run time 7.6.0: incompatible"))));
+        assert_eq!(f.fix, "remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH");
+        assert!(
+            f.alternatives[0].starts_with("put /env/lib first"),
+            "{:?}",
+            f.alternatives
+        );
+    }
+
+    /// Caffe2's rule: from a cuDNN 7 build on, a newer runtime passes, an
+    /// older one fails (facebookresearch/Detectron#574).
+    #[test]
+    fn caffe2_rule_rechecked() {
+        let fact = |stderr: &str| {
+            let t = Trace::new()
+                .load(
+                    "/usr/local/cuda/lib64/libcudnn.so.7.0.5",
+                    "LD_LIBRARY_PATH",
+                    "/env/caffe2/libcaffe2_gpu.so",
+                )
+                .stderr(stderr);
+            let fs = t.findings();
+            let f = only(&fs, "CDT010");
+            f.evidence
+                .iter()
+                .find_map(|e| e.detail.clone().filter(|d| d.starts_with("rule:")))
+                .unwrap()
+        };
+        assert!(fact("RuntimeError: [enforce fail at common_cudnn.h:108] version_match || backwards_compatible_7 || patch_compatible. cuDNN compiled (7102) and runtime (7005) versions mismatch").ends_with("build 7.1.2, run time 7.0.5: incompatible"));
+        assert!(
+            fact("cuDNN compiled (7102) and runtime (7600) versions mismatch")
+                .contains("compatible by that rule")
+        );
+        // The early form demands equality: a newer runtime fails it.
+        assert!(fact("[enforce fail at common_cudnn.h:102] version_match. cuDNN compiled (7102) and runtime (7600) versions mismatch").ends_with(": incompatible"));
+    }
+
+    /// JAX 0.4.30's absolute minimum 9100 (conda-forge/jaxlib-feedstock#277):
+    /// built with and loaded 8.9.7, what fails is the minimum (every cuDNN
+    /// 9): never "8.9.7 does not fit 8.9.7", never the loaded copy offered.
+    #[test]
+    fn jax_minimum_is_the_point() {
+        let t = Trace::new()
+            .load("/env/lib/libcudnn.so.8.9.7", "RUNPATH", "/env/lib/python3.11/site-packages/jaxlib/xla_extension.so")
+            .load("/env/lib/libcudnn_ops_infer.so.8.9.7", "RUNPATH", "/env/lib/libcudnn.so.8.9.7")
+            .stderr("CUDA backend failed to initialize: Unable to use CUDA because of the following issues with CUDA components:\nOutdated cuDNN installation found.\nVersion JAX was built against: 8907\nMinimum supported: 9100\nInstalled version: 8907\nThe local installation version must be no lower than 9100..(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n")
+            .machine(|m| {
+                m.file("/env/lib/libcudnn_ops_infer.so.8.9.7");
+                m.file("/opt/other/libcudnn_ops_infer.so.8.9.7");
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "JAX requires cuDNN 9 or newer (its minimum 9100), but cuDNN 8.9.7 was loaded"
+        );
+        assert!(f.fix.contains("jax<=0.4.29"), "{}", f.fix);
+        assert!(
+            f.remedies()
+                .all(|r| !r.contains("/env/lib first") && !r.contains("/opt/other")),
+            "{:?}",
+            f.alternatives
+        );
+        assert!(f.remedies().any(|r| r.contains("no cuDNN 9.0+ was found")));
+        assert!(!f
+            .remedies()
+            .any(|r| r.contains("at least as new as its build")));
+    }
+
+    /// PyTorch's driver message: 11040 is CUDA 11.4 (lllyasviel/Fooocus#1313).
+    #[test]
+    fn driver_message_decoded() {
+        let t = Trace::new()
+            .load("/lib/x86_64-linux-gnu/libcuda.so.1", "ld.so.cache", "/v/torch/lib/libc10_cuda.so")
+            .load("/v/nvidia/cuda_runtime/lib/libcudart.so.12", "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .stderr("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.\n");
+        let fs = t.findings();
+        let f = all(&fs, "CDT010")[0];
+        assert_eq!(
+            f.title,
+            "PyTorch: the NVIDIA driver is too old (it supports CUDA 11.4)"
+        );
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref()
+            == Some("libcudart.so.12 is CUDA 12: newer than the CUDA 11.4 the driver supports")));
+    }
+
+    /// cuDNN 8's "Could not load library": what the error names is missing
+    /// (pytorch/pytorch#97041); a symbol-version error is a mix of builds,
+    /// not a missing file (pytorch/pytorch#104591).
+    #[test]
+    fn cudnn8_could_not_load_reads_its_error() {
+        let t = Trace::new()
+            .load("/v/nvidia/cudnn/lib/libcudnn.so.8", "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .failed("libnvrtc.so", "/v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8", &[("/v/nvidia/cudnn/lib/libnvrtc.so", "RUNPATH", "missing")], Some("libnvrtc.so: cannot open shared object file: No such file or directory"))
+            .stderr("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file or directory\nPlease make sure libcudnn_cnn_infer.so.8 is in your library path!\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "cuDNN 8 (libcudnn.so.8): libnvrtc.so could not be loaded"
+        );
+        assert!(f
+            .evidence
+            .iter()
+            .any(|e| e.what == "failed" && e.path.as_deref() == Some("libnvrtc.so")));
+        let t = Trace::new()
+            .load("/v/nvidia/cudnn/lib/libcudnn.so.8", "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .load("/usr/local/cuda/lib64/libcudnn_ops_infer.so.8.3.2", "LD_LIBRARY_PATH", "/v/nvidia/cudnn/lib/libcudnn.so.8")
+            .stderr("Could not load library libcudnn_cnn_infer.so.8. Error: /v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _ZN5cudnn3ops18GetInternalStreamsEP12cudnnContextiPP11CUstream_st, version libcudnn_ops_infer.so.8\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.title, "cuDNN 8 (libcudnn.so.8): libcudnn_cnn_infer.so.8 and libcudnn_ops_infer.so.8 come from different cuDNN builds");
+        assert!(!f.remedies().any(|r| r.contains("install the missing")));
+    }
+
+    /// glibc before 2.30 words the same miss as a relocation error
+    /// (opendatalab/PDF-Extract-Kit#57): the same finding as the newer
+    /// "undefined symbol: …, version …".
+    #[test]
+    fn both_glibc_wordings_give_the_same_finding() {
+        let base = || {
+            Trace::new()
+                .load(
+                    "/v/nvidia/cudnn/lib/libcudnn.so.8",
+                    "RPATH",
+                    "/v/torch/lib/libtorch_cuda.so",
+                )
+                .load(
+                    "/usr/local/cuda/lib64/libcudnn_ops_infer.so.8.3.2",
+                    "LD_LIBRARY_PATH",
+                    "/v/nvidia/cudnn/lib/libcudnn.so.8",
+                )
+        };
+        let old = base().stderr("python3: relocation error: /v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: symbol _Z20traceback_iretf_implPKcRKN5cudnn16InternalStatus_tEb, version libcudnn_ops_infer.so.8 not defined in file libcudnn_ops_infer.so.8 with link time reference.\n");
+        let new = base().stderr("python3: symbol lookup error: /v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _Z20traceback_iretf_implPKcRKN5cudnn16InternalStatus_tEb, version libcudnn_ops_infer.so.8\n");
+        let (a, b) = (old.findings(), new.findings());
+        let (fa, fb) = (only(&a, "CDT010"), only(&b, "CDT010"));
+        assert!(fa.title.ends_with("libcudnn_cnn_infer.so.8 and libcudnn_ops_infer.so.8 come from different cuDNN builds"), "{}", fa.title);
+        assert_eq!(
+            fa.title.split_once(": ").unwrap().1,
+            fb.title.split_once(": ").unwrap().1
+        );
+        assert_eq!(fa.fix, fb.fix);
+    }
+
+    /// cuDNN 9's "Invalid handle. Cannot load symbol cublasLtGetVersion"
+    /// (terrapkg/packages#11766): a CUDA 12 build of cuDNN whose
+    /// libcublasLt.so.12 did not load; the .so.13 on disk is not offered.
+    #[test]
+    fn invalid_handle_names_the_cublaslt_of_cudnns_cuda() {
+        let t = Trace::new()
+            .load(
+                "/usr/lib64/libcudnn_graph.so.9.21.1",
+                "ld.so.cache",
+                "/usr/lib64/libcudnn.so.9",
+            )
+            .version_query(
+                "/usr/lib64/libcudnn_graph.so.9.21.1",
+                "cudnn",
+                "9.21.1",
+                Some(12090),
+                None,
+                None,
+            )
+            .failed(
+                "libcublasLt.so.12",
+                "/usr/lib64/libcudnn_graph.so.9.21.1",
+                &[],
+                Some(
+                    "libcublasLt.so.12: cannot open shared object file: No such file or directory",
+                ),
+            )
+            .stderr("Invalid handle. Cannot load symbol cublasLtGetVersion\n")
+            .machine(|m| {
+                m.file("/usr/local/cuda-13.0/lib64/libcublasLt.so.13.0.0");
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "cuDNN 9: cannot call cublasLtGetVersion: libcublasLt.so.12 could not be loaded"
+        );
+        assert!(
+            f.evidence.iter().any(|e| e
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.starts_with("this cuDNN is a CUDA 12 build"))),
+            "{:#?}",
+            f.evidence
+        );
+        assert!(!f.remedies().any(|r| r.contains("libcublasLt.so.13")));
+    }
+
+    /// XLA logs its check once per attempt (conda-forge/jaxlib-feedstock#329):
+    /// one finding, with the count.
+    #[test]
+    fn repeated_message_is_one_finding_with_a_count() {
+        let line = "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version.\n";
+        let t = Trace::new()
+            .load(
+                "/env/lib/libcudnn_graph.so.9.10.1",
+                "RUNPATH",
+                "/env/lib/python3.12/site-packages/jaxlib/xla_extension.so",
+            )
+            .stderr(&line.repeat(4));
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.count, Some(4));
+        assert!(f.title.ends_with("(4 times)"), "{}", f.title);
+    }
+
     #[test]
     fn no_stderr_or_no_message_no_finding() {
         assert!(none(&pytorch_mixup().findings(), "CDT010"));
