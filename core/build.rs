@@ -181,6 +181,29 @@ fn nested_build(
     for var in SCRUB {
         cmd.env_remove(var);
     }
+    if !cross {
+        // A native build links the shim with the host's own linker, even
+        // when the CLI is linked by another (cargo-zigbuild's glibc 2.17
+        // stubs, scripts/release-build.sh): the shim's floor comes from
+        // shim/build.rs, and those stubs would put libpthread.so.0 and
+        // libdl.so.2 in the audit namespace, where on glibc before 2.34
+        // (NODELETE libpthread) the shim could no longer refuse itself
+        // (shim/src/lib.rs, la_version).
+        for (key, _) in env::vars_os() {
+            if let Some(k) = key.to_str() {
+                let k_up = k.to_ascii_uppercase();
+                if (k_up.starts_with("CARGO_TARGET_") && k_up.ends_with("_LINKER"))
+                    || k_up.starts_with("CC_")
+                    || k_up.starts_with("CXX_")
+                    || k_up.starts_with("AR_")
+                    || k_up == "TARGET_CC"
+                    || k_up == "TARGET_AR"
+                {
+                    cmd.env_remove(k);
+                }
+            }
+        }
+    }
     for (key, _) in env::vars_os() {
         if let Some(k) = key.to_str() {
             if k.starts_with("CARGO_FEATURE_")

@@ -30,6 +30,16 @@ fn case_files_are_complete() {
 
 #[test]
 fn real_failure_cases() {
+    // The cases' findings rest on what the shim records on glibc 2.35 and
+    // later (the program's calls, the libraries' own versions: docs/glibc.md).
+    let v = cudnn_trace_integration::spec::glibc_version();
+    if v < (2, 35) {
+        eprintln!(
+            "real_failure_cases skipped: glibc {}.{} records no calls nor in-library versions (needs 2.35), which the cases' findings rest on",
+            v.0, v.1
+        );
+        return;
+    }
     let outcomes = harness::run_selected();
     let known = known_failing();
     let tbl = table(&outcomes, &known);

@@ -94,9 +94,12 @@ impl Report {
         )
     }
 
-    /// [`Report::document`] as pretty-printed JSON.
+    /// [`Report::document`] as pretty-printed JSON, safe on a terminal
+    /// (`model::json::to_pretty`).
     pub fn json(&self, all: bool) -> serde_json::Result<String> {
-        serde_json::to_string_pretty(&self.document(all))
+        let bytes = model::json::to_pretty(&self.document(all))?;
+        // to_pretty writes UTF-8 (serde_json strings, escapes).
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// Why there is nothing to report, when no trace file was read (`report`

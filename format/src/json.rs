@@ -3,8 +3,13 @@
 //! The shim formats an event into a byte buffer with this writer and hands
 //! the finished line to a single `write(2)`. It never panics and does not
 //! allocate beyond the buffer it is given to grow. Strings are escaped per
-//! RFC 8259; bytes that are not valid UTF-8 (possible in Linux paths) are
-//! written as U+FFFD, since JSON text must be Unicode.
+//! RFC 8259. Linux paths and arguments are bytes: valid UTF-8 is written as
+//! it is, and each byte that is not part of valid UTF-8 as the escape
+//! `\udcNN` (NN its value, 80 to ff): a lone low surrogate, the code
+//! Python's `surrogateescape` and PEP 383 use for such bytes, so that
+//! `os.fsencode(json.loads(line)["path"])` gives the bytes back, and the
+//! typed reader ([`crate::read`]) does too. No valid UTF-8 text produces
+//! that escape, so nothing is ambiguous.
 
 /// Builds one JSON object (one trace line) into a `Vec<u8>`.
 pub struct Line<'a> {
@@ -53,7 +58,8 @@ impl<'a> Line<'a> {
         self.bytes(k, v.as_bytes())
     }
 
-    /// A string value from raw bytes (a path); invalid UTF-8 becomes U+FFFD.
+    /// A string value from raw bytes (a path): bytes that are not UTF-8 are
+    /// written as `\udcNN` (see the module docs).
     pub fn bytes(&mut self, k: &str, v: &[u8]) -> &mut Self {
         self.key(k);
         write_str(self.buf, v);
@@ -92,6 +98,19 @@ impl<'a> Line<'a> {
     pub fn u64(&mut self, k: &str, v: u64) -> &mut Self {
         self.key(k);
         write_u64(self.buf, v);
+        self
+    }
+
+    /// A number followed by spaces up to `width` bytes in all (JSON allows
+    /// whitespace after a value): a field that can be rewritten in place,
+    /// on disk, without moving what follows it.
+    pub fn padded_u64(&mut self, k: &str, v: u64, width: usize) -> &mut Self {
+        self.key(k);
+        let start = self.buf.len();
+        write_u64(self.buf, v);
+        while self.buf.len() < start + width {
+            self.buf.push(b' ');
+        }
         self
     }
 
@@ -232,10 +251,12 @@ pub fn write_str(buf: &mut Vec<u8>, s: &[u8]) {
             }
         }
         rest = &rest[valid.len()..];
-        if bad > 0 {
-            buf.extend_from_slice("\u{fffd}".as_bytes());
-            rest = &rest[bad.min(rest.len())..];
+        for &b in &rest[..bad.min(rest.len())] {
+            buf.extend_from_slice(b"\\udc");
+            buf.push(HEX[(b >> 4) as usize]);
+            buf.push(HEX[(b & 15) as usize]);
         }
+        rest = &rest[bad.min(rest.len())..];
     }
     buf.push(b'"');
 }
@@ -298,10 +319,22 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_becomes_replacement_char() {
+    fn bytes_that_are_not_utf8_become_surrogate_escapes() {
         let mut buf = Vec::new();
-        write_str(&mut buf, b"a\xffb\xc3");
-        assert_eq!(String::from_utf8(buf).unwrap(), "\"a\u{fffd}b\u{fffd}\"");
+        write_str(&mut buf, b"a\xffb\xc3\xa9\xe2\x80");
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "\"a\\udcffb\u{e9}\\udce2\\udc80\""
+        );
+    }
+
+    #[test]
+    fn padded_numbers_are_json() {
+        let mut buf = Vec::new();
+        let mut l = Line::new(&mut buf);
+        l.padded_u64("lost", 12, 6).u64("v", 1);
+        l.finish();
+        assert_eq!(buf, b"{\"lost\":12    ,\"v\":1}\n");
     }
 
     #[test]

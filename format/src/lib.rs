@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod escape;
 pub mod json;
 #[cfg(feature = "read")]
 pub mod read;

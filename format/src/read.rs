@@ -50,8 +50,9 @@ impl std::fmt::Display for LineError {
 
 /// Parses one line (without its newline).
 pub fn parse_line(line: &str) -> Result<Event, LineError> {
+    let line = decode_byte_escapes(line);
     let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| LineError::NotJson(e.to_string()))?;
+        serde_json::from_str(&line).map_err(|e| LineError::NotJson(e.to_string()))?;
     if !value.is_object() {
         return Err(LineError::NotJson("not an object".into()));
     }
@@ -85,9 +86,62 @@ pub fn parse_line(line: &str) -> Result<Event, LineError> {
     })
 }
 
+/// A trace line with each `\udcNN` escape (a byte that is not UTF-8,
+/// [`crate::json`]) replaced by the character that stands for that byte in
+/// a `String` ([`crate::escape::RAW_BYTE_BASE`]), which a JSON parser takes
+/// as it is. A surrogate pair, and every other escape, is left alone.
+pub fn decode_byte_escapes(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains("\\udc") && !line.contains("\\uDC") {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let b = line.as_bytes();
+    let hex = |i: usize| -> Option<u32> {
+        let h = line.get(i..i + 4)?;
+        h.bytes()
+            .all(|c| c.is_ascii_hexdigit())
+            .then(|| u32::from_str_radix(h, 16).ok())?
+    };
+    let mut out = String::with_capacity(line.len());
+    let (mut i, mut copied, mut after_high) = (0, 0, false);
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            after_high = false;
+            i += 2;
+            continue;
+        }
+        let Some(v) = hex(i + 2) else {
+            i += 2;
+            continue;
+        };
+        if !after_high && (0xdc80..=0xdcff).contains(&v) {
+            out.push_str(&line[copied..i]);
+            out.extend(char::from_u32(crate::escape::RAW_BYTE_BASE + (v - 0xdc00)));
+            copied = i + 6;
+        }
+        after_high = (0xd800..=0xdbff).contains(&v);
+        i += 6;
+    }
+    out.push_str(&line[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// The header line of a trace file.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Process {
+    /// Events of this file the shim could not write (a full disk, a quota,
+    /// an I/O error), rewritten in place as they are lost; absent in traces
+    /// of older shims.
+    #[serde(default)]
+    pub lost: u64,
+    /// The `errno` of the first write that failed (28 `ENOSPC`, 122
+    /// `EDQUOT`), also set when only the start-up window found no room;
+    /// 0 when none failed.
+    #[serde(default)]
+    pub lost_errno: i32,
     /// Schema version ([`crate::SCHEMA_VERSION`]).
     pub v: u32,
     /// Version of the shim that wrote the file.
@@ -112,6 +166,11 @@ pub struct Process {
     pub origin: String,
     /// The glibc version the process runs on.
     pub glibc: Option<String>,
+    /// Whether calls are recorded and libraries asked for their versions:
+    /// `on`, `off` (`CUDNN_TRACE_CALLS=0`) or `needs-glibc-2.35`; absent in
+    /// traces of older shims.
+    #[serde(default)]
+    pub calls: Option<String>,
     /// Whether the `dlopen` result hook (the preload role) is active; without
     /// it failures are detected later and requests served by already-loaded
     /// objects are not seen.
@@ -442,6 +501,45 @@ pub struct Note {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_read_back() {
+        let mut buf = Vec::new();
+        let mut l = crate::json::Line::new(&mut buf);
+        l.str("ev", "unload")
+            .u64("seq", 1)
+            .u64("t_ns", 1)
+            .u64("pid", 1)
+            .u64("ppid", 1)
+            .u64("tid", 1)
+            .bytes("path", b"/opt/caf\xc3\xa9/\xff\xfelib\\udcff.so")
+            .i64("lmid", 0);
+        l.finish();
+        let text = String::from_utf8(buf).unwrap();
+        let Ok(Event::Unload(u)) = parse_line(text.trim_end()) else {
+            panic!("{text}")
+        };
+        assert_eq!(
+            crate::escape::to_bytes(&u.path),
+            b"/opt/caf\xc3\xa9/\xff\xfelib\\udcff.so"
+        );
+        // A pair, an escaped backslash and other escapes are JSON's.
+        assert_eq!(
+            decode_byte_escapes(r#""\ud83d\ude00\\udcff\u00e9""#),
+            r#""\ud83d\ude00\\udcff\u00e9""#
+        );
+    }
+
+    #[test]
+    fn header_loss_fields_are_read_with_their_padding() {
+        let h = r#"{"ev":"process","lost":143                 ,"lost_errno":28   ,"v":1,"shim":"0.1.0","pid":7,"ppid":1,"tid":7,"t_ns":1,"wall_ms":2,"exe":null,"argv":[],"hostname":null,"cwd":null,"env":{},"mode":"cuda","origin":"reopen","glibc":"2.31","calls":"needs-glibc-2.35","preload":true}"#;
+        let Ok(Event::Process(p)) = parse_line(h) else {
+            panic!("{h}")
+        };
+        assert_eq!((p.lost, p.lost_errno), (143, 28));
+        assert_eq!(p.calls.as_deref(), Some("needs-glibc-2.35"));
+        assert_eq!(p.origin, "reopen");
+    }
 
     #[test]
     fn parses_known_and_reports_unknown() {

@@ -1104,6 +1104,7 @@ pub unsafe fn objclose(cookie: *mut usize) {
     if key == MAIN_MAP.load(Ordering::Relaxed) {
         EXITING.store(true, Ordering::Relaxed);
         crate::calls::exiting();
+        crate::trace::exiting();
     }
     crate::calls::closed(
         key,
@@ -1171,6 +1172,9 @@ pub unsafe fn request_begin(
         return 0;
     }
     let name = CStr::from_ptr(name).to_bytes().to_vec();
+    if kind == 1 && lmid == -1 {
+        warn_new_namespace();
+    }
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     with_thread(|ts| {
         // A search still open belongs to an earlier call the hook did not
@@ -1286,6 +1290,24 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
             set_awaiting(Some(AwaitingText { seq, names }));
         }
     });
+}
+
+/// A `dlmopen(LM_ID_NEWLM, …)` is starting. glibc before 2.35 crashes in
+/// it whenever an audit module is loaded (it announces the new namespace's
+/// first object through its still empty list: BZ #28062, fixed in 2.35);
+/// nothing the shim does can avoid it, so the trace says why, once, before
+/// the call (`docs/glibc.md`).
+fn warn_new_namespace() {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if crate::sys::glibc_at_least(2, 35) || SAID.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    trace::note(
+        "error",
+        "the program calls dlmopen(LM_ID_NEWLM), which glibc before 2.35 crashes while an \
+         audit module such as cudnn-trace's is loaded (glibc bug 28062); a crash right after \
+         this is that bug",
+    );
 }
 
 fn req_clone(r: &Request) -> Request {

@@ -316,6 +316,8 @@ fn find_live(map: usize) -> Option<(usize, u8)> {
 }
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Why calls are not recorded: `CUDNN_TRACE_CALLS=0`, or an old glibc.
+static OFF_BY_ENV: AtomicBool = AtomicBool::new(false);
 
 /// Decides once (from `la_version`) whether calls are recorded and libraries
 /// asked for their versions: glibc 2.35 or later (before, a binding flag
@@ -323,16 +325,22 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 /// reported, `interposer-pitfalls.md` §4.3), unless `CUDNN_TRACE_CALLS=0`.
 pub fn init() {
     let off = std::env::var_os(envvar::CALLS).is_some_and(|v| v == "0");
-    // SAFETY: glibc returns a static string.
-    let v = unsafe { CStr::from_ptr(gnu_get_libc_version()) }.to_bytes();
-    let mut parts = v.split(|&c| c == b'.').map(|p| {
-        std::str::from_utf8(p)
-            .ok()
-            .and_then(|s| s.parse::<u32>().ok())
-    });
-    let (major, minor) = (parts.next().flatten(), parts.next().flatten());
-    let new_enough = matches!((major, minor), (Some(a), Some(b)) if (a, b) >= (2, 35));
+    let new_enough = crate::sys::glibc_at_least(2, 35);
+    OFF_BY_ENV.store(off, Ordering::Relaxed);
     ENABLED.store(new_enough && !off, Ordering::Relaxed);
+}
+
+/// Why calls are not recorded in this process (the header's `calls`):
+/// `"off"` (`CUDNN_TRACE_CALLS=0`) or `"needs-glibc-2.35"`; None when they
+/// are. Valid after [`init`].
+pub fn off_reason() -> Option<&'static str> {
+    if enabled() {
+        None
+    } else if OFF_BY_ENV.load(Ordering::Relaxed) {
+        Some("off")
+    } else {
+        Some("needs-glibc-2.35")
+    }
 }
 
 pub fn enabled() -> bool {

@@ -33,8 +33,11 @@ mod bridge;
 mod calls;
 mod elf;
 mod family;
+mod floor;
 mod lock;
 mod pin;
+mod say;
+mod sink;
 mod startup;
 mod sys;
 mod trace;
@@ -67,7 +70,19 @@ fn quiet_panics() {
 
 /// rtld-audit entry point: called once when the module is loaded. Returning
 /// 0 makes glibc drop the module, which is how the shim stays out of the way
-/// when neither a trace directory nor a pin was given.
+/// when neither a trace directory nor a pin was given (or the process runs
+/// in secure-execution mode: `say::secure_execution`).
+///
+/// Except where glibc cannot take a refusal: before 2.34, unloading a
+/// refused module asserts that its namespace is empty, which it is not when
+/// the module needs `libpthread.so.0` (NODELETE; Rust's std needs it when
+/// the shim is built on such a glibc), and every program would die
+/// (`Inconsistency detected by ld.so: rtld.c: … unload_audit_module`). So
+/// there the module stays, and every callback does nothing (they all check
+/// [`tracing`] or the pin). The shim the CLI ships is built on a newer
+/// glibc and needs no libpthread: it is refused, and leaves nothing behind,
+/// which matters there, because any audit module that stays makes glibc
+/// before 2.35 crash a program's `dlmopen(LM_ID_NEWLM)` (BZ #28062).
 #[unsafe(no_mangle)]
 pub extern "C" fn la_version(version: u32) -> u32 {
     guard(0, || {
@@ -75,13 +90,27 @@ pub extern "C" fn la_version(version: u32) -> u32 {
             return 0;
         }
         let tracing = trace::config().is_some();
-        if !tracing && pin::settings().is_none() {
-            return 0;
+        let pinned = pin::settings().is_some();
+        if !tracing && !pinned {
+            let refusal_safe =
+                sys::glibc_at_least(2, 34) || !sys::own_namespace_has(b"libpthread.so.0");
+            return if refusal_safe {
+                0
+            } else {
+                version.min(sys::LAV_CURRENT)
+            };
         }
         quiet_panics();
+        say::init();
         if tracing {
-            trace::ensure_open();
             calls::init();
+            trace::ensure_open();
+        }
+        if pinned {
+            // Read now, so that a directory that cannot be read is said at
+            // the start of every process of the tree (and so, by its top
+            // alone), not at the first cuDNN load of each.
+            pin::check();
         }
         version.min(sys::LAV_CURRENT)
     })

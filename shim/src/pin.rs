@@ -68,7 +68,11 @@ pub fn settings() -> Option<&'static Settings> {
 }
 
 fn read_settings() -> Option<Settings> {
-    if std::env::var_os(envvar::ENABLE).is_some_and(|v| v == "0") {
+    // In a setuid or setcap program the caller's environment must not
+    // choose which cuDNN a privileged process runs: no pin, strict or not
+    // (docs/security.md). glibc applies the same rule to LD_LIBRARY_PATH.
+    if std::env::var_os(envvar::ENABLE).is_some_and(|v| v == "0") || crate::say::secure_execution()
+    {
         return None;
     }
     let dir = std::env::var_os(envvar::PIN).filter(|d| !d.is_empty())?;
@@ -101,14 +105,7 @@ fn listing(s: &Settings) -> &'static Listing {
                     .filter(|n| cudnn_name(n).is_some())
                     .collect()
             })
-            .map_err(|e| {
-                let e = e.to_string();
-                // "No such file or directory (os error 2)" reads better without the number.
-                match e.find(" (os error") {
-                    Some(i) => e[..i].to_string(),
-                    None => e,
-                }
-            });
+            .map_err(|e| crate::say::errno_text(e.raw_os_error().unwrap_or(0)));
         let l = Listing { files };
         if let Err(why) = &l.files {
             complain(s, why);
@@ -117,8 +114,18 @@ fn listing(s: &Settings) -> &'static Listing {
     })
 }
 
-/// One line on stderr, once per process, when the directory cannot be read:
-/// the program keeps running; in strict mode its cuDNN loads will fail.
+/// Reads the directory now (from `la_version`): a directory that cannot be
+/// read is said at the start of every process of the tree, so by its top
+/// alone (`say`).
+pub fn check() {
+    if let Some(s) = settings() {
+        listing(s);
+    }
+}
+
+/// One line on stderr, once per process tree, when the directory cannot be
+/// read: the program keeps running; in strict mode its cuDNN loads will
+/// fail. The trace of each process says it too.
 fn complain(s: &Settings, why: &str) {
     let effect = if s.strict {
         "cuDNN loads will fail (strict pin)"
@@ -126,12 +133,13 @@ fn complain(s: &Settings, why: &str) {
         "the pin is ignored (warn mode)"
     };
     let msg = format!(
-        "cudnn-trace: pin directory {} cannot be read ({why}): {effect}\n",
-        OsStr::from_bytes(&s.dir).to_string_lossy()
+        "pin directory {} cannot be read ({why}): {effect}",
+        crate::say::esc(&s.dir)
     );
-    // SAFETY: writing a buffer we own to stderr.
-    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-    crate::trace::note("warning", msg.trim_end());
+    if crate::say::top_of_tree() {
+        crate::say::line(&msg);
+    }
+    crate::trace::note("warning", &format!("cudnn-trace: {msg}"));
 }
 
 /// The path in the directory that `name` (a requested name or path) maps

@@ -75,25 +75,26 @@ pub fn under_way() -> bool {
 }
 
 /// Opens a window at the end of `fd` (with room for `need` bytes at least),
-/// unless one is open or the start-up is over. False when none could be
-/// made (the file system cannot allocate: events are then written one by
-/// one, and a fatal search is not recorded).
-pub fn open(fd: i32, pid: u32, need: usize) -> bool {
+/// unless one is open or the start-up is over. `Ok(false)`: the start-up
+/// is over. `Err(errno)`: none could be made (the file system cannot
+/// allocate, a full disk: events are then written one by one, and a fatal
+/// search is not recorded; the caller says so in the trace).
+pub fn open(fd: i32, pid: u32, need: usize) -> Result<bool, i32> {
     if OVER.load(Ordering::Relaxed) {
-        return false;
+        return Ok(false);
     }
     if !CURRENT.load(Ordering::Acquire).is_null() {
-        return true;
+        return Ok(true);
     }
     match Window::new(fd, pid, need) {
-        Some(w) => {
+        Ok(w) => {
             CURRENT.store(Box::into_raw(Box::new(w)), Ordering::Release);
-            true
+            Ok(true)
         }
-        None => {
+        Err(e) => {
             // Not tried again for every later search of this start-up.
             OVER.store(true, Ordering::Relaxed);
-            false
+            Err(e)
         }
     }
 }
@@ -110,11 +111,12 @@ pub fn close() {
 }
 
 impl Window {
-    fn new(fd: i32, pid: u32, need: usize) -> Option<Window> {
+    fn new(fd: i32, pid: u32, need: usize) -> Result<Window, i32> {
+        let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
         let mut st: libc::stat = unsafe { core::mem::zeroed() };
         // SAFETY: fstat into a local buffer.
         if unsafe { libc::fstat(fd, &mut st) } != 0 {
-            return None;
+            return Err(errno());
         }
         let file_start = st.st_size as u64;
         // SAFETY: sysconf has no preconditions.
@@ -126,7 +128,7 @@ impl Window {
         // system cannot back would be a SIGBUS in the program.
         // SAFETY: plain system calls on our own descriptor.
         if unsafe { libc::fallocate(fd, 0, file_start as i64, cap as i64) } != 0 {
-            return None;
+            return Err(errno());
         }
         let map_len = delta + cap;
         let map = unsafe {
@@ -140,9 +142,10 @@ impl Window {
             )
         };
         if map == libc::MAP_FAILED {
+            let e = errno();
             // Give the allocated bytes back.
             unsafe { libc::ftruncate(fd, file_start as i64) };
-            return None;
+            return Err(e);
         }
         let w = Window {
             pid,
@@ -158,7 +161,7 @@ impl Window {
         };
         // Unused bytes read as empty lines.
         w.bytes(0, cap).fill(b'\n');
-        Some(w)
+        Ok(w)
     }
 
     /// The window's bytes `[from, to)`.
@@ -175,8 +178,8 @@ impl Window {
 
     /// Appends a complete event line (the line of the search in progress,
     /// if any, is overwritten: redraw it with [`Window::set_pending`]).
-    /// False when it does not fit even in a fresh window.
-    pub fn append(&mut self, line: &[u8]) -> bool {
+    /// `Err(errno)` when it does not fit and no fresh window could be made.
+    pub fn append(&mut self, line: &[u8]) -> Result<(), i32> {
         if self.used + line.len() > self.cap {
             // Full: cut the file to what is in, start a new window at its end.
             let need = line.len() + self.pending;
@@ -199,17 +202,14 @@ impl Window {
                 },
             );
             old.finish();
-            match Window::new(fd, pid, need) {
-                Some(w) => *self = w,
-                None => return false,
-            }
+            *self = Window::new(fd, pid, need)?;
             self.pending_body = body;
         }
         let end = self.used + line.len();
         self.bytes(self.used, end).copy_from_slice(line);
         self.pending = self.pending.saturating_sub(line.len());
         self.used = end;
-        true
+        Ok(())
     }
 
     /// Draws `line`, the search in progress as the event it becomes if the

@@ -46,3 +46,41 @@ extern "C" {
     /// glibc's version string ("2.36").
     pub fn gnu_get_libc_version() -> *const c_char;
 }
+
+/// Whether the running glibc is `major.minor` or later.
+pub fn glibc_at_least(major: u32, minor: u32) -> bool {
+    // SAFETY: glibc returns a static string.
+    let v = unsafe { core::ffi::CStr::from_ptr(gnu_get_libc_version()) }.to_bytes();
+    let mut parts = v.split(|&c| c == b'.').map(|p| {
+        core::str::from_utf8(p)
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+    });
+    matches!((parts.next().flatten(), parts.next().flatten()), (Some(a), Some(b)) if (a, b) >= (major, minor))
+}
+
+/// Whether an object whose file name is `name` is loaded in the shim's own
+/// (audit) namespace. `dl_iterate_phdr` lists the caller's namespace; it is
+/// no dlfcn function, so calling it from `la_version` is safe on every
+/// glibc (unlike `dladdr`, BZ #29078).
+pub fn own_namespace_has(name: &[u8]) -> bool {
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut core::ffi::c_void,
+    ) -> core::ffi::c_int {
+        // SAFETY: glibc passes a valid record; `data` is the name below.
+        unsafe {
+            let want = &*(data as *const &[u8]);
+            let path = (*info).dlpi_name;
+            if path.is_null() {
+                return 0;
+            }
+            let path = core::ffi::CStr::from_ptr(path).to_bytes();
+            core::ffi::c_int::from(cudnn_trace_format::basename(path) == *want)
+        }
+    }
+    let mut want: &[u8] = name;
+    // SAFETY: the callback reads the records and `want` only.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&mut want as *mut &[u8]).cast()) != 0 }
+}

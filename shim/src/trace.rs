@@ -16,8 +16,8 @@
 
 use crate::lock::ForkSafeLock;
 use cudnn_trace_format::{basename, envvar, ev, json::Line, HEADER_ENV, SCHEMA_VERSION};
-use std::ffi::{CStr, CString, OsStr};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -44,10 +44,10 @@ fn env_bytes(name: &str) -> Option<Vec<u8>> {
 }
 
 fn read_config() -> Option<Config> {
-    if env_bytes(envvar::ENABLE).as_deref() == Some(b"0") {
+    if env_bytes(envvar::ENABLE).as_deref() == Some(b"0") || crate::say::secure_execution() {
         return None;
     }
-    let dir = env_bytes(envvar::OUT_DIR).filter(|d| !d.is_empty())?;
+    let dir = absolute(env_bytes(envvar::OUT_DIR).filter(|d| !d.is_empty())?);
     let all = env_bytes(envvar::MODE).as_deref() == Some(b"all");
     let preloads: Vec<Vec<u8>> = env_bytes("LD_PRELOAD")
         .map(|p| {
@@ -68,6 +68,28 @@ fn read_config() -> Option<Config> {
         preloads,
         preload_role,
     })
+}
+
+/// `dir` made absolute with the working directory the process started in:
+/// a process that changes directory (and its forked children, which open
+/// files of their own) keeps writing where it started to. A program
+/// started by `exec` in another directory reads the variable afresh: the
+/// launcher always passes an absolute directory.
+fn absolute(dir: Vec<u8>) -> Vec<u8> {
+    if dir.starts_with(b"/") {
+        return dir;
+    }
+    match std::env::current_dir() {
+        Ok(cwd) => {
+            let mut abs = cwd.into_os_string().into_vec();
+            if !abs.ends_with(b"/") {
+                abs.push(b'/');
+            }
+            abs.extend_from_slice(&dir);
+            abs
+        }
+        Err(_) => dir,
+    }
 }
 
 /// Descriptor of this process's trace file; -1 until opened.
@@ -208,56 +230,121 @@ fn fd(me: u32) -> Option<i32> {
     SEQ.store(0, Ordering::Relaxed);
     // SAFETY: getppid has no preconditions.
     PPID.store(unsafe { libc::getppid() } as u32, Ordering::Relaxed);
-    let result = open_trace_file(&cfg.dir, me);
-    let out = match result {
-        Ok((fd, path)) => {
-            let fd = move_high(fd);
-            FD_PATH.with(|p| *p = path);
-            // The header goes first: no other thread can see the file
-            // before it is published.
-            write_header(fd, cfg, if forked { "fork" } else { "exec" });
-            publish(fd, me);
-            Some(fd)
-        }
-        Err(err) => {
-            BROKEN_PID.store(me, Ordering::Relaxed);
-            FD_PID.store(me, Ordering::Release);
-            // One clear message; the program itself runs on untouched.
-            let msg = format!(
-                "cudnn-trace: cannot write a trace file in {:?}: {err}; process {me} is not traced\n",
-                OsStr::from_bytes(&cfg.dir)
-            );
-            // SAFETY: writing a buffer we own to stderr.
-            unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-            None
-        }
-    };
+    let out = start_file(cfg, me, if forked { "fork" } else { "exec" }, None);
     OPENING.store(0, Ordering::Release);
     out
 }
 
+/// Creates a new trace file for this process, writes its header (and
+/// `note`, if given, right after it) and publishes it. None when no file
+/// can be made there (said once per process tree; the program runs on).
+fn start_file(cfg: &Config, me: u32, origin: &str, note: Option<String>) -> Option<i32> {
+    match open_trace_file(&cfg.dir, me) {
+        Ok((fd, path)) => {
+            let fd = move_high(fd);
+            FD_PATH.with(|p| *p = path);
+            let header = header(cfg, origin);
+            // Before publishing: no other thread can see the file before
+            // its header is written. A descriptor kept for the parent's
+            // file is still recognised by the old identity here.
+            crate::sink::start(fd, &header, header_mark_offset(), is_ours);
+            publish(fd, me);
+            if let Some(n) = note {
+                self::note("warning", &n);
+            }
+            Some(fd)
+        }
+        Err(e) => {
+            BROKEN_PID.store(me, Ordering::Relaxed);
+            FD.store(-1, Ordering::Release);
+            FD_PID.store(me, Ordering::Release);
+            // One clear message per process tree; the program runs on.
+            if crate::say::top_of_tree() {
+                crate::say::line(&format!(
+                    "cannot create trace files in {} ({}): this process and its children are \
+                     not traced; they run on",
+                    crate::say::esc(&cfg.dir),
+                    crate::say::errno_text(e)
+                ));
+            }
+            None
+        }
+    }
+}
+
 /// The descriptor to write the next event to: the published one if it is
-/// still our file, else the file reopened (appending) on a new descriptor.
+/// still our file, else our file reopened (appending) on a new descriptor.
+///
+/// Reopening goes by path, which anyone who can write the directory may
+/// have changed: the path is opened with `O_NOFOLLOW` (never through a
+/// symlink) and the file used only if it is the very file this process
+/// created (device and inode). Otherwise, or when it is gone, the trace
+/// goes on in a new file of this process (`origin: "reopen"`), created
+/// exclusively like the first, whose first event says why. Nothing is ever
+/// written into a file the shim did not create.
 fn checked_fd(me: u32) -> Option<i32> {
     let fd = fd(me)?;
     if is_ours(fd) {
         return Some(fd);
     }
     // The program closed our descriptor (and may have reused the number):
-    // leave that number alone and reopen our file.
-    let path = FD_PATH.with(|p| p.clone());
-    let c = CString::new(path).ok()?;
-    // SAFETY: valid C string.
-    let new = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_APPEND | libc::O_CLOEXEC) };
-    if new < 0 {
-        return None;
-    }
-    let new = move_high(new);
-    publish(new, me);
-    Some(new)
+    // leave that number alone. One thread reopens; the others find its
+    // descriptor published when they get the lock.
+    REOPENING.with(|_| {
+        let fd = FD.load(Ordering::Acquire);
+        if is_ours(fd) {
+            return Some(fd);
+        }
+        reopen(me)
+    })
 }
 
-fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<(i32, Vec<u8>)> {
+/// Serialises [`reopen`].
+static REOPENING: ForkSafeLock<()> = ForkSafeLock::new(());
+
+fn reopen(me: u32) -> Option<i32> {
+    let new = open_own_file(libc::O_RDWR | libc::O_APPEND);
+    if new >= 0 {
+        publish(new, me);
+        return Some(new);
+    }
+    let old = FD_PATH.with(|p| p.clone());
+    let cfg = config()?;
+    let why = format!(
+        "the trace file {} was replaced by another file or a symlink (or removed) after the \
+         program closed the shim's descriptor: it is left alone, and this process's trace goes \
+         on in this file",
+        crate::say::esc(&old)
+    );
+    start_file(cfg, me, "reopen", Some(why))
+}
+
+/// Whether `fd` is open on this process's trace file (device and inode).
+pub fn is_own_file(fd: i32) -> bool {
+    is_ours(fd)
+}
+
+/// This process's trace file opened again by its path, with `flags` (plus
+/// `O_NOFOLLOW | O_CLOEXEC`), moved high: only if what is at the path is
+/// the very file this process created. -1 otherwise.
+pub fn open_own_file(flags: i32) -> i32 {
+    let Ok(c) = CString::new(FD_PATH.with(|p| p.clone())) else {
+        return -1;
+    };
+    // SAFETY: valid C string; no O_CREAT.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return -1;
+    }
+    if !is_ours(fd) {
+        // SAFETY: the descriptor we just opened.
+        unsafe { libc::close(fd) };
+        return -1;
+    }
+    move_high(fd)
+}
+
+fn open_trace_file(dir: &[u8], pid: u32) -> Result<(i32, Vec<u8>), i32> {
     for n in 0..10_000u32 {
         let mut path = dir.to_vec();
         path.extend_from_slice(b"/");
@@ -267,25 +354,33 @@ fn open_trace_file(dir: &[u8], pid: u32) -> std::io::Result<(i32, Vec<u8>)> {
             path.extend_from_slice(n.to_string().as_bytes());
         }
         path.extend_from_slice(b".jsonl");
-        let c = CString::new(path.clone()).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        let c = CString::new(path.clone()).map_err(|_| libc::EINVAL)?;
         // SAFETY: valid C string; flags are plain ints.
         let fd = unsafe {
             libc::open(
                 c.as_ptr(),
                 // Read-write: the start-up window maps it shared (startup.rs).
-                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_APPEND | libc::O_CLOEXEC,
-                0o644,
+                // O_EXCL never opens what is there, a symlink included. 0600:
+                // argv, environment and paths are for the owner alone (a
+                // process that dropped privileges owns its own files).
+                libc::O_RDWR
+                    | libc::O_CREAT
+                    | libc::O_EXCL
+                    | libc::O_NOFOLLOW
+                    | libc::O_APPEND
+                    | libc::O_CLOEXEC,
+                0o600,
             )
         };
         if fd >= 0 {
             return Ok((fd, path));
         }
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EEXIST) {
+        let err = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        if err != libc::EEXIST {
             return Err(err);
         }
     }
-    Err(std::io::ErrorKind::AlreadyExists.into())
+    Err(libc::EEXIST)
 }
 
 fn read_link(path: &str) -> Option<Vec<u8>> {
@@ -294,7 +389,22 @@ fn read_link(path: &str) -> Option<Vec<u8>> {
         .map(|p| p.as_os_str().as_bytes().to_vec())
 }
 
-fn write_header(fd: i32, cfg: &Config, origin: &str) {
+/// The header starts with these bytes, then the `lost` value
+/// ([`crate::sink`] rewrites it in place).
+const HEADER_START: &[u8] = b"{\"ev\":\"process\",\"lost\":";
+
+/// Offset of the `lost` value in the file (the header is its first line).
+pub fn header_mark_offset() -> usize {
+    HEADER_START.len()
+}
+
+/// What `calls` says in the header: whether calls are recorded and
+/// libraries asked for their versions in this process, and if not, why.
+fn calls_state() -> &'static str {
+    crate::calls::off_reason().unwrap_or("on")
+}
+
+fn header(cfg: &Config, origin: &str) -> Vec<u8> {
     let exe = read_link("/proc/self/exe");
     let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
     let argv: Vec<&[u8]> = cmdline
@@ -321,6 +431,8 @@ fn write_header(fd: i32, cfg: &Config, origin: &str) {
     let mut buf = Vec::with_capacity(1024);
     let mut l = Line::new(&mut buf);
     l.str("ev", ev::PROCESS)
+        .padded_u64("lost", 0, crate::sink::LOST_WIDTH)
+        .padded_u64("lost_errno", 0, crate::sink::ERRNO_WIDTH)
         .u64("v", SCHEMA_VERSION as u64)
         .str("shim", env!("CARGO_PKG_VERSION"))
         .u64("pid", pid() as u64)
@@ -344,6 +456,7 @@ fn write_header(fd: i32, cfg: &Config, origin: &str) {
         .str("mode", if cfg.all { "all" } else { "cuda" })
         .str("origin", origin)
         .bytes("glibc", glibc)
+        .str("calls", calls_state())
         .bool("preload", cfg.preload_role);
     if let Some(p) = crate::pin::settings() {
         l.nested("pin", |n| {
@@ -353,24 +466,46 @@ fn write_header(fd: i32, cfg: &Config, origin: &str) {
         });
     }
     l.finish();
-    write_all(fd, &buf);
-}
-
-fn write_all(fd: i32, buf: &[u8]) {
-    loop {
-        // SAFETY: writing a buffer we own.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            // A short write to a regular O_APPEND file only happens on a full
-            // disk; a retry would tear the line anyway.
-            return;
-        }
-    }
+    debug_assert!(buf.starts_with(HEADER_START));
+    buf
 }
 
 /// Makes sure the trace file exists (and its header is written).
 pub fn ensure_open() {
     let _ = fd(pid());
+}
+
+/// The process is exiting: what the disk did not take is said if it can be.
+pub fn exiting() {
+    if let Some(fd) = checked_fd(pid()) {
+        crate::sink::at_exit(fd);
+    }
+}
+
+/// Takes the next `seq`.
+pub fn next_seq() -> u64 {
+    SEQ.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// The `note` that says `unsaid` events (of `lost` in all) could not be
+/// written, and why: written ahead of the first event the file takes again
+/// ([`crate::sink`]).
+pub fn loss_note(seq: u64, lost: u64, unsaid: u64, errno: i32) -> Vec<u8> {
+    let file = FD_PATH.with(|p| p.clone());
+    render(ev::NOTE, seq, pid(), tid(), |l| {
+        l.str("level", "error")
+            .str(
+                "msg",
+                &format!(
+                    "{unsaid} events could not be written to {} ({}) and are lost ({lost} in all \
+                     in this file)",
+                    crate::say::esc(&file),
+                    crate::say::errno_text(errno)
+                ),
+            )
+            .u64("lost", unsaid)
+            .i64("errno", errno as i64);
+    })
 }
 
 /// Writes one event. `build` adds the event-specific fields after the common
@@ -380,14 +515,15 @@ pub fn emit(kind: &str, build: impl FnOnce(&mut Line<'_>)) -> u64 {
     if let Some(w) = unsafe { crate::startup::current() } {
         let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
         let line = render(kind, seq, w.pid, w.pid, build);
-        if w.append(&line) {
+        let Err(e) = w.append(&line) else {
             draw_pending(w);
             return seq;
-        }
+        };
         // No room could be made: on with write(2).
         crate::startup::close();
         if let Some(fd) = checked_fd(pid()) {
-            write_all(fd, &line);
+            crate::sink::write(fd, &line);
+            window_lost(e);
         }
         return seq;
     }
@@ -395,7 +531,7 @@ pub fn emit(kind: &str, build: impl FnOnce(&mut Line<'_>)) -> u64 {
     let Some(fd) = checked_fd(me) else { return 0 };
     let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
     let buf = render(kind, seq, me, tid(), build);
-    write_all(fd, &buf);
+    crate::sink::write(fd, &buf);
     seq
 }
 
@@ -421,10 +557,36 @@ pub fn startup_window() -> bool {
         return false;
     }
     let me = pid();
-    match checked_fd(me) {
-        Some(fd) => crate::startup::open(fd, me, 0),
-        None => false,
+    let Some(fd) = checked_fd(me) else {
+        return false;
+    };
+    match crate::startup::open(fd, me, 0) {
+        Ok(open) => open,
+        Err(e) => {
+            window_lost(e);
+            false
+        }
     }
+}
+
+/// The start-up window could not be made (`errno`): the start-up's events
+/// are written one by one, but a library missing at start-up would not be
+/// recorded. Said in the trace; a full disk also in the header.
+fn window_lost(errno: i32) {
+    if matches!(errno, libc::ENOSPC | libc::EDQUOT) {
+        crate::sink::trouble(errno);
+    }
+    note(
+        if errno == libc::ENOSPC || errno == libc::EDQUOT {
+            "error"
+        } else {
+            "warning"
+        },
+        &format!(
+            "no start-up window could be allocated in the trace file ({}): a library missing              at start-up would not be recorded",
+            crate::say::errno_text(errno)
+        ),
+    );
 }
 
 /// Start-up: the search in progress, as the event (`kind`, fields from

@@ -16,6 +16,7 @@
 
 pub mod calls;
 pub mod check;
+pub mod fuzz;
 pub mod launcher_support;
 pub mod lddebug;
 pub mod pin;

@@ -26,9 +26,18 @@
 //! | `pinned-stderr TEXT` | the pinned runs' stderr must contain TEXT |
 //! | `pinned-dlerror TEXT` | the pinned runs' trace must hold this loader error text (a `dlerror` event, or a `load_failed` `error`) |
 //! | `pin-launcher refuses` | the launcher must refuse DIR (exit 125, nothing run); only the env-driven pinned run runs the program |
+//! | `needs glibc X.Y REASON` | on an older glibc the scenario is skipped, saying REASON (docs/glibc.md) |
+//! | `glibc<X.Y: DIRECTIVE` / `glibc>=X.Y: DIRECTIVE` | DIRECTIVE applies only on such a glibc (behaviour glibc itself changed) |
 //! | `rerouted NAME to=PATH [rule=R] [requester=P]` | `pin` events for NAME exist, and all are `rerouted` to PATH |
 //! | `blocked NAME [to=PATH] [rule=R] [requester=P]` | `pin` events for NAME exist, all `blocked`, each with its `load_failed` |
 //! | `unpinned NAME [requester=P]` | `pin` events for NAME exist, all `unpinned` (warn mode) |
+//!
+//! On a glibc older than 2.35 the shim records no calls and asks no library
+//! for its version (`calls: "needs-glibc-2.35"` in the process header): the
+//! `call`, `call-count`, `version … source=query` and `event driver_client`
+//! directives then check that header field instead (`calls.rs`). An
+//! `expected-glibc-X.Y.stdout` next to `expected.stdout` replaces it on
+//! glibc X.Y (a program whose own output differs there).
 //!
 //! In a pin scenario the `expect`, `fail`, `absent`, `unload` and
 //! `errors-in-stdout` directives apply to the pinned runs; the bare run is
@@ -160,6 +169,8 @@ pub struct Spec {
     pub direct_shim: bool,
     /// `pin DIR` and the pinned-run directives; `None` for a transparency scenario.
     pub pin: Option<PinSpec>,
+    /// Why the scenario does not run on this glibc (`needs glibc`).
+    pub skip: Option<String>,
 }
 
 impl Default for Spec {
@@ -183,8 +194,47 @@ impl Default for Spec {
             strict_attribution: false,
             direct_shim: false,
             pin: None,
+            skip: None,
         }
     }
+}
+
+/// `X.Y` as a pair.
+fn parse_version(v: &str) -> Option<(u32, u32)> {
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The running glibc's version string ("2.36").
+pub fn glibc_version_text() -> String {
+    // SAFETY: glibc returns a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The running glibc's (major, minor).
+pub fn glibc_version() -> (u32, u32) {
+    let v = glibc_version_text();
+    let mut p = v.split('.').map(|x| x.parse().unwrap_or(0));
+    (p.next().unwrap_or(0), p.next().unwrap_or(0))
+}
+
+/// `glibc<X.Y: REST` / `glibc>=X.Y: REST`: whether it applies here, and REST.
+fn glibc_condition(line: &str) -> Result<Option<(bool, &str)>, String> {
+    let Some(cond) = line.strip_prefix("glibc") else {
+        return Ok(None);
+    };
+    let Some((cond, rest)) = cond.split_once(':') else {
+        return Ok(None);
+    };
+    let (older, v) = match (cond.strip_prefix(">="), cond.strip_prefix('<')) {
+        (Some(v), _) => (false, v),
+        (_, Some(v)) => (true, v),
+        _ => return Err("glibc<X.Y: or glibc>=X.Y: expected".into()),
+    };
+    let want = parse_version(v.trim()).ok_or("glibc<X.Y: or glibc>=X.Y: expected")?;
+    Ok(Some(((glibc_version() < want) == older, rest.trim())))
 }
 
 /// Replaces `{B}` and `{F:file}` in `s`.
@@ -238,12 +288,31 @@ pub fn parse(text: &str, build_dir: &Path) -> Result<Spec, String> {
             continue;
         }
         let err = |m: &str| format!("scenario.env line {}: {m}: {raw:?}", n + 1);
+        let line = match glibc_condition(line).map_err(|e| err(&e))? {
+            Some((true, directive)) => directive,
+            Some((false, _)) => continue,
+            None => line,
+        };
         let (dir, rest) = match line.split_once(char::is_whitespace) {
             Some((d, r)) => (d, r.trim()),
             None => (line, ""),
         };
         let rest = substitute(rest, build_dir).map_err(|e| err(&e))?;
         match dir {
+            "needs" => {
+                let mut w = rest.splitn(3, char::is_whitespace);
+                let (Some("glibc"), Some(v)) = (w.next(), w.next()) else {
+                    return Err(err("needs glibc X.Y REASON"));
+                };
+                let want = parse_version(v).ok_or_else(|| err("needs glibc X.Y REASON"))?;
+                if glibc_version() < want {
+                    spec.skip = Some(format!(
+                        "needs glibc {v} (this is {}): {}",
+                        glibc_version_text(),
+                        w.next().unwrap_or("").trim()
+                    ));
+                }
+            }
             "program" => spec.program = rest,
             "arg" => spec.args.push(rest),
             "env" => {

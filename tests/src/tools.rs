@@ -155,9 +155,11 @@ fn build_tools() -> Result<Tools, String> {
                 cmd.args(["--profile", other]);
             }
         }
-        // A `--target` build has <target>/<triple>/<profile>.
+        // A `--target` build has <target>/<triple>/<profile>. (A target
+        // directory inside another one, `target/bullseye` of
+        // scripts/test-old-glibc.sh, is not a triple: CARGO_TARGET_DIR says.)
         if let (Some(triple_dir), Some(t)) = (prof.parent(), prof.parent().and_then(Path::parent)) {
-            if t.join("CACHEDIR.TAG").exists() && triple_dir != t {
+            if t.join("CACHEDIR.TAG").exists() && triple_dir != t && triple_dir != target_dir() {
                 if let Some(triple) = triple_dir.file_name() {
                     cmd.arg("--target").arg(triple);
                 }

@@ -275,6 +275,25 @@ fn is_journal_stream(var: Option<&std::ffi::OsStr>, st: &libc::stat) -> bool {
     dev.parse::<u64>().ok() == Some(st.st_dev) && ino.parse::<u64>().ok() == Some(st.st_ino)
 }
 
+/// Creates the file for the copy of stderr in `run_dir`: `stderr.txt`,
+/// created exclusively (never through a symlink or into a file someone put
+/// there: an `--out` directory may be shared), 0600. When that name is
+/// taken (an earlier run in the same directory, or anything else), the copy
+/// goes to `stderr.<launcher pid>.txt` (`launcher.json` names it).
+fn create_copy(run_dir: &Path) -> io::Result<(String, File)> {
+    let mut last = None;
+    for name in [
+        STDERR_FILE.to_string(),
+        format!("stderr.{}.txt", std::process::id()),
+    ] {
+        match super::record::private_file(&run_dir.join(&name)) {
+            Ok(f) => return Ok((name, f)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists)))
+}
+
 impl Capture {
     /// Decides from the launcher's fd 2 and sets up the capture into
     /// `run_dir`. Never fails: when something cannot be set up, stderr is
@@ -355,11 +374,10 @@ impl Capture {
         } else {
             offset as u64
         };
-        let path = run_dir.join(STDERR_FILE);
-        match File::create(&path) {
-            Ok(out) => Capture {
+        match create_copy(run_dir) {
+            Ok((name, out)) => Capture {
                 rec: StderrRecord {
-                    file: Some(STDERR_FILE.into()),
+                    file: Some(name),
                     how: "file".into(),
                     with_stdout,
                     ..Default::default()
@@ -376,7 +394,7 @@ impl Capture {
             },
             Err(e) => Capture::none(&format!(
                 "not captured: cannot create {}: {}",
-                path.display(),
+                run_dir.join(STDERR_FILE).display(),
                 crate::model::io_msg(&e)
             )),
         }
@@ -408,7 +426,8 @@ impl Capture {
             }
             None => (None, None),
         };
-        let path = run_dir.join(STDERR_FILE);
+        let (name, file) = create_copy(run_dir)?;
+        let path = run_dir.join(&name);
         let relay = Relay {
             src: ours,
             // A terminal that has stdout too gets the output through it,
@@ -421,7 +440,7 @@ impl Capture {
             pty: kind.is_terminal(),
             ended: ended_r,
             winch: winch_r,
-            store: Store::new(File::create(&path)?),
+            store: Store::new(file),
             input,
             crlf: (kind == Kind::Session).then_some(false),
         };
@@ -453,7 +472,7 @@ impl Capture {
         };
         Ok(Capture {
             rec: StderrRecord {
-                file: Some(STDERR_FILE.into()),
+                file: Some(name),
                 how: kind.name().into(),
                 with_stdout,
                 ..Default::default()

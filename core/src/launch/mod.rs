@@ -104,7 +104,12 @@ pub fn run(opts: &Options) -> Outcome {
     let start_ms = now_ms();
     let launcher_pid = std::process::id();
     match prepare(opts, launcher_pid, start_ms) {
-        Ok(p) => run_traced(opts, p, launcher_pid, start_ms),
+        Ok(p) => {
+            let shim = p.shim.clone();
+            let out = run_traced(opts, p, launcher_pid, start_ms);
+            shim::release(&shim);
+            out
+        }
         Err(code) => Outcome::Done(code),
     }
 }
@@ -303,19 +308,20 @@ fn initial_record(
     launcher_pid: u32,
     start_ms: u64,
 ) -> LauncherRecord {
-    let mut argv = vec![opts.program.to_string_lossy().into_owned()];
-    argv.extend(opts.args.iter().map(|a| a.to_string_lossy().into_owned()));
+    // Byte for byte (`model::path::from_os`): launcher.json writes a byte
+    // that is not UTF-8 as the trace does, `\udcNN`.
+    use crate::model::path::from_os;
+    let mut argv = vec![from_os(&opts.program)];
+    argv.extend(opts.args.iter().map(|a| from_os(a)));
     LauncherRecord {
         launcher_version: env!("CARGO_PKG_VERSION").to_string(),
-        program: opts.program.to_string_lossy().into_owned(),
-        command: Some(p.resolved.display().to_string()),
+        program: from_os(&opts.program),
+        command: Some(from_os(p.resolved.as_os_str())),
         argv,
-        cwd: std::env::current_dir()
-            .ok()
-            .map(|p| p.display().to_string()),
-        out_dir: p.out_dir.display().to_string(),
+        cwd: std::env::current_dir().ok().map(|p| from_os(p.as_os_str())),
+        out_dir: from_os(p.out_dir.as_os_str()),
         mode: if opts.all { "all" } else { "cuda" }.to_string(),
-        shim: Some(p.shim.display().to_string()),
+        shim: Some(from_os(p.shim.as_os_str())),
         hostname: record::hostname(),
         launcher_pid,
         start_wall_ms: start_ms,
@@ -337,6 +343,7 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     // Processes of the program's tree whose parent ends become ours, so
     // that the launcher knows when the last one has ended.
     outliving::become_subreaper();
+    let mut reserve = record::Reserve::make(&p.out_dir);
     // Set up last, right before the program starts: the launcher's own
     // messages before this point are not the program's.
     let mut capture = Capture::begin(&p.out_dir, !opts.no_capture_stderr);
@@ -382,13 +389,9 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             (ended, Some(leader_pid))
         }
     };
-    // The processes still running get their grace; the capture goes on
-    // meanwhile.
-    let except: Vec<i32> = leader.into_iter().collect();
-    rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
-    // Everything the program wrote reaches the real stderr before the
-    // summary (and before the launcher ends by the program's signal).
-    rec.stderr = Some(capture.finish());
+    // The room kept for the record: how the program ended goes on disk
+    // first, even when its traces filled it.
+    reserve.release();
     let end = now_ms();
     let status = match ended {
         Ended::Exited(c) => {
@@ -405,6 +408,17 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     rec.end_wall_ms = Some(end);
     rec.end = Some(local_time(end).1);
     rec.status = Some(status);
+    write_record(&p.out_dir, &rec);
+    // The processes still running get their grace; the capture goes on
+    // meanwhile.
+    let except: Vec<i32> = leader.into_iter().collect();
+    rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
+    // Everything the program wrote reaches the real stderr before the
+    // summary (and before the launcher ends by the program's signal).
+    rec.stderr = Some(capture.finish());
+    let end = now_ms();
+    rec.end_wall_ms = Some(end);
+    rec.end = Some(local_time(end).1);
     write_record(&p.out_dir, &rec);
     Outcome::Traced(Box::new(Traced {
         out_dir: p.out_dir,

@@ -45,12 +45,54 @@ pub fn local_time(ms: u64) -> (String, String) {
     )
 }
 
-/// The output directory: created, absolute.
+/// Mode of a run directory the launcher makes: as root, `1733` (sticky;
+/// every user may add a file, none may list the directory or touch
+/// another's file), because the program's children may drop privileges
+/// (gosu, su-exec, setpriv, a daemon's worker) and must still create their
+/// trace files; as another user, `0700` (no child can become another user
+/// while traced: a setuid program is not traced at all). The shim makes
+/// every file 0600. docs/security.md says why not per-uid directories.
+pub fn run_dir_mode(euid: u32) -> u32 {
+    if euid == 0 {
+        0o1733
+    } else {
+        0o700
+    }
+}
+
+/// Mode of the default parent, `./cudnn-trace-out`, when the launcher makes
+/// it: others may pass through it to a run (root's runs) but not list it.
+fn parent_mode(euid: u32) -> u32 {
+    if euid == 0 {
+        0o711
+    } else {
+        0o700
+    }
+}
+
+/// Makes `dir` with `mode` exactly (not reduced by the umask); false when
+/// it exists already (it is then left as it is: the user's directory).
+fn make_dir(dir: &Path, mode: u32) -> std::io::Result<bool> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    match fs::DirBuilder::new().mode(mode & 0o777).create(dir) {
+        Ok(()) => {
+            fs::set_permissions(dir, fs::Permissions::from_mode(mode))?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The output directory: created, absolute. A directory the launcher
+/// makes gets [`run_dir_mode`]; one that exists is used as it is.
 pub fn make_out_dir(
     requested: Option<&Path>,
     launcher_pid: u32,
     start_ms: u64,
 ) -> Result<PathBuf, String> {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
     let dir = match requested {
         Some(d) => d.to_path_buf(),
         None => {
@@ -58,29 +100,31 @@ pub fn make_out_dir(
             Path::new(trace::DEFAULT_OUT).join(format!("{stamp}-{launcher_pid}"))
         }
     };
-    fs::create_dir_all(&dir).map_err(|e| {
+    let cannot = |e: std::io::Error| {
         format!(
             "cannot create the trace directory {}: {}",
             dir.display(),
             model::io_msg(&e)
         )
-    })?;
+    };
+    if requested.is_none() {
+        make_dir(Path::new(trace::DEFAULT_OUT), parent_mode(euid)).map_err(cannot)?;
+    } else if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(cannot)?;
+    }
+    make_dir(&dir, run_dir_mode(euid)).map_err(cannot)?;
     let abs =
         fs::canonicalize(&dir).map_err(|e| format!("{}: {}", dir.display(), model::io_msg(&e)))?;
     // An existing directory may still not take files (permissions, a
     // read-only mount): find out now, not once per traced process.
     let probe = abs.join(format!(".cudnn-trace-probe-{launcher_pid}"));
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-        .map_err(|e| {
-            format!(
-                "cannot write in the trace directory {}: {}",
-                dir.display(),
-                model::io_msg(&e)
-            )
-        })?;
+    private_file(&probe).map_err(|e| {
+        format!(
+            "cannot write in the trace directory {}: {}",
+            dir.display(),
+            model::io_msg(&e)
+        )
+    })?;
     let _ = fs::remove_file(&probe);
     if requested.is_some() && trace::looks_like_run(&abs) {
         eprint(&format!(
@@ -89,6 +133,48 @@ pub fn make_out_dir(
         ));
     }
     Ok(abs)
+}
+
+/// Room kept in the trace directory for the launcher's last words: a file
+/// of [`RESERVE`] bytes allocated when the run starts and removed when the
+/// program has ended, so that `launcher.json` (how the program ended) is
+/// written even when the program's traces filled the disk; without it the
+/// summary could only guess that the launcher was killed.
+pub struct Reserve(Option<PathBuf>);
+
+/// Bytes kept by [`Reserve`]: `launcher.json` is a few KiB.
+const RESERVE: i64 = 64 << 10;
+
+impl Reserve {
+    /// Allocates the reserve in `dir` (nothing when the file system cannot).
+    pub fn make(dir: &Path) -> Reserve {
+        use std::os::fd::AsRawFd;
+        let path = dir.join(format!(".cudnn-trace-reserve.{}", std::process::id()));
+        let Ok(f) = private_file(&path) else {
+            return Reserve(None);
+        };
+        // SAFETY: fallocate on a file we just created.
+        let ok = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, RESERVE) } == 0
+            || std::io::Write::write_all(&mut &f, &vec![0u8; RESERVE as usize]).is_ok();
+        if !ok {
+            let _ = fs::remove_file(&path);
+            return Reserve(None);
+        }
+        Reserve(Some(path))
+    }
+
+    /// Gives the room back (before the launcher's last writes).
+    pub fn release(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for Reserve {
+    fn drop(&mut self) {
+        self.release();
+    }
 }
 
 /// What launcher.json says about the pin (docs/pin.md).
@@ -105,14 +191,18 @@ pub fn pin_record(p: &PinInfo) -> model::PinRecord {
     }
 }
 
-/// Writes launcher.json atomically (temporary file, then rename).
+/// Writes launcher.json atomically (temporary file, then rename). The
+/// temporary file is created exclusively (never through a symlink someone
+/// put at its name), 0600 like every file of a run.
 pub fn write_record(dir: &Path, rec: &LauncherRecord) {
     let tmp = dir.join(format!(".{LAUNCHER_FILE}.{}.tmp", std::process::id()));
-    let res = serde_json::to_vec_pretty(rec)
+    let _ = fs::remove_file(&tmp);
+    let res = model::json::to_pretty(rec)
         .map_err(std::io::Error::other)
         .and_then(|mut v| {
             v.push(b'\n');
-            fs::write(&tmp, v)
+            let mut f = private_file(&tmp)?;
+            std::io::Write::write_all(&mut f, &v)
         })
         .and_then(|()| fs::rename(&tmp, dir.join(LAUNCHER_FILE)));
     if let Err(e) = res {
@@ -123,6 +213,18 @@ pub fn write_record(dir: &Path, rec: &LauncherRecord) {
             model::io_msg(&e)
         ));
     }
+}
+
+/// A new file, created exclusively (`O_EXCL`, which never follows a
+/// symlink) with mode 0600.
+pub fn private_file(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
 }
 
 /// This machine's host name, for the record.

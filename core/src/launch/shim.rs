@@ -7,7 +7,8 @@
 //! `$XDG_CACHE_HOME/cudnn-trace/<version>-<hash>/libcdtrace.so`, else
 //! `~/.cache/cudnn-trace/…`, else `/tmp/cudnn-trace-<euid>/<version>-<hash>/…`,
 //! else `$TMPDIR/cudnn-trace-<euid>/…`, else a fresh `mkdtemp` directory
-//! (`cudnn-trace-<euid>-XXXXXX`). As root (euid 0), whose `~/.cache` children
+//! (`cudnn-trace-<euid>-XXXXXX`), which the launcher removes when the run
+//! is over (unless a process still maps it; a later run sweeps it then). As root (euid 0), whose `~/.cache` children
 //! that drop privileges (gosu, su-exec, setpriv) cannot read, it first tries
 //! locations all can read: `$XDG_CACHE_HOME/cudnn-trace/…` when every
 //! directory of it is searchable by others, `/var/cache/cudnn-trace/…`,
@@ -357,6 +358,55 @@ fn check_shared_parent(p: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `dir` is a fresh directory of ours (`<prefix>XXXXXX`, owned by
+/// `euid`, a real directory).
+fn is_fresh(dir: &Path, prefix: &str, euid: u32) -> bool {
+    let name = dir.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+    name.len() == prefix.len() + 6
+        && name.starts_with(prefix.as_bytes())
+        && fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && m.uid() == euid)
+}
+
+/// Whether a process maps a file under `dir` (reads every
+/// `/proc/PID/maps` it may: only when a fresh directory is in question).
+fn in_use(dir: &Path) -> bool {
+    let mut needle = dir.as_os_str().as_bytes().to_vec();
+    needle.push(b'/');
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return true;
+    };
+    procs.flatten().any(|e| {
+        e.file_name().as_bytes().iter().all(u8::is_ascii_digit)
+            && fs::read(e.path().join("maps"))
+                .is_ok_and(|m| m.windows(needle.len()).any(|w| w == needle))
+    })
+}
+
+/// Removes the fresh directories of earlier runs that no process uses any
+/// more (a run removes its own when it ends, [`release`]; one whose
+/// programs outlived it is left until then).
+fn sweep_fresh(parent: &Path, prefix: &str, euid: u32) {
+    let Ok(rd) = fs::read_dir(parent) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if is_fresh(&p, prefix, euid) && !in_use(&p) {
+            let _ = fs::remove_dir_all(&p);
+        }
+    }
+}
+
+/// The run is over: a shim placed in a fresh directory (no cache could be
+/// used: [`candidates`]) is removed with it, unless a process the run
+/// started still maps it (a daemon that outlived the launcher: a later run
+/// removes it, [`sweep_fresh`]). A cache is kept for the next run.
+pub fn release(shim: &Path) {
+    let Some(dir) = shim.parent() else { return };
+    let prefix = format!("cudnn-trace-{}-", euid());
+    if is_fresh(dir, &prefix, euid()) && !in_use(dir) {
+        let _ = fs::remove_dir_all(dir);
+    }
+}
+
 /// A fresh directory `<template>` (ending in XXXXXX), mode 0700.
 fn mkdtemp(template: &Path) -> Result<PathBuf, String> {
     let c = CString::new(template.as_os_str().as_bytes())
@@ -404,6 +454,7 @@ fn prepare(c: &Candidate, euid: u32) -> Result<PathBuf, String> {
         }
         Top::Fresh { parent, prefix } => {
             check_shared_parent(parent)?;
+            sweep_fresh(parent, prefix, euid);
             let p = mkdtemp(&parent.join(format!("{prefix}XXXXXX")))?;
             let r = check_dir(&p, &lstat(&p)?, euid, c.world, true)
                 .and_then(|()| below(c, p.clone(), euid));

@@ -6,6 +6,7 @@
 
 use super::Stamp;
 use crate::model::elf::{self, DynInfo};
+use crate::model::path::{from_os, fs_path};
 #[cfg(test)]
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
@@ -49,30 +50,32 @@ const MAX_ENTRIES: usize = 20_000;
 
 impl Disk for RealDisk {
     fn list_dir(&self, dir: &str) -> Vec<String> {
-        let Ok(rd) = std::fs::read_dir(dir) else {
+        let Ok(rd) = std::fs::read_dir(fs_path(dir)) else {
             return Vec::new();
         };
         rd.flatten()
             .take(MAX_ENTRIES)
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .map(|e| from_os(&e.file_name()))
             .collect()
     }
     fn exists(&self, path: &str) -> bool {
-        std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        std::fs::metadata(fs_path(path)).is_ok_and(|m| m.is_file())
     }
     fn identity(&self, path: &str) -> Option<(u64, u64)> {
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+        std::fs::metadata(fs_path(path))
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
     }
     fn canonical(&self, path: &str) -> Option<String> {
-        std::fs::canonicalize(path)
+        std::fs::canonicalize(fs_path(path))
             .ok()
-            .and_then(|p| p.to_str().map(str::to_string))
+            .map(|p| from_os(p.as_os_str()))
     }
     fn ld_cache(&self) -> Vec<(String, String)> {
         super::ldcache::read()
     }
     fn dynamic(&self, path: &str) -> Option<DynInfo> {
-        elf::read_dynamic(Path::new(path))
+        elf::read_dynamic(&fs_path(path))
     }
     fn kernel_driver(&self) -> Option<String> {
         let ok = std::fs::metadata("/proc/driver/nvidia/version").is_ok_and(|m| m.is_file());
@@ -93,11 +96,11 @@ impl Disk for RealDisk {
         std::str::from_utf8(&buf[..end]).ok().map(str::to_string)
     }
     fn stamp(&self, path: &str) -> Option<Stamp> {
-        let md = std::fs::metadata(path).ok()?;
+        let md = std::fs::metadata(fs_path(path)).ok()?;
         if !md.is_file() {
             return None;
         }
-        let build_id = std::fs::File::open(path)
+        let build_id = std::fs::File::open(fs_path(path))
             .ok()
             .and_then(|mut f| elf::build_id(&mut f));
         Some(Stamp {
@@ -112,8 +115,8 @@ impl Disk for RealDisk {
     fn loadable(&self, path: &str) -> Result<(), String> {
         // SAFETY: geteuid has no preconditions.
         let euid = unsafe { libc::geteuid() };
-        let real =
-            std::fs::canonicalize(path).map_err(|e| crate::model::io_err(Path::new(path), &e))?;
+        let real = std::fs::canonicalize(fs_path(path))
+            .map_err(|e| crate::model::io_err(&fs_path(path), &e))?;
         let ours = |uid: u32| uid == euid || uid == 0;
         let md = std::fs::metadata(&real).map_err(|e| crate::model::io_err(&real, &e))?;
         if !ours(md.uid()) {
@@ -148,7 +151,7 @@ impl Disk for RealDisk {
         let f = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-            .open(path)
+            .open(fs_path(path))
             .ok()?;
         let md = f.metadata().ok()?;
         if !md.is_file() || md.len() > max as u64 {

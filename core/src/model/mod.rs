@@ -9,6 +9,8 @@
 
 pub mod elf;
 pub mod events;
+pub mod files;
+pub mod json;
 pub mod name_version;
 pub mod path;
 pub mod record;

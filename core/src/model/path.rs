@@ -1,5 +1,24 @@
 //! Path and library-name pieces, as the trace's paths are written (text,
 //! not resolved against any file system).
+//!
+//! A path from a trace is a `String` whose bytes that are not UTF-8 are
+//! characters of `cudnn_trace_format::escape::RAW_BYTE_BASE` (the trace's
+//! `\udcNN`): [`fs_path`] turns it into the file system's path, byte for
+//! byte, and [`from_os`] does the opposite.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
+/// The file system path a trace path stands for.
+pub fn fs_path(p: &str) -> PathBuf {
+    PathBuf::from(OsString::from_vec(cudnn_trace_format::escape::to_bytes(p)))
+}
+
+/// A file system name or path as trace text (lossless).
+pub fn from_os(p: &OsStr) -> String {
+    cudnn_trace_format::escape::from_bytes(p.as_bytes())
+}
 
 /// The last component of a path (`a/b/` gives `b`).
 pub fn basename(p: &str) -> &str {

@@ -4,9 +4,6 @@
 //! `launch::capture` for the findings that quote a framework's message).
 
 use serde::{Deserialize, Serialize};
-use std::fs;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Name of the launcher's record in a trace directory.
@@ -216,28 +213,20 @@ pub struct StderrRecord {
 }
 
 /// The program's captured stderr in the trace directory `run_dir`, as text
-/// (invalid UTF-8 replaced); None when there is none.
+/// (invalid UTF-8 replaced); None when there is none. Its name is the one
+/// `launcher.json` gives (`stderr.txt`, or another when that name was taken:
+/// `launch::capture`). Read as trace files are: never through a symlink or a
+/// hard link, never blocking on a FIFO (`model::trace`).
 // Called by report and the launcher's summary (the findings that quote the
 // frameworks' messages).
 pub fn read_captured(run_dir: &Path) -> Option<String> {
-    let path = run_dir.join(STDERR_FILE);
-    if !fs::metadata(&path).ok()?.is_file() {
-        return None;
-    }
-    // Non-blocking, and checked again once open: a FIFO put there must not
-    // hang the report.
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(&path)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    let name = super::files::read_small(&run_dir.join(LAUNCHER_FILE), 16 << 20)
+        .and_then(|b| serde_json::from_slice::<LauncherRecord>(&super::json::decode(&b)).ok())
+        .and_then(|r| r.stderr.and_then(|s| s.file))
+        .filter(|f| !f.contains('/') && !f.starts_with('.'))
+        .unwrap_or_else(|| STDERR_FILE.to_string());
     // The launcher writes at most 2 × KEEP bytes and the marker line.
-    let cap = (2 * KEEP + 4096) as u64;
-    let mut bytes = Vec::new();
-    f.take(cap).read_to_end(&mut bytes).ok()?;
+    let bytes = super::files::read_small(&run_dir.join(name), (2 * KEEP + 4096) as u64)?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -4,6 +4,7 @@
 //! skipped, a line that cannot be used is skipped, and every skip is recorded
 //! as a [`Problem`] (file, line, what) for the caller to show.
 
+use super::files::read_regular;
 use super::{io_msg, LauncherRecord, LAUNCHER_FILE};
 use cudnn_trace_format::read::{
     parse_line, Call, CallCounts, DriverClient, Event, LineError, Load, LoadFailed, Note, Pin,
@@ -12,73 +13,10 @@ use cudnn_trace_format::read::{
 use cudnn_trace_format::SCHEMA_VERSION;
 use serde::Serialize;
 use std::fs;
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// At most this much of one trace file is read (the rest is reported).
 pub const MAX_FILE_BYTES: u64 = 256 << 20;
-
-/// Why a file was not read.
-#[derive(Debug)]
-enum ReadError {
-    Io(std::io::Error),
-    /// A FIFO, device, socket or directory: reading it could block forever.
-    NotRegular(&'static str),
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReadError::Io(e) => write!(f, "cannot read: {}", io_msg(e)),
-            ReadError::NotRegular(kind) => {
-                write!(f, "not a regular file ({kind}); skipped")
-            }
-        }
-    }
-}
-
-fn kind_of(ft: fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_char_device() || ft.is_block_device() {
-        "a device"
-    } else {
-        "not a plain file"
-    }
-}
-
-/// Reads a regular file, at most `cap` bytes; the flag tells whether there
-/// was more. Never blocks on a FIFO or device: those are refused before they
-/// are opened, and the open itself is non-blocking (the file could be
-/// swapped between the two) and checked again with fstat.
-fn read_regular(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), ReadError> {
-    let md = fs::metadata(path).map_err(ReadError::Io)?;
-    if !md.is_file() {
-        return Err(ReadError::NotRegular(kind_of(md.file_type())));
-    }
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(ReadError::Io)?;
-    let md = f.metadata().map_err(ReadError::Io)?;
-    if !md.is_file() {
-        return Err(ReadError::NotRegular(kind_of(md.file_type())));
-    }
-    let mut bytes = Vec::with_capacity(md.size().min(cap) as usize);
-    f.take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(ReadError::Io)?;
-    let more = bytes.len() as u64 > cap;
-    bytes.truncate(cap as usize);
-    Ok((bytes, more))
-}
 
 /// Something that could not be read, and where.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -173,6 +111,62 @@ pub struct TraceSet {
     pub problems: Vec<Problem>,
     /// The directories and files read.
     pub sources: Vec<PathBuf>,
+    /// Trace files that were empty: a process that could not write even
+    /// its first line (a full disk), or not a trace.
+    pub empty_files: Vec<PathBuf>,
+    /// Directories in which the shim left its "disk full" marker
+    /// (`.cudnn-trace-full.*`, docs/trace-format.md).
+    pub full_dirs: Vec<PathBuf>,
+}
+
+/// What a full disk (or a quota, an I/O error) cost the traces read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Loss {
+    /// Events the shim could not write (the headers' `lost`).
+    pub events: u64,
+    /// Process images that lost events.
+    pub images: usize,
+    /// The first failed write's errno, as its text (`No space left on device`).
+    pub error: Option<String>,
+    /// Trace files left empty.
+    pub empty_files: usize,
+    /// The directories concerned.
+    pub dirs: Vec<String>,
+}
+
+impl TraceSet {
+    /// What the disk did not take, when it did not take something.
+    pub fn loss(&self) -> Option<Loss> {
+        let lossy: Vec<&Image> = self
+            .images
+            .iter()
+            .filter(|i| i.header.lost > 0 || i.header.lost_errno != 0)
+            .collect();
+        let full = !self.full_dirs.is_empty();
+        if lossy.is_empty() && !full {
+            return None;
+        }
+        let errno = lossy
+            .iter()
+            .map(|i| i.header.lost_errno)
+            .find(|&e| e != 0)
+            .or(full.then_some(libc::ENOSPC));
+        let mut dirs: Vec<String> = lossy
+            .iter()
+            .filter_map(|i| i.file.parent())
+            .chain(self.full_dirs.iter().map(PathBuf::as_path))
+            .map(|d| d.display().to_string())
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        Some(Loss {
+            events: lossy.iter().map(|i| i.header.lost).sum(),
+            images: lossy.iter().filter(|i| i.header.lost > 0).count(),
+            error: errno.map(|e| io_msg(&std::io::Error::from_raw_os_error(e))),
+            empty_files: if full { self.empty_files.len() } else { 0 },
+            dirs,
+        })
+    }
 }
 
 /// Reads trace directories (every `*.jsonl` in them plus `launcher.json`)
@@ -194,7 +188,38 @@ pub fn read_paths(paths: &[PathBuf]) -> TraceSet {
     set.images.sort_by(|a, b| {
         (a.host(), a.header.pid, a.index, &a.file).cmp(&(b.host(), b.header.pid, b.index, &b.file))
     });
+    join_reopened(&mut set.images);
     set
+}
+
+/// Joins each file the shim started when the process's own file was
+/// replaced (`origin: "reopen"`, docs/trace-format.md) to the image before
+/// it: the same process image, continued. Its events follow, its note (why)
+/// is kept.
+fn join_reopened(images: &mut Vec<Image>) {
+    let mut i = 1;
+    while i < images.len() {
+        let (prev, cur) = images.split_at_mut(i);
+        let (p, c) = (&mut prev[i - 1], &mut cur[0]);
+        if c.header.origin != "reopen" || (p.host(), p.header.pid) != (c.host(), c.header.pid) {
+            i += 1;
+            continue;
+        }
+        let c = images.remove(i);
+        let p = &mut images[i - 1];
+        p.header.lost += c.header.lost;
+        if p.header.lost_errno == 0 {
+            p.header.lost_errno = c.header.lost_errno;
+        }
+        p.loads.extend(c.loads);
+        p.failed.extend(c.failed);
+        p.unloads.extend(c.unloads);
+        p.notes.extend(c.notes);
+        p.pins.extend(c.pins);
+        p.versions.extend(c.versions);
+        p.calls.extend(c.calls);
+        p.call_counts.extend(c.call_counts);
+    }
 }
 
 fn read_dir(dir: &Path, set: &mut TraceSet) {
@@ -218,6 +243,10 @@ fn read_dir(dir: &Path, set: &mut TraceSet) {
         let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
         if name == LAUNCHER_FILE {
             launcher = Some(path);
+        } else if name.as_encoded_bytes().starts_with(b".cudnn-trace-full.") {
+            if !set.full_dirs.iter().any(|d| d == dir) {
+                set.full_dirs.push(dir.to_path_buf());
+            }
         } else if is_dir {
             subdirs.push(path);
         } else if path.extension().is_some_and(|e| e == "jsonl") {
@@ -290,14 +319,16 @@ fn read_launcher(path: &Path, set: &mut TraceSet) {
             line: None,
             what: "larger than 16 MiB, not a launcher record; skipped".into(),
         }),
-        Ok((bytes, false)) => match serde_json::from_slice::<LauncherRecord>(&bytes) {
-            Ok(rec) => set.launchers.push((path.to_path_buf(), rec)),
-            Err(e) => set.problems.push(Problem {
-                file: label,
-                line: None,
-                what: format!("not a launcher record: {e}"),
-            }),
-        },
+        Ok((bytes, false)) => {
+            match serde_json::from_slice::<LauncherRecord>(&super::json::decode(&bytes)) {
+                Ok(rec) => set.launchers.push((path.to_path_buf(), rec)),
+                Err(e) => set.problems.push(Problem {
+                    file: label,
+                    line: None,
+                    what: format!("not a launcher record: {e}"),
+                }),
+            }
+        }
         Err(e) => set.problems.push(Problem {
             file: label,
             line: None,
@@ -341,6 +372,9 @@ fn read_file_capped(path: &Path, cap: u64, set: &mut TraceSet) {
             ),
         });
     }
+    if bytes.is_empty() {
+        set.empty_files.push(path.to_path_buf());
+    }
     let (image, problems) = parse_trace(&bytes, path);
     set.problems.extend(problems);
     if let Some(img) = image {
@@ -371,7 +405,8 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
     if bytes.is_empty() {
         problem(
             None,
-            "empty file, not a trace (no process header); skipped".into(),
+            "empty file (its process could not write even its first line: a full disk?); skipped"
+                .into(),
         );
         return (None, problems);
     }
@@ -505,6 +540,11 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
                     ),
                 }
             }
+            Err(_) if truncated && (img.header.lost > 0 || img.header.lost_errno != 0) => problem(
+                Some(n),
+                "last line cut short: the disk took no more (the header counts the events lost); ignored"
+                    .into(),
+            ),
             Err(_) if truncated => problem(
                 Some(n),
                 "truncated last line (the process was probably killed while writing it); ignored"

@@ -42,6 +42,10 @@ pub struct Document<'a> {
     /// Where each knowledge table came from (`embedded` or an override path).
     pub knowledge: &'a BTreeMap<String, String>,
     pub knowledge_warnings: &'a [String],
+    /// What a full disk cost the traces (events not written, empty files),
+    /// when it cost something (docs/trace-format.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_loss: Option<crate::model::trace::Loss>,
 }
 
 /// A finding of the flat list, with the processes it was made in.
@@ -262,6 +266,7 @@ pub fn document_with<'a>(
         ignored_findings: flat(&d.ignored),
         knowledge: &d.knowledge_origin,
         knowledge_warnings: &d.knowledge_warnings,
+        trace_loss: set.loss(),
     }
 }
 

@@ -193,6 +193,59 @@ fn interesting(a: &View<'_>, i: usize, all: bool) -> bool {
         || !img.notes.is_empty()
 }
 
+/// The one line that says what a full disk cost, where.
+fn loss_line(l: &crate::model::trace::Loss) -> String {
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut what = vec![];
+    if l.events > 0 {
+        what.push(format!(
+            "{} of {} could not be written and are lost",
+            plural(l.events, "event", "events"),
+            plural(l.images as u64, "process image", "process images")
+        ));
+    }
+    if l.empty_files > 0 {
+        what.push(format!(
+            "{} stayed empty",
+            plural(l.empty_files as u64, "trace file", "trace files")
+        ));
+    }
+    if what.is_empty() {
+        what.push("a start-up window could not be allocated".into());
+    }
+    format!(
+        "trace incomplete: {} ran out of room ({}): {}",
+        esc(&l.dirs.join(", ")),
+        l.error.as_deref().unwrap_or("a write failed"),
+        what.join("; ")
+    )
+}
+
+/// One line for the processes whose glibc is too old for calls and
+/// in-library versions (docs/glibc.md), instead of one note per process.
+fn calls_off_line(set: &TraceSet) -> Option<String> {
+    let old: Vec<&Image> = set
+        .images
+        .iter()
+        .filter(|i| i.header.calls.as_deref() == Some("needs-glibc-2.35"))
+        .collect();
+    if old.is_empty() {
+        return None;
+    }
+    let mut versions: Vec<&str> = old
+        .iter()
+        .filter_map(|i| i.header.glibc.as_deref())
+        .collect();
+    versions.sort_unstable();
+    versions.dedup();
+    Some(format!(
+        "glibc {} ({} process image{}): calls and the libraries' own version answers are not recorded there (they need glibc 2.35); versions come from file names and the out-of-process probe",
+        esc(&versions.join(", ")),
+        old.len(),
+        if old.len() == 1 { "" } else { "s" }
+    ))
+}
+
 /// The text summary.
 pub fn render(set: &TraceSet, tree: &ProcessTree, opts: &TextOptions) -> String {
     render_with(set, tree, &[], opts)
@@ -237,6 +290,12 @@ pub fn render_with(
     }
     if let Some(p) = &opts.prefix {
         line(&mut out, &format!("paths: …/ stands for {p}"));
+    }
+    if let Some(l) = set.loss() {
+        line(&mut out, &loss_line(&l));
+    }
+    if let Some(l) = calls_off_line(set) {
+        line(&mut out, &l);
     }
     for (path, rec) in &set.launchers {
         let argv = argv_text(&rec.argv, 100);

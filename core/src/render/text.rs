@@ -7,7 +7,11 @@ use std::path::Path;
 
 /// Untrusted text from a trace (argv, paths, names, error texts), safe to
 /// print on a terminal: control characters (C0 including newline and tab,
-/// DEL, and C1 U+0080–U+009F) are written as `\x1b`, `\u{9b}`.
+/// DEL, and C1 U+0080–U+009F) are written as `\x1b`, `\u{9b}`; the
+/// bidirectional and invisible format characters a terminal shows out of
+/// order or not at all (U+202E RIGHT-TO-LEFT OVERRIDE, U+200B, …:
+/// `cudnn_trace_format::escape::invisible`) as `\u{202e}`; and a byte that
+/// is not UTF-8 (`cudnn_trace_format::escape::RAW_BYTE_BASE`) as `\xff`.
 pub fn esc(s: &str) -> Cow<'_, str> {
     escape_where(s, |_| true)
 }
@@ -18,7 +22,8 @@ pub fn esc_lines(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() && escape(c);
+    use cudnn_trace_format::escape::{invisible, raw_byte};
+    let bad = |c: char| ((c.is_control() || invisible(c)) && escape(c)) || raw_byte(c).is_some();
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
@@ -26,6 +31,8 @@ fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
     for c in s.chars() {
         if !bad(c) {
             t.push(c);
+        } else if let Some(b) = raw_byte(c) {
+            let _ = write!(t, "\\x{b:02x}");
         } else if (c as u32) < 0x80 {
             let _ = write!(t, "\\x{:02x}", c as u32);
         } else {
@@ -146,5 +153,13 @@ mod tests {
             "\\x7f\\u{80}\\u{9b}\\u{9f}\u{a0}"
         );
         assert_eq!(esc_lines("a\u{1b}\nb\r\n"), "a\\x1b\nb\\x0d\n");
+    }
+
+    #[test]
+    fn bidi_invisible_and_raw_bytes_are_escaped() {
+        let raw = cudnn_trace_format::escape::from_bytes(b"a\xffb");
+        assert_eq!(esc(&raw), r"a\xffb");
+        assert_eq!(esc("rtl\u{202e}txt\u{200b}"), r"rtl\u{202e}txt\u{200b}");
+        assert_eq!(esc_lines("x\u{2066}\ny"), "x\\u{2066}\ny");
     }
 }

@@ -415,7 +415,9 @@ fn compile(
         .arg(out)
         .arg(case_dir.join(source))
         .args(&extra)
-        .arg("-ldl");
+        // Before glibc 2.34 dlopen and pthread_* live in libdl and
+        // libpthread (after, these are empty archives: nothing is added).
+        .args(["-ldl", "-lpthread"]);
     run_cc(&mut cmd, &format!("{}/{source}", case_dir.display()), true);
     Ok(())
 }

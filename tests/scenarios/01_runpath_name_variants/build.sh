@@ -33,4 +33,4 @@ done
 sub ops 9.0.0 decoy "$D/libx_ops.so.9.0.0" libx_ops.so.9
 ln -sf libx_ops.so.9.0.0 "$D/libx_ops.so"
 
-"$CC" -o "$B/main" "$S/main.c" -L"$W" -l:libx.so.9 -Wl,--disable-new-dtags,-rpath,'$ORIGIN/site/x/lib'
+"$CC" -o "$B/main" "$S/main.c" -L"$W" -l:libx.so.9 -Wl,--disable-new-dtags,-rpath,'$ORIGIN/site/x/lib' -ldl

@@ -21,4 +21,4 @@ lib "$B/p/z/libu2.so" u2 z ""
 lib "$B/e/libu2.so"   u2 e ""
 lib "$B/p/x/libt2.so" t2 x u2 -L"$B/p/z" -lu2 -Wl,--enable-new-dtags,-rpath,'$ORIGIN/nowhere'
 lib "$B/p/libt.so"    t  p t2 -L"$B/p/x" -lt2 -Wl,--disable-new-dtags,-rpath,'$ORIGIN/x:$ORIGIN/y:$ORIGIN/z'
-"$CC" -o "$B/main" "$S/main.c" -L"$B/e" -la -Wl,--disable-new-dtags,-rpath,'$ORIGIN/e' -Wl,-rpath-link,"$B/e"
+"$CC" -o "$B/main" "$S/main.c" -L"$B/e" -la -Wl,--disable-new-dtags,-rpath,'$ORIGIN/e' -Wl,-rpath-link,"$B/e" -ldl

@@ -23,7 +23,7 @@ lib() { # lib OUT NAME WHERE [NEXT] [extra...]
 }
 lib "$B/real/lib/liba.so"      a real ""
 lib "$B/links/bin/lib/liba.so" a symlink ""
-"$CC" -o "$B/real/prog" "$S/main.c" -L"$B/real/lib" -la -Wl,--disable-new-dtags,-rpath,'$ORIGIN/lib'
+"$CC" -o "$B/real/prog" "$S/main.c" -L"$B/real/lib" -la -Wl,--disable-new-dtags,-rpath,'$ORIGIN/lib' -ldl
 ln -s ../../real/prog "$B/links/bin/prog"
 
 lib "$B/store/lib/deps/libg.so" g store ""

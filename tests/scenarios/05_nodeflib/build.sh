@@ -5,7 +5,7 @@ mkdir -p "$B/lib" "$B/env"
 "$CC" -shared -fPIC -o "$B/lib/libnd.so" "$S/opener.c" -DNAME=nd -Wl,-soname,libnd.so -Wl,-z,nodefaultlib
 "$CC" -shared -fPIC -o "$B/lib/libplain.so" "$S/opener.c" -DNAME=plain -Wl,-soname,libplain.so
 "$CC" -shared -fPIC -o "$B/env/libenvonly.so" "$S/envonly.c" -Wl,-soname,libenvonly.so
-"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -lnd -lplain -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -lnd -lplain -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib' -ldl
 # the file behind libz.so.1 in a default directory (libz.so.1.2.13 on Debian 12)
 z=
 for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /usr/lib64; do

@@ -8,4 +8,4 @@ for p in deep shallow; do
     "$CC" -shared -fPIC -o "$B/plugins/lib$p.so" "$S/plugin.c" -DDEP="\"lib${p}dep.so\"" \
         -Wl,-soname,lib$p.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN/sub'
 done
-"$CC" -o "$B/main" "$S/main.c" -rdynamic
+"$CC" -o "$B/main" "$S/main.c" -rdynamic -ldl

@@ -8,4 +8,4 @@ mkdir -p "$B/lib/sub"
 "$CC" -shared -fPIC -o "$B/lib/libearly.so" "$S/early.c" -Wl,-soname,libearly.so \
     -Wl,--enable-new-dtags,-rpath,'$ORIGIN/sub'
 "$CC" -shared -fPIC -o "$B/lib/libexector.so" "$S/grandchild.c" -Wl,-soname,libexector.so
-"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -learly -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -learly -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib' -ldl

@@ -7,4 +7,4 @@ mkdir -p "$B/ns/dep" "$B/env"
 "$CC" -shared -fPIC -o "$B/env/libnsenv.so" "$S/extra.c" -Wl,-soname,libnsenv.so
 "$CC" -shared -fPIC -o "$B/ns/libns.so" "$S/ns.c" -Wl,-soname,libns.so -L"$B/ns/dep" -lnsdep \
     -Wl,--enable-new-dtags,-rpath,'$ORIGIN/dep'
-"$CC" -o "$B/main" "$S/main.c"
+"$CC" -o "$B/main" "$S/main.c" -ldl

@@ -7,4 +7,4 @@ for p in runpath env path; do
     d=plugins; [ $p = env ] && d=env
     "$CC" -shared -fPIC -o "$B/$d/libplug_$p.so" "$S/plug.c" -DNAME="\"plug_$p\"" -Wl,-soname,libplug_$p.so
 done
-"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -linterpose -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib:$ORIGIN/plugins'
+"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -linterpose -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib:$ORIGIN/plugins' -ldl

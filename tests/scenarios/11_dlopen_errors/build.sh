@@ -13,4 +13,4 @@ for i in 1 2 3 4; do echo 'this is not an ELF file, just some text'; done > "$B/
 printf '\001' | dd of="$B/wrong/libwrongclass.so" bs=1 seek=4 conv=notrunc status=none
 cp "$B/wrong/libwrongclass.so" "$B/lib/libwrongclass.so"
 "$CC" -shared -fPIC -o "$B/libwrongclass.so" "$S/lib.c" -Wl,-soname,libwrongclass.so
-"$CC" -o "$B/main" "$S/main.c" -Wl,--enable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/lib'
+"$CC" -o "$B/main" "$S/main.c" -Wl,--enable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/lib' -ldl

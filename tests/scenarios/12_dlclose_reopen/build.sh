@@ -5,4 +5,4 @@ mkdir -p "$B/lib" "$B/alias" "$B/copy"
 "$CC" -shared -fPIC -o "$B/lib/libcounted.so.1" "$S/lib.c" -Wl,-soname,libcounted.so.1
 ln -s ../lib/libcounted.so.1 "$B/alias/libother-name.so"
 cp "$B/lib/libcounted.so.1" "$B/copy/libcounted.so.1"
-"$CC" -o "$B/main" "$S/main.c" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+"$CC" -o "$B/main" "$S/main.c" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib' -ldl

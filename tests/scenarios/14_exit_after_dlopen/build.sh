@@ -5,4 +5,4 @@ mkdir -p "$B/lib"
 for n in first last; do
     "$CC" -shared -fPIC -o "$B/lib/lib$n.so" "$S/lib.c" -Wl,-soname,lib$n.so
 done
-"$CC" -o "$B/main" "$S/main.c" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+"$CC" -o "$B/main" "$S/main.c" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib' -ldl

@@ -10,4 +10,4 @@ L="$B/nvidia/cudnn/lib"
 "$CC" -shared -fPIC -o "$B/lib/libplugin.so" "$S/other.c" -Wl,-soname,libplugin.so
 "$CC" -shared -fPIC -o "$B/cuda/libcudart.so.12" "$S/other.c" -Wl,-soname,libcudart.so.12
 "$CC" -o "$B/main" "$S/main.c" -L"$L" -l:libcudnn.so.9 -L"$B/lib" -lother \
-    -Wl,--disable-new-dtags,-rpath,'$ORIGIN/nvidia/cudnn/lib:$ORIGIN/lib'
+    -Wl,--disable-new-dtags,-rpath,'$ORIGIN/nvidia/cudnn/lib:$ORIGIN/lib' -ldl

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NEXT: glibc before 2.34 needs it */
 #include <dlfcn.h>
 #include <stdio.h>
 int early_linked(void);

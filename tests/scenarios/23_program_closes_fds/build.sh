@@ -2,4 +2,4 @@
 set -euo pipefail
 B=$1; S=$(cd "$(dirname "$0")" && pwd); CC=${CC:-cc}
 mkdir -p "$B"
-"$CC" -o "$B/main" "$S/main.c"
+"$CC" -o "$B/main" "$S/main.c" -ldl

@@ -9,4 +9,4 @@ F="$S/../../fixtures"
 bash "$F/build-stack.sh" cudnn9 "$B/pip" --version 9.19.0 --cuda 13.0
 bash "$F/build-stack.sh" cuda "$B/driver" --driver 580.159.04 --cuda 13.0
 "$CC" -I"$F/stack" -o "$B/main" "$S/main.c" -L"$B/pip" -l:libcudnn.so.9 \
-    -Wl,--disable-new-dtags,-rpath,'$ORIGIN/pip' -Wl,-z,lazy
+    -Wl,--disable-new-dtags,-rpath,'$ORIGIN/pip' -Wl,-z,lazy -ldl

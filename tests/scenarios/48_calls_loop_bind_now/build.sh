@@ -7,4 +7,4 @@ B=$1; S=$(cd "$(dirname "$0")" && pwd); CC=${CC:-cc}
 F="$S/../../fixtures"
 bash "$F/build-stack.sh" cudnn9 "$B/pip" --version 9.19.0 --cuda 13.0
 "$CC" -I"$F/stack" -o "$B/main" "$S/main.c" -L"$B/pip" -l:libcudnn.so.9 \
-    -Wl,--disable-new-dtags,-rpath,'$ORIGIN/pip' -Wl,-z,now
+    -Wl,--disable-new-dtags,-rpath,'$ORIGIN/pip' -Wl,-z,now -ldl

@@ -10,5 +10,5 @@ bash "$F/build-stack.sh" cudart "$B/rt" --version 12.4
 mkdir -p "$B/lib" "$B/elsewhere"
 "$CC" -shared -fPIC -o "$B/lib/libtorchlike.so" "$S/torchlike.c" -I"$F/stack" \
     -L"$B/rt" -l:libcudart.so.12 -Wl,--no-as-needed -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../rt'
-"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -ltorchlike -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+"$CC" -o "$B/main" "$S/main.c" -L"$B/lib" -ltorchlike -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib' -ldl
 rm -f "$B/rt/libcudart.so.12"

@@ -204,15 +204,42 @@ impl<'a> Failure<'a> {
         }));
         let looks = self.where_requester_looks(f, ctx);
         let copies: Vec<Copy> = copies.into_iter().filter(|c| !c.is_stub()).collect();
+        let remedy = match self.vanished_pin(f, ctx) {
+            Some(dir) => {
+                ev.push(
+                    Evidence::new("pin")
+                        .path(dir.to_string())
+                        .detail("the pin directory no longer exists on this machine"),
+                );
+                format!(
+                    "the pin directory {dir} no longer exists: it was removed or unmounted while \
+                     the program ran, and the strict pin sent {} into it; restore it, or pin \
+                     another cuDNN directory (`cudnn-trace env --pin DIR` checks one first)",
+                    basename(&self.name)
+                )
+            }
+            None => self.remedy(&copies, looks.as_deref()),
+        };
         finding(
             ctx,
             "CDT006",
             self.severity(),
             self.title(),
             ev,
-            self.remedy(&copies, looks.as_deref()),
+            remedy,
             &["R34", "E6", "E7", "R17"],
         )
+    }
+
+    /// The pin directory, when the pin sent this request into it and it is
+    /// gone now (the trace was taken here): then no copy elsewhere is the
+    /// answer, the directory is.
+    fn vanished_pin<'f>(&self, f: &Facts<'f>, ctx: &Context<'_>) -> Option<&'f str> {
+        let dir = f.img.header.pin.as_ref()?.dir.as_str();
+        let inside = |p: &str| p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+        let pinned = self.tried.iter().any(|t| inside(&t.path))
+            || self.fails.iter().any(|x| inside(&x.ev.name));
+        (pinned && super::local(f, ctx) && ctx.machine.canonical(dir).is_none()).then_some(dir)
     }
 
     /// Whether ld.so gave up during this search at start-up (and ended the

@@ -1,0 +1,35 @@
+//! The glibc floor (issue 11): both shim files, exactly as the CLI embeds and
+//! extracts them, need no `GLIBC_` symbol version newer than 2.17, so that
+//! `env --shim` can put them into any image with glibc 2.17 or later (RHEL 7,
+//! Debian 10/11, Ubuntu 18.04/20.04), whatever glibc built them.
+//!
+//! Checked with `scripts/glibc-floor.sh --cli`, which CI also runs on the
+//! release build (`scripts/release-build.sh`), where the CLI itself is held
+//! to 2.17 too. The development build of the CLI (this one) follows the
+//! host's glibc, and is not checked here.
+
+use cudnn_trace_integration::tools;
+use std::process::Command;
+
+#[test]
+fn embedded_shim_files_need_nothing_newer_than_glibc_2_17() {
+    let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
+    let script = tools::workspace_root().join("scripts/glibc-floor.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(["--max", "2.17", "--cli"])
+        .arg(&t.cli)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{} failed:\n{text}", script.display());
+    // Both files were looked at.
+    assert!(
+        text.contains("/libcdtrace.so\n") && text.contains("/libcdtrace_preload.so\n"),
+        "{text}"
+    );
+}
