@@ -533,3 +533,191 @@ pub fn line_at(text: &str, a: usize, b: usize) -> String {
         line.to_string()
     }
 }
+
+/// The message tables (`frameworks.toml`) as the rules read stderr: each
+/// real example found by its own rule alone, repeats counted, inner
+/// matches left to the outer one, and compat-facts' texts verbatim.
+#[cfg(test)]
+mod tests {
+    use super::StderrFacts;
+    use crate::analysis::findings::knowledge::{message_version, Knowledge};
+    use std::collections::BTreeMap;
+
+    /// The messages found in `text` as the rules see them (a match inside
+    /// another rule's is left to that one), with the version groups decoded.
+    fn matches(k: &Knowledge, text: &str) -> Vec<(String, BTreeMap<String, String>)> {
+        let found = StderrFacts::new(text, k).messages;
+        found
+            .into_iter()
+            .map(|mm| {
+                let m = &k.messages[mm.rule];
+                let g = mm
+                    .groups
+                    .into_iter()
+                    .map(|(name, x)| {
+                        let v = if name == "build" || name == "runtime" {
+                            message_version(m.spec.version_format.as_deref(), &x)
+                                .map(|v| v.to_string())
+                                .unwrap_or_default()
+                        } else {
+                            x
+                        };
+                        (name, v)
+                    })
+                    .collect();
+                (m.spec.id.clone(), g)
+            })
+            .collect()
+    }
+
+    fn one(k: &Knowledge, text: &str) -> (String, BTreeMap<String, String>) {
+        let mut v = matches(k, text);
+        assert_eq!(v.len(), 1, "{text}: {v:?}");
+        v.remove(0)
+    }
+
+    /// Every example of `frameworks.toml` (each a real text, its source in
+    /// the comment above it) is found, as the rules read stderr, by its own
+    /// rule and by no other: a text two rules explain would give two
+    /// findings for one message.
+    #[test]
+    fn every_example_is_explained_by_its_own_rule_alone() {
+        let k = Knowledge::embedded().unwrap();
+        let mut n = 0;
+        for m in &k.messages {
+            for ex in &m.spec.example {
+                let found = matches(&k, &ex.text);
+                let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
+                assert_eq!(ids, [m.spec.id.as_str()], "{}", ex.text);
+                n += 1;
+            }
+        }
+        assert!(n >= 40, "{n} examples");
+    }
+
+    /// One finding per message with the number of times it was printed;
+    /// a match inside another rule's (glibc's symbol error inside cuDNN 8's
+    /// "Could not load library") is explained by the outer one.
+    #[test]
+    fn repeats_are_counted_and_inner_matches_left_to_the_outer_one() {
+        let k = Knowledge::embedded().unwrap();
+        let line = "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version.\n";
+        let found = StderrFacts::new(&line.repeat(4), &k).messages;
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].count, 4);
+        let text = "Could not load library libcudnn_cnn_infer.so.8. Error: /usr/lib/x86_64-linux-gnu/libcudnn_cnn_infer.so.8: undefined symbol: _ZN5cudnn3ops18GetInternalStreamsEP12cudnnContextiPP11CUstream_st, version libcudnn_ops_infer.so.8\nAborted (core dumped)\nImportError: libcuda.so.1: cannot open shared object file: No such file or directory";
+        let ids: Vec<String> = matches(&k, text).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, ["cudnn8-could-not-load", "dlerror-cannot-open"]);
+    }
+
+    /// The messages quoted in compat-facts §4 (and §3.3 / E6 for cuDNN's
+    /// own), verbatim, match exactly one rule and give the right versions.
+    #[test]
+    fn compat_facts_messages_verbatim() {
+        let k = Knowledge::embedded().unwrap();
+        // §4.2 PyTorch (note the double space in "compiled  against").
+        let (id, g) = one(&k, "cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. ");
+        assert_eq!(id, "pytorch-cudnn-version");
+        assert_eq!(
+            (g["build"].as_str(), g["runtime"].as_str()),
+            ("9.19.0", "9.14.0")
+        );
+        // §4.1 TensorFlow's old "compatibility version" form.
+        let (id, g) = one(&k, "Loaded runtime CuDNN library: 7101 (compatibility version 7100) but source was compiled with 7004 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match.  If building from sources, make sure the library loaded at runtime matches a compatible version specified during compile configuration.");
+        assert_eq!(id, "tensorflow-compatibility-version");
+        assert_eq!(
+            (g["build"].as_str(), g["runtime"].as_str()),
+            ("7.0.4", "7.1.1")
+        );
+        // §4.1 XLA's current form.
+        let (id, g) = one(&k, "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.  CuDNN library needs to have matching major version and equal or higher minor version. If using a binary install, upgrade your CuDNN library.  If building from sources, make sure the library loaded at runtime is compatible with the version specified during compile configuration.");
+        assert_eq!(id, "xla-cudnn-version");
+        assert_eq!(
+            (g["build"].as_str(), g["runtime"].as_str()),
+            ("9.8.0", "9.1.0")
+        );
+        // §4.1: JAX surfaces XLA's failure as this.
+        assert_eq!(
+            one(&k, "FAILED_PRECONDITION: DNN library initialization failed").0,
+            "xla-dnn-init-failed"
+        );
+        // §4.3 JAX. compat-facts elides the numbers ("Version JAX was built
+        // against: …"); the source [R27] prints the integers of cudnnGetVersion.
+        let (id, g) = one(&k, "Outdated cuDNN installation found.\nVersion JAX was built against: 90800\nMinimum supported: 908\nInstalled version: 90100\nThe local installation version must be no lower than 908.");
+        assert_eq!(id, "jax-outdated-cudnn");
+        assert_eq!(
+            (
+                g["build"].as_str(),
+                g["runtime"].as_str(),
+                g["minimum"].as_str()
+            ),
+            ("9.8.0", "9.1.0", "908")
+        );
+        assert!(matches(&k, "Outdated cuDNN installation found.\nVersion JAX was built against: …\nMinimum supported: …\nInstalled version: …\nThe local installation version must be no lower than ….").is_empty());
+        assert_eq!(
+            one(&k, "Unable to load cuDNN. Is it installed?").0,
+            "jax-unable-to-load-cudnn"
+        );
+        // §4.4 ONNX Runtime, the Linux failure pair.
+        let (id, g) = one(&k, "… provider_bridge_ort.cc … Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file: No such file or directory");
+        assert_eq!(id, "onnxruntime-failed-to-load");
+        assert_eq!(
+            (g["library"].as_str(), g["missing"].as_str()),
+            ("libonnxruntime_providers_cuda.so", "libcudnn.so.9")
+        );
+        let (id, g) = one(&k, "… onnxruntime_pybind_state.cc … Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install all dependencies as mentioned in the GPU requirements page (https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements), make sure they're in the PATH, and that your GPU is supported.");
+        assert_eq!(id, "onnxruntime-require");
+        assert_eq!(
+            (g["cudnn_major"].as_str(), g["cuda_major"].as_str()),
+            ("9", "12")
+        );
+        let (_, g) = one(
+            &k,
+            "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 13.*.",
+        );
+        assert_eq!(g["cuda_major"], "13");
+        let (_, g) = one(&k, "… provider_bridge_ort.cc … Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn_adv.so.9: cannot open shared object file: No such file or directory");
+        assert_eq!(g["missing"], "libcudnn_adv.so.9");
+        // §4.1 TSL's dso_loader.
+        let (id, g) = one(
+            &k,
+            "Could not load dynamic library 'libcudnn.so.8'; dlerror: …; LD_LIBRARY_PATH: …",
+        );
+        assert_eq!(
+            (id.as_str(), g["missing"].as_str()),
+            ("tensorflow-dso-loader", "libcudnn.so.8")
+        );
+        // §3.3 / E6: cuDNN's own dispatcher messages.
+        let (id, g) = one(&k, "Unable to load any of {libcudnn_graph.so.9.12.0, libcudnn_graph.so.9.12, libcudnn_graph.so.9, libcudnn_graph.so}");
+        assert_eq!(id, "cudnn9-unable-to-load");
+        assert_eq!(g["names"], "libcudnn_graph.so.9.12.0, libcudnn_graph.so.9.12, libcudnn_graph.so.9, libcudnn_graph.so");
+        let (_, g) = one(
+            &k,
+            "Could not load library libcudnn_ops_infer.so.8. Error: …",
+        );
+        assert_eq!(g["library"], "libcudnn_ops_infer.so.8");
+        // §3.3 / R46 and R41.
+        let (id, g) = one(&k, "…/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _ZN11nvrtcHelper4loadEb, version libcudnn_ops_infer.so.8");
+        assert_eq!(
+            (id.as_str(), g["tag"].as_str()),
+            ("glibc-symbol-version", "libcudnn_ops_infer.so.8")
+        );
+        assert_eq!(
+            one(
+                &k,
+                "RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
+            )
+            .0,
+            "cudnn-sublibrary-version-mismatch"
+        );
+        // Ordinary output matches nothing.
+        for quiet in [
+            "Epoch 1/10: loss 0.31",
+            "Loaded cuDNN version 91900",
+            "cudnnCreate ok",
+            "",
+        ] {
+            assert!(matches(&k, quiet).is_empty(), "{quiet}");
+        }
+    }
+}
