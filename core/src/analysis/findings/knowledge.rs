@@ -272,10 +272,11 @@ pub const MESSAGE_KINDS: &[&str] = &[
     "cudnn-symbol",
     "runtime-multiple",
     "symbol-version",
+    "library-version",
 ];
 
 /// How `build`/`runtime` may be written (`frameworks.toml`'s header).
-pub const VERSION_FORMATS: &[&str] = &["tuple", "dotted", "cudnn-int", "cudnn"];
+pub const VERSION_FORMATS: &[&str] = &["tuple", "dotted", "cudnn-int", "cudnn", "cuda-library-int"];
 
 /// The frameworks' rules for build vs run-time versions.
 pub const CHECKS: &[&str] = &[
@@ -305,6 +306,7 @@ pub const MESSAGE_GROUPS: &[&str] = &[
     "file",
     "status",
     "driver_cuda",
+    "component",
 ];
 
 /// A cuDNN file of a major's layout (compat-facts §3.3).
@@ -863,6 +865,9 @@ pub fn message_version(format: Option<&str>, text: &str) -> Option<Ver> {
     match format? {
         "tuple" | "dotted" => Ver::parse(text),
         "cudnn-int" => int(text),
+        // cuBLAS / cuSPARSE (10 and later) are major*10000+minor*100+patch,
+        // the scheme of cuDNN 9's integers.
+        "cuda-library-int" => int(text).filter(|v| v.major() >= 10),
         // One wording printed CUDNN_VERSION integers, later tuples.
         "cudnn" => int(text).or_else(|| Ver::parse(text.trim_matches(|c| c == '(' || c == ')'))),
         _ => None,

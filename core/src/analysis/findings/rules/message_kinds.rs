@@ -311,3 +311,55 @@ pub(super) fn copies_of_major(
         })
         .map(|c| c.path.clone())
 }
+
+/// The family of a CUDA library as JAX names it in its checks.
+fn component_family(component: &str) -> Option<&'static str> {
+    match component {
+        "cuBLAS" => Some("cublas"),
+        "cuSPARSE" => Some("cusparse"),
+        _ => None,
+    }
+}
+
+/// JAX's "Outdated cuBLAS installation": the copies of that library in the
+/// process, who asked for each and how it was found (the one served first
+/// may have been made resident by another library asking by name).
+pub(super) fn library_version(
+    f: &Facts<'_>,
+    framework: &str,
+    m: &MessageMatch,
+    decode: impl Fn(&str) -> Option<Ver>,
+) -> Explained {
+    let g = |k: &str| m.groups.get(k).map(String::as_str).unwrap_or("");
+    let component = g("component");
+    let (build, runtime, minimum) = (
+        decode(g("build")),
+        decode(g("runtime")),
+        decode(g("minimum")),
+    );
+    let text = |v: &Option<Ver>, raw: &str| {
+        v.as_ref()
+            .map(Ver::to_string)
+            .unwrap_or_else(|| raw.to_string())
+    };
+    let mut x = Explained::new(format!(
+        "{framework}: the {component} in use is {}, older than its minimum {}",
+        text(&runtime, g("runtime")),
+        text(&minimum, g("minimum"))
+    ));
+    x.ev.push(Evidence::new("fact").detail(format!(
+        "built against {component} {}, minimum {} ({}), installed {} ({})",
+        text(&build, g("build")),
+        text(&minimum, g("minimum")),
+        g("minimum"),
+        text(&runtime, g("runtime")),
+        g("runtime")
+    )));
+    let family = component_family(component).unwrap_or_default();
+    for l in f.family(family) {
+        let mut e = loaded(l);
+        e.what = format!("{component} in the process");
+        x.ev.push(e);
+    }
+    x
+}

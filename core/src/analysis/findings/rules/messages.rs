@@ -161,6 +161,10 @@ fn explain_kind(
         }
         "cudnn-status" => kinds::cudnn_status(f, ctx.knowledge, fw, m),
         "runtime-multiple" => kinds::runtime_multiple(f, fw, m),
+        "library-version" => {
+            let fmt = spec.version_format.as_deref();
+            kinds::library_version(f, fw, m, |t| message_version(fmt, t))
+        }
         _ => kinds::driver(f, fw, m, &short(&m.text)),
     }
 }
@@ -1122,6 +1126,28 @@ mod tests {
         let f = only(&fs, "CDT010");
         assert_eq!(f.count, Some(4));
         assert!(f.title.ends_with("(4 times)"), "{}", f.title);
+    }
+
+    /// JAX's cuBLAS check (jax-ml/jax#33561): the integers decoded, the
+    /// copy in use and who asked for it named; no bypass offered (skipping
+    /// the check segfaults later, trueagi-io/FabricPC#45).
+    #[test]
+    fn jax_cublas_check_names_the_copy_in_use() {
+        let sys = "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcublas.so.13";
+        let t = Trace::new()
+            .load(sys, "ld.so.cache", "/v/tensorflow/libtensorflow_framework.so.2")
+            .stderr("RuntimeError: Outdated cuBLAS installation found.\nVersion JAX was built against: 130100\nMinimum supported: 130100\nInstalled version: 130000\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "JAX: the cuBLAS in use is 13.0.0, older than its minimum 13.1.0"
+        );
+        assert!(f.evidence.iter().any(|e| e.path.as_deref() == Some(sys)
+            && e.requester.as_deref() == Some("/v/tensorflow/libtensorflow_framework.so.2")));
+        assert!(!f
+            .remedies()
+            .any(|r| r.contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK")));
     }
 
     #[test]
