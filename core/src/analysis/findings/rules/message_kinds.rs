@@ -217,6 +217,35 @@ pub(super) fn cudnn_status(
         }
     }
     x.ev.extend(cudnn_files(f).iter().map(|l| loaded(l)));
+    // cuDNN 9 reports a sub-library it could not load only when a call
+    // needs it (NOT_INITIALIZED, SUBLIBRARY_LOADING_FAILED): the failed
+    // loads before the message are its cause.
+    let failed: Vec<_> = f
+        .failed
+        .iter()
+        .filter(|fl| fl.ev.family.as_deref() == Some("cudnn"))
+        .collect();
+    for fl in &failed {
+        x.ev.push(
+            Evidence::new("failed")
+                .path(fl.ev.name.clone())
+                .requester_opt(fl.ev.requester.as_deref())
+                .seq(fl.ev.seq)
+                .detail(
+                    fl.errors()
+                        .first()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                ),
+        );
+    }
+    if !failed.is_empty() {
+        x.ev.push(Evidence::new("fact").detail(format!(
+            "{} cuDNN sub-librar{} could not be loaded before this call failed",
+            failed.len(),
+            if failed.len() == 1 { "y" } else { "ies" }
+        )));
+    }
     x
 }
 
