@@ -236,6 +236,9 @@ pub struct MessageSpec {
     /// `jax-minimum`: the remedy when the minimum, not the build, is what
     /// the loaded cuDNN fails (`{minimum}`: the version it stands for).
     pub minimum_remedy: Option<String>,
+    /// `failed-load` / `failed-call`: the text is the loader's (or a
+    /// library's) own wording of a failure the trace records itself.
+    pub restates: Option<String>,
     pub bypass: Option<String>,
     pub source: Vec<String>,
     #[serde(default)]
@@ -699,6 +702,11 @@ impl Knowledge {
                         "{FRAMEWORKS}: {}: unknown version_format {f:?}",
                         s.id
                     ));
+                }
+            }
+            if let Some(r) = &s.restates {
+                if !["failed-load", "failed-call"].contains(&r.as_str()) {
+                    p.push(format!("{FRAMEWORKS}: {}: unknown restates {r:?}", s.id));
                 }
             }
             if let Some(c) = &s.check {

@@ -11,6 +11,7 @@ use crate::analysis::findings::facts::{basename, soname_major, Facts, Lib, Messa
 use crate::analysis::findings::knowledge::{driver_cuda_version, Knowledge};
 use crate::analysis::findings::{Context, Evidence, Ver};
 use crate::model::stem;
+use crate::model::trace::Failed;
 
 /// What an explanation adds to the finding: evidence, fixes (the first
 /// is the fix), and its title.
@@ -84,6 +85,20 @@ pub(super) fn sublibrary(f: &Facts<'_>, framework: &str) -> Explained {
     x
 }
 
+/// Evidence for a failed load: the name asked for, by whom, the error.
+fn failed_evidence(fl: &Failed) -> Evidence {
+    let error = fl
+        .errors()
+        .first()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    Evidence::new("failed")
+        .path(fl.ev.name.clone())
+        .requester_opt(fl.ev.requester.as_deref())
+        .seq(fl.ev.seq)
+        .detail(error)
+}
+
 /// The loaded library a symbol-version tag names (`libcudnn_ops_infer.so.8`).
 fn lib_named<'l, 'a>(f: &'l Facts<'a>, soname: &str) -> Option<&'l Lib<'a>> {
     f.libs.iter().find(|l| {
@@ -147,16 +162,14 @@ fn symbol_library(symbol: &str) -> Option<&'static str> {
 pub(super) fn cudnn_symbol(f: &Facts<'_>, framework: &str, m: &MessageMatch) -> Explained {
     let symbol = m.groups.get("symbol").map(String::as_str).unwrap_or("");
     let want = symbol_library(symbol);
-    let by_cudnn = |fl: &&&crate::model::trace::Failed| {
-        let from_cudnn = fl
-            .ev
-            .requester
-            .as_deref()
-            .is_some_and(|r| basename(r).starts_with("libcudnn"));
+    // The loads cuDNN asked for that failed: of the symbol's library, or
+    // of its own sub-libraries for a cudnn* symbol.
+    let by_cudnn = |fl: &Failed| {
+        let asker = fl.ev.requester.as_deref().map(basename).unwrap_or("");
         let of = stem(basename(&fl.ev.name));
-        from_cudnn && want.map_or(of.starts_with("libcudnn"), |w| of == w)
+        asker.starts_with("libcudnn") && want.map_or(of.starts_with("libcudnn"), |w| of == w)
     };
-    let failed: Vec<&&crate::model::trace::Failed> = f.failed.iter().filter(by_cudnn).collect();
+    let failed: Vec<&Failed> = f.failed.iter().copied().filter(|fl| by_cudnn(fl)).collect();
     let what = failed
         .first()
         .map(|fl| basename(&fl.ev.name).to_string())
@@ -165,20 +178,7 @@ pub(super) fn cudnn_symbol(f: &Facts<'_>, framework: &str, m: &MessageMatch) -> 
     let mut x = Explained::new(format!(
         "{framework}: cannot call {symbol}: {what} could not be loaded"
     ));
-    for fl in &failed {
-        x.ev.push(
-            Evidence::new("failed")
-                .path(fl.ev.name.clone())
-                .requester_opt(fl.ev.requester.as_deref())
-                .seq(fl.ev.seq)
-                .detail(
-                    fl.errors()
-                        .first()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default(),
-                ),
-        );
-    }
+    x.ev.extend(failed.iter().map(|fl| failed_evidence(fl)));
     let build = cudnn_files(f)
         .into_iter()
         .find_map(|l| l.cuda_build().map(|v| (l, v)));
@@ -220,25 +220,13 @@ pub(super) fn cudnn_status(
     // cuDNN 9 reports a sub-library it could not load only when a call
     // needs it (NOT_INITIALIZED, SUBLIBRARY_LOADING_FAILED): the failed
     // loads before the message are its cause.
-    let failed: Vec<_> = f
+    let failed: Vec<&Failed> = f
         .failed
         .iter()
+        .copied()
         .filter(|fl| fl.ev.family.as_deref() == Some("cudnn"))
         .collect();
-    for fl in &failed {
-        x.ev.push(
-            Evidence::new("failed")
-                .path(fl.ev.name.clone())
-                .requester_opt(fl.ev.requester.as_deref())
-                .seq(fl.ev.seq)
-                .detail(
-                    fl.errors()
-                        .first()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default(),
-                ),
-        );
-    }
+    x.ev.extend(failed.iter().map(|fl| failed_evidence(fl)));
     if !failed.is_empty() {
         x.ev.push(Evidence::new("fact").detail(format!(
             "{} cuDNN sub-librar{} could not be loaded before this call failed",
@@ -294,8 +282,7 @@ pub(super) fn runtime_multiple(f: &Facts<'_>, framework: &str, m: &MessageMatch)
     let names = m.groups.get("names").cloned().unwrap_or_default();
     let runtimes: Vec<&Lib<'_>> = f.family("cudart").filter(|l| !l.is_stub()).collect();
     let mut x = Explained::new(format!(
-        "{framework}: {} CUDA runtimes are resident ({names})",
-        runtimes.len().max(2)
+        "{framework}: more than one CUDA runtime is resident ({names})"
     ));
     let cudnn_cuda: Option<Ver> = cudnn_files(f).into_iter().find_map(|l| l.cuda_build());
     for l in &runtimes {

@@ -99,7 +99,64 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatc
         &sources,
     );
     out.count = (m.count > 1).then_some(m.count);
+    if let Some(code) = restated(f, ctx, spec.restates.as_deref(), m) {
+        // The trace's own finding explains this failure; the message is
+        // how the program worded it.
+        out.severity = Severity::Info;
+        out.consequence_of.push(code);
+    }
     out
+}
+
+/// The finding that explains, from the trace, the failure a message only
+/// words (`restates` in `frameworks.toml`), when the trace has it: a failed
+/// load of the missing name (CDT006), a cuDNN call that returned the
+/// status (CDT007).
+fn restated(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    restates: Option<&str>,
+    m: &MessageMatch,
+) -> Option<&'static str> {
+    match restates? {
+        "failed-load" => {
+            let name = m.groups.get("missing")?;
+            f.failed
+                .iter()
+                .any(|fl| basename(&fl.ev.name) == name.as_str())
+                .then_some("CDT006")
+        }
+        "failed-call" => {
+            let name = m.groups.get("status")?;
+            f.calls
+                .iter()
+                .any(|c| call_returned(f, ctx, c, name))
+                .then_some("CDT007")
+        }
+        _ => None,
+    }
+}
+
+/// Whether a cuDNN call returned the status `name`, decoded in the
+/// numbering of the cuDNN that served it (v9's differs from v7/v8's).
+fn call_returned(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    c: &crate::model::events::CallEvent,
+    name: &str,
+) -> bool {
+    let Some(v) = c.status.filter(|&v| v != 0 && c.func.starts_with("cudnn")) else {
+        return false;
+    };
+    let major = c
+        .lib
+        .as_deref()
+        .and_then(|p| f.lib_at(p))
+        .and_then(|l| l.major)
+        .unwrap_or(9);
+    ctx.knowledge
+        .cudnn_status(major, v)
+        .is_some_and(|s| s.name == name || s.v9_name.as_deref() == Some(name))
 }
 
 /// The explanation of one match, by the kind of its message.
