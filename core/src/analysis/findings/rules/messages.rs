@@ -120,10 +120,13 @@ fn restated(
 ) -> Option<&'static str> {
     match restates? {
         "failed-load" => {
-            let name = m.groups.get("missing")?;
+            let listed = m.groups.get("names").map(String::as_str).unwrap_or("");
+            let names = listed.split(',').map(str::trim).filter(|n| !n.is_empty());
+            let missing = m.groups.get("missing").map(String::as_str);
+            let named = |n: &str| missing == Some(n) || names.clone().any(|x| x == n);
             f.failed
                 .iter()
-                .any(|fl| basename(&fl.ev.name) == name.as_str())
+                .any(|fl| named(basename(&fl.ev.name)))
                 .then_some("CDT006")
         }
         "failed-call" => {
@@ -191,12 +194,19 @@ fn explain_kind(
         "cudnn-missing" => {
             let mut x = Explained::new(String::new());
             let what = missing(f, ctx, m, &mut x.ev, &mut x.fixes);
+            // A copy of it on disk: it was not findable, not missing; the
+            // message's "install it" does not apply.
+            x.own_remedy = x.fixes.is_empty();
             x.title = format!("{fw}: {what} could not be loaded");
             x
         }
         "requirement" => {
             let mut x = Explained::new(requirement_title(fw, m));
             requirement(f, ctx, m, &mut x.ev, &mut x.fixes);
+            if !m.groups.contains_key("cudnn_major") {
+                // The old wording names no library: the failed loads do.
+                x.ev.extend(other_failed_loads(f));
+            }
             x
         }
         "sublibrary" => kinds::sublibrary(f, fw),
@@ -224,6 +234,27 @@ fn explain_kind(
         }
         _ => kinds::driver(f, fw, m, &short(&m.text)),
     }
+}
+
+/// Failed loads of CUDA libraries other than cuDNN and the runtime (the
+/// provider's cuBLAS, cuFFT …), which `requirement` does not list.
+fn other_failed_loads(f: &Facts<'_>) -> Vec<Evidence> {
+    f.failed
+        .iter()
+        .filter(|fl| !matches!(fl.ev.family.as_deref(), None | Some("cudnn" | "cudart")))
+        .map(|fl| {
+            Evidence::new("failed")
+                .path(fl.ev.name.clone())
+                .requester_opt(fl.ev.requester.as_deref())
+                .seq(fl.ev.seq)
+                .detail(
+                    fl.errors()
+                        .first()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                )
+        })
+        .collect()
 }
 
 fn requirement_title(fw: &str, m: &MessageMatch) -> String {
