@@ -12,7 +12,7 @@
 #                 files totalling 1 GB, a million load/unload cycles); a case
 #                 whose extrapolated time passes the timeout (900 s) is listed,
 #                 not run (about 30 minutes while report is quadratic)
-#   --only S,S    sections to run: events, idle, heavy, startup, memory, calls, report
+#   --only S,S    sections to run: events, idle, heavy, startup, memory, calls, report, fleet
 #                 (default: all). The page is written from what is in --out.
 #   --out DIR     results folder (default bench/results/latest): JSON per section
 #                 plus small raw outputs under raw/
@@ -56,7 +56,7 @@ while [ $# -gt 0 ]; do
         *) die "unknown option '$1' (try --help)" ;;
     esac
 done
-all_sections=events,idle,heavy,startup,memory,calls,report
+all_sections=events,idle,heavy,startup,memory,calls,report,fleet
 only=${only:-$all_sections}
 IFS=, read -ra wanted <<<"$only"
 for s in "${wanted[@]}"; do
@@ -72,7 +72,7 @@ needs_of() {
         events | idle) echo strace valgrind ;;
         heavy) echo strace valgrind ltrace ;;
         startup | calls) echo valgrind ;;
-        *) echo "" ;;  # memory, report: nothing beyond the build
+        *) echo "" ;;  # memory, report, fleet: nothing beyond the build
     esac
 }
 

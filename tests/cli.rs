@@ -701,6 +701,7 @@ fn man_pages_are_generated_from_the_definitions() {
         files,
         [
             "cudnn-trace-completions.1",
+            "cudnn-trace-diff.1",
             "cudnn-trace-env.1",
             "cudnn-trace-explain.1",
             "cudnn-trace-man.1",

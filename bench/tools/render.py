@@ -349,6 +349,27 @@ def sec_report(rep: dict) -> str:
     return "".join(s)
 
 
+def sec_fleet(fl: dict) -> str:
+    s = ["\n## 9. `report --fleet` (issue 13)\n\n",
+         "A generated fleet (`bench/tools/gen_fleet.py`): one run directory per rank, 50 "
+         "processes each (the trainer with the PyTorch-like cuDNN 9 life of section 7, 8 forked "
+         "DataLoader workers, compile workers loading cudart and libcuda), 8 ranks per host, "
+         "two odd ranks whose libcudnn_graph comes from another directory. `report --fleet DIR` "
+         "reads one run at a time and keeps a few integers per process. Target: 1,000 ranks x "
+         "50 processes in at most 10 s, memory bounded. Median of interleaved rounds after a "
+         "warm-up (a warm page cache); peak RSS through `bench/c/runrss`.\n", meta_note(fl), "\n"]
+    rows = []
+    for c in fl["cases"]:
+        cells = [f"{c['ranks']:,} x 50", f"{c['files']:,}", f_(c["mb"], 0)]
+        for fmt in ("text", "json"):
+            x = c[fmt]
+            cells += [stat(x["wall_s"], 2), f_(x["maxrss_mb"]["median"], 1)]
+        rows.append(cells)
+    s.append(table(["ranks x processes", "files", "MB", "text s", "RSS MB", "`--json` s",
+                    "RSS MB"], rows))
+    return "".join(s)
+
+
 GPU = """
 ## 8. GPU
 
@@ -395,7 +416,7 @@ def main() -> None:
     ap.add_argument("--label", default="")
     a = ap.parse_args()
     r = {n: load(a.results, n) for n in ("events", "idle", "heavy", "startup", "memory", "calls",
-                                          "report")}
+                                          "report", "fleet")}
     m = load(a.results, "machine")
     if not m:
         raise SystemExit(f"{a.results}/machine.json missing: run bench/run.sh first")
@@ -415,6 +436,8 @@ def main() -> None:
         if r[name]:
             parts.append(fn(r[name]))
     parts.append(GPU)
+    if r["fleet"]:
+        parts.append(sec_fleet(r["fleet"]))
     missing = [n for n, v in r.items() if not v]
     if missing:
         parts.append(f"\nNot measured in this results folder: {', '.join(missing)}.\n")

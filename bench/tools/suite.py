@@ -41,7 +41,7 @@ PARAMS = {
         ltrace_libs=(10, 25, 50), ltrace_reopen=(25, 2000), ltrace_reps=1,
         start_runs=11, mem_runs=3, call_n=2_000_000, call_runs=5, cg_call=(100_000, 300_000),
         report_single=(2, 4), report_many=((100, 8), (200, 16)), report_cycles=(2_000, 4_000),
-        report_runs=2, report_timeout=300,
+        report_runs=2, report_timeout=300, fleet_ranks=(100, 200), fleet_runs=2,
     ),
     "default": dict(
         count_n=(100, 1100), sites_n=(10, 60), cg_n=(100, 600), time_n=2000, runs=11,
@@ -51,6 +51,7 @@ PARAMS = {
         cg_call=(100_000, 1_100_000),
         report_single=(2, 8, 16, 32), report_many=((1000, 64), (2000, 128)),
         report_cycles=(10_000, 20_000, 40_000), report_runs=3, report_timeout=600,
+        fleet_ranks=(250, 500, 1000), fleet_runs=3,
     ),
 }
 PARAMS["full"] = dict(
@@ -600,6 +601,51 @@ def linearity(groups: dict) -> list[dict]:
 # Set-up and main
 
 
+# ---------------------------------------------------------------------------
+# 8: report --fleet (issue 13)
+
+
+FLEET_GEN = Path(__file__).resolve().parent / "gen_fleet.py"
+
+
+def fleet_case(ctx: Ctx, ranks: int) -> Path:
+    """A generated fleet: `ranks` run directories of 50 processes each, two
+    odd ranks; reused while the generators are unchanged."""
+    tag = hashlib.sha256(FLEET_GEN.read_bytes() + GEN.read_bytes()).hexdigest()[:8]
+    d = ctx.work / "traces" / f"fleet-{ranks}-{tag}"
+    if not (d / ".done").exists():
+        shutil.rmtree(d, ignore_errors=True)
+        log(f"    generating {d.name}")
+        odd = "137,842" if ranks > 842 else f"{ranks // 7},{ranks // 2}"
+        subprocess.run([sys.executable, str(FLEET_GEN), str(d / "runs"), "--ranks", str(ranks),
+                        "--odd", odd], check=True)
+        (d / ".done").touch()
+    return d / "runs"
+
+
+def section_fleet(ctx: Ctx) -> dict:
+    """`report --fleet` on N ranks x 50 processes (the issue's target: 1,000 x 50 in at most
+    10 s, memory bounded), text and JSON, interleaved, peak RSS."""
+    cases = []
+    for ranks in ctx.p["fleet_ranks"]:
+        d = fleet_case(ctx, ranks)
+        files = sum(1 for _ in d.glob("*/*.jsonl"))
+        mb = sum(f.stat().st_size for f in d.glob("*/*.jsonl")) / 2**20
+        cmds = [bl.Cmd("text", [str(ctx.cli), "report", "--fleet", str(d)], stdout="null", rss=True),
+                bl.Cmd("json", [str(ctx.cli), "report", "--fleet", "--json", str(d)],
+                       stdout="null", rss=True)]
+        s = bl.interleave(cmds, ctx.p["fleet_runs"], warmup=1, timeout=ctx.p["report_timeout"],
+                          log=log)
+        res = {"ranks": ranks, "files": files, "mb": round(mb, 1)}
+        for c in cmds:
+            xs = s[c.name]
+            res[c.name] = {"timed_out": any(x.timed_out for x in xs),
+                           "wall_s": bl.wall_stats(xs),
+                           "maxrss_mb": bl.stats([x.maxrss_kb / 1024 for x in xs])}
+        cases.append(res)
+    return {"cases": cases}
+
+
 SECTIONS = {
     "events": section_events,
     "idle": section_idle,
@@ -608,6 +654,7 @@ SECTIONS = {
     "memory": section_memory,
     "calls": section_calls,
     "report": section_report,
+    "fleet": section_fleet,
 }
 
 

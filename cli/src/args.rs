@@ -23,6 +23,7 @@ use std::path::PathBuf;
 pub enum Command {
     Run(RunArgs),
     Report(ReportArgs),
+    Diff(DiffArgs),
     Env(EnvArgs),
     /// `explain [CODE]`.
     Explain(Option<String>),
@@ -148,6 +149,7 @@ impl Cli {
     fn into_command(self) -> Result<Command, clap::Error> {
         Ok(match self.sub {
             Some(Sub::Report(r)) => Command::Report(r),
+            Some(Sub::Diff(d)) => Command::Diff(d),
             Some(Sub::Env(e)) => Command::Env(e),
             Some(Sub::Explain { code }) => Command::Explain(code),
             Some(Sub::Version) => Command::Version,
@@ -170,11 +172,32 @@ Examples:
   cudnn-trace report traces/ --format markdown      a block to paste into a bug report
   cudnn-trace report --json traces/ | jq .findings_total
   cudnn-trace report --fail-on error --ignore CDT005 traces/    a CI gate
+  cudnn-trace report --fleet /shared/traces/job42   many runs grouped by CUDA stack (docs/compare.md)
+  cudnn-trace report --format chrome traces/ > t.json   a timeline for Perfetto
 
 Exit status: 0 when at least one trace was read, 1 when none was, 2 for usage errors,
 3 when --fail-on LEVEL was given and a finding reached it."
     )]
     Report(ReportArgs),
+    /// Compare two runs: which CUDA libraries, environment and findings differ
+    #[command(
+        long_about = "Compare two runs (each a run directory or a trace file): line up their \
+                      processes by role (program and arguments, rank, parent), then show, most \
+                      important first, the CUDA-family libraries that differ (path, real path, \
+                      version, CUDA build, reason, requester), the environment differences that \
+                      explain them (LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, the driver, the glibc) \
+                      and the findings present in only one. See docs/compare.md.",
+        after_help = "\
+Examples:
+  cudnn-trace diff runs/laptop runs/cluster          text, most important first
+  cudnn-trace diff --format markdown good/ bad/      a block for an issue or a CI summary
+  cudnn-trace diff --json reference/ $RUN | jq .matters
+
+Exit status: 0 when nothing that matters differs (the same CUDA files, no failed load or
+warning/error finding in one run only), 1 when something does, 2 for usage errors and
+when a run cannot be read."
+    )]
+    Diff(DiffArgs),
     /// Check a cuDNN directory and print the settings that pin cuDNN to it
     /// without the launcher
     #[command(
@@ -273,6 +296,8 @@ pub enum Format {
     Json,
     /// A short block to paste into a bug report
     Markdown,
+    /// Chrome Trace Event JSON, a timeline for Perfetto and chrome://tracing
+    Chrome,
 }
 
 impl From<Format> for render::Format {
@@ -281,6 +306,7 @@ impl From<Format> for render::Format {
             Format::Text => render::Format::Text,
             Format::Json => render::Format::Json,
             Format::Markdown => render::Format::Markdown,
+            Format::Chrome => render::Format::Chrome,
         }
     }
 }
@@ -323,15 +349,24 @@ pub struct PolicyArgs {
     pub no_config: bool,
 }
 
+/// `--out DIR`: its placeholders must be known (a typo must not name a
+/// directory, nor leave the program untraced).
+fn out_value(s: OsString) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    cudnn_trace_core::launch::record::expand_out(&p, 1, b"h")?;
+    Ok(p)
+}
+
 fn code_value(s: &str) -> Result<&'static str, String> {
     policy::code(s).ok_or_else(|| policy::unknown_code(s))
 }
 
 #[derive(Args, Debug, Default, PartialEq, Eq)]
 pub struct RunArgs {
-    /// Write the traces to DIR [default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/]; when
-    /// it cannot be created, PROGRAM runs untraced
-    #[arg(short, long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    /// Write the traces to DIR [default: ./cudnn-trace-out/<YYYYmmdd-HHMMSS>-<pid>/]; %h
+    /// is the host name and %p the launcher's pid (one directory per task: --out
+    /// /shared/traces/%h-%p); when it cannot be created, PROGRAM runs untraced
+    #[arg(short, long, value_name = "DIR", value_hint = ValueHint::DirPath, value_parser = clap::builder::OsStringValueParser::new().try_map(out_value))]
     pub out: Option<PathBuf>,
     /// Record every library, not only the CUDA family
     #[arg(long)]
@@ -431,11 +466,58 @@ pub struct ReportArgs {
     )]
     pub color: ColorWhen,
 
+    /// Group the processes of many runs (run directories, or directories holding them) by
+    /// CUDA stack: each role's majority and its odd ones out
+    #[arg(long, help_heading = "Output")]
+    pub fleet: bool,
+    /// With --format chrome: take the baseTimeNanoseconds of TRACE (a PyTorch profiler
+    /// trace), so that both files' timestamps line up when opened together
+    #[arg(long, value_name = "TRACE", value_hint = ValueHint::FilePath, help_heading = "Output")]
+    pub align_to: Option<PathBuf>,
+
     /// Exit 3 when a finding of LEVEL or worse was made
     #[arg(long, value_name = "LEVEL", value_parser = level_parser(), help_heading = "Findings")]
     pub fail_on: Option<Severity>,
     #[command(flatten)]
     pub policy: PolicyArgs,
+}
+
+/// `cudnn-trace diff GOOD BAD`.
+#[derive(Args, Debug, Default, PartialEq, Eq)]
+pub struct DiffArgs {
+    /// The reference run: a run directory or a trace file
+    #[arg(value_name = "GOOD", value_hint = ValueHint::AnyPath)]
+    pub good: PathBuf,
+    /// The run to compare with it
+    #[arg(value_name = "BAD", value_hint = ValueHint::AnyPath)]
+    pub bad: PathBuf,
+    /// What to print (text, json, markdown)
+    #[arg(long, value_name = "FORMAT", value_enum, help_heading = "Output")]
+    pub format: Option<Format>,
+    /// The same as --format json
+    #[arg(long, conflicts_with = "format", help_heading = "Output")]
+    pub json: bool,
+    /// When to colour the text
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        default_value_t,
+        help_heading = "Output"
+    )]
+    pub color: ColorWhen,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+impl DiffArgs {
+    /// `--format`, or `--json`.
+    pub fn format(&self) -> Format {
+        match (self.json, self.format) {
+            (true, _) => Format::Json,
+            (false, f) => f.unwrap_or_default(),
+        }
+    }
 }
 
 impl ReportArgs {

@@ -135,6 +135,125 @@ impl Report {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Comparing runs (issue 13): entry points of `diff`, the fleet view and the
+// Chrome timeline, over the same reading and analysis.
+
+impl Report {
+    /// The timeline as Chrome Trace Event JSON (`render::chrome`).
+    pub fn chrome(&self, opts: &render::chrome::ChromeOptions) -> String {
+        render::chrome::render(&self.set, &self.analysis.diagnosis, opts)
+    }
+
+    /// This report as one side of a `diff`.
+    pub fn diff_side(&self, paths: &[PathBuf]) -> analysis::compare::Side {
+        let paths = paths.iter().map(|p| p.display().to_string()).collect();
+        analysis::compare::Side::of(
+            &self.set,
+            &self.analysis.tree,
+            &self.analysis.diagnosis,
+            paths,
+        )
+    }
+}
+
+/// `diff GOOD BAD`: both runs read and analysed, then compared.
+pub fn diff(
+    good: &Report,
+    good_paths: &[PathBuf],
+    bad: &Report,
+    bad_paths: &[PathBuf],
+) -> analysis::compare::Diff {
+    analysis::compare::diff(&good.diff_side(good_paths), &bad.diff_side(bad_paths))
+}
+
+/// What the fleet view read: the view, and what could not be read.
+pub struct FleetRead {
+    pub view: analysis::fleet::FleetView,
+    /// The first problems met (at most [`FLEET_PROBLEMS_KEPT`]).
+    pub problems: Vec<model::Problem>,
+    pub problems_total: usize,
+}
+
+/// Problems the fleet view keeps to show; the rest are counted.
+pub const FLEET_PROBLEMS_KEPT: usize = 20;
+
+/// The fleet view of `paths`: run directories, trace files, or
+/// directories holding run directories (a job's `--out /shared/traces/%h`
+/// parent), looked into up to [`FLEET_DEPTH`] levels. One run is read
+/// at a time and each of its images handed to the fleet, which keeps a
+/// few integers per process: memory is bounded by the largest run, not
+/// by the fleet.
+pub fn fleet(paths: &[PathBuf]) -> FleetRead {
+    let mut fleet = analysis::fleet::Fleet::new();
+    let mut problems = Vec::new();
+    let mut total = 0;
+    let mut runs = Vec::new();
+    for p in paths {
+        find_runs(p, FLEET_DEPTH, &mut runs, &mut problems);
+    }
+    total += problems.len();
+    for run in &runs {
+        let set = model::read_paths(std::slice::from_ref(run));
+        fleet.runs += 1;
+        for img in &set.images {
+            fleet.add(img);
+        }
+        total += set.problems.len();
+        let room = FLEET_PROBLEMS_KEPT.saturating_sub(problems.len());
+        problems.extend(set.problems.into_iter().take(room));
+    }
+    FleetRead {
+        view: fleet.view(),
+        problems,
+        problems_total: total,
+    }
+}
+
+/// How deep [`fleet`] looks for run directories under a path given.
+pub const FLEET_DEPTH: usize = 3;
+
+fn find_runs(
+    p: &std::path::Path,
+    depth: usize,
+    runs: &mut Vec<PathBuf>,
+    problems: &mut Vec<model::Problem>,
+) {
+    if !p.is_dir() || model::trace::looks_like_run(p) {
+        runs.push(p.to_path_buf());
+        return;
+    }
+    let mut subs: Vec<PathBuf> = match std::fs::read_dir(p) {
+        Ok(rd) => rd
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect(),
+        Err(e) => {
+            problems.push(model::Problem {
+                file: p.display().to_string(),
+                line: None,
+                what: format!("cannot read directory: {}", model::io_msg(&e)),
+            });
+            return;
+        }
+    };
+    subs.sort();
+    let before = runs.len();
+    if depth > 0 {
+        for s in &subs {
+            find_runs(s, depth - 1, runs, problems);
+        }
+    }
+    if runs.len() == before && depth == FLEET_DEPTH {
+        problems.push(model::Problem {
+            file: p.display().to_string(),
+            line: None,
+            what: "no run directory (trace files or launcher.json) found here".into(),
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,10 @@
 /* train: a stand-in for a PyTorch training script, built against the fake
  * cuDNN 9.19.0 of tests/fixtures (run.sh builds it).
  *
- * It is linked the way libtorch_cuda.so is (compat-facts §4.2): DT_NEEDED
- * libcudnn.so.9 and libcudart.so.13, found through a DT_RPATH into the pip
- * wheel directories. Then it does what `torch.backends.cudnn.version()` and
+ * It is linked the way libtorch_cuda.so is: DT_NEEDED libcudnn.so.9 and
+ * libcudart.so.13, found through a DT_RPATH into the pip wheel directories
+ * (CUDA_RPATHS and --force-rpath in PyTorch's .ci/manywheel/build_cuda.sh,
+ * https://github.com/pytorch/pytorch/blob/799d09f215740cc4fb78e0bd278dce469e33ddcb/.ci/manywheel/build_cuda.sh). Then it does what `torch.backends.cudnn.version()` and
  * a first convolution do:
  *   1. cudaGetDeviceCount (torch.cuda initialisation),
  *   2. the version check of torch/backends/cudnn/__init__.py, _init():
@@ -24,12 +25,13 @@
 #ifndef COMPILED_CUDNN
 #error "build with -DCOMPILED_CUDNN=<CUDNN_VERSION of the headers>, e.g. 91900"
 #endif
-/* CUDNN_MAJOR / CUDNN_MINOR / CUDNN_PATCHLEVEL of a v9 header (compat-facts §1.1). */
+/* CUDNN_MAJOR / CUDNN_MINOR / CUDNN_PATCHLEVEL of a v9 header ([R1] in
+ * data/sources.toml). */
 #define COMPILED_MAJOR (COMPILED_CUDNN / 10000)
 #define COMPILED_MINOR (COMPILED_CUDNN / 100 % 100)
 #define COMPILED_PATCH (COMPILED_CUDNN % 100)
 
-/* The rule of torch/backends/cudnn/__init__.py (compat-facts §4.2). */
+/* The rule of torch/backends/cudnn/__init__.py ([R24]). */
 static int compatible(int major, int minor)
 {
     const char *skip = getenv("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK");
@@ -58,9 +60,10 @@ int main(void)
     cudnnGetProperty(PATCH_LEVEL, &patch);
     if (!compatible(major, minor)) {
         /* PyTorch's text, double space in "compiled  against" included
-         * (gpu-probe-naive-wrapper.log). PyTorch picks the last sentence by
-         * what LD_LIBRARY_PATH contains; this keeps the one seen in the
-         * reference runs, so the output does not depend on the clone path. */
+         * (torch/backends/cudnn/__init__.py [R24]). PyTorch picks the last
+         * sentence by what LD_LIBRARY_PATH contains; this keeps the one for
+         * a path without "cuda" or "cudnn" in it, so the output does not
+         * depend on the clone path. */
         fprintf(stderr,
                 "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  "
                 "against (%d, %d, %d) but found runtime version (%d, %d, %d). "

@@ -13,8 +13,8 @@
 //!   (`-z now`: since 2.35, `elf/do-rel.h`, BZ#23734);
 //! - for a `dlsym`/`dlvsym` result (flag `LA_SYMB_DLSYM`) when either side
 //!   has its flag (`_dl_audit_symbind_alt`), which is how TensorFlow/XLA's
-//!   `dlsym` on an `RTLD_LOCAL` handle is seen
-//!   (`interposer-pitfalls.md` §3.3).
+//!   `dlsym` on an `RTLD_LOCAL` handle is seen (`LA_SYMB_DLSYM` in
+//!   rtld-audit(7) \[R43\]; XLA's `load_library.cc` \[R23b\]).
 //!
 //! Other objects get no flag, so their bindings never reach the shim. No
 //! `la_pltenter`/`la_pltexit` is exported: since glibc 2.35 the PLT then
@@ -36,10 +36,14 @@
 //! `cuGetProcAddress[_v2]` is wrapped too (not recorded): after the real
 //! call, a pointer handed out for `cuDriverGetVersion`, `cuInit`,
 //! `cuDeviceGetAttribute` or `cuGetProcAddress` itself is replaced by a
-//! thunk of the same copy
-//! (`interposer-pitfalls.md` §2.3 points 2-3: every CUDA runtime since 11.3
-//! fetches driver functions this way, and a runtime that asks for
-//! `cuGetProcAddress` must get the wrapper again).
+//! thunk of the same copy. Since CUDA 11.3 the runtime `dlsym`s only
+//! `cuGetProcAddress[_v2]` and fetches every other driver function through
+//! it (CUDA Driver API, "Driver Entry Point Access",
+//! <https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html>;
+//! the `dlsym` seen in <https://github.com/NVlabs/NVBit/issues/134>), and a
+//! runtime that asks for `cuGetProcAddress` itself must get the wrapper
+//! again (an interposer that did not crashed:
+//! <https://github.com/tkestack/vcuda-controller/issues/20>).
 //!
 //! Thunks run on the program's threads, in this (the audit) namespace's code
 //! with its own libc: the program's `errno` and `dlerror()` state live in
@@ -322,7 +326,7 @@ static OFF_BY_ENV: AtomicBool = AtomicBool::new(false);
 /// Decides once (from `la_version`) whether calls are recorded and libraries
 /// asked for their versions: glibc 2.35 or later (before, a binding flag
 /// slows every PLT call of the object and `-z now` bindings are not
-/// reported, `interposer-pitfalls.md` §4.3), unless `CUDNN_TRACE_CALLS=0`.
+/// reported: glibc BZ#15533, BZ#23734), unless `CUDNN_TRACE_CALLS=0`.
 pub fn init() {
     let off = std::env::var_os(envvar::CALLS).is_some_and(|v| v == "0");
     let new_enough = crate::sys::glibc_at_least(2, 35);

@@ -4,11 +4,14 @@
 //! It works in `la_objsearch(LA_SER_ORIG)`, which glibc calls for every name
 //! it is about to search, DT_NEEDED entries of the executable included, and
 //! for absolute paths too, before any search directory is consulted
-//! (`interposer-pitfalls.md` §4.2). Returning a path in the pin directory
-//! there makes the loader open that file instead. A constructor that
-//! `dlopen`s the pinned copy would be too late for the executable's DT_NEEDED,
-//! and an absolute path would then load a second copy (§5.1, experiment E5);
-//! rewriting every request has neither problem. Only the audit role is
+//! (`LA_SER_ORIG` in rtld-audit(7) \[R43\]; glibc `elf/dl-load.c`,
+//! `_dl_map_object`). Returning a path in the pin directory there makes the
+//! loader open that file instead. A constructor that `dlopen`s the pinned
+//! copy would be too late for the executable's DT_NEEDED (ld.so(8) maps those
+//! before any constructor runs), and an absolute path would then load a
+//! second copy (dlopen(3) opens a name with a slash as that file \[R34\]);
+//! rewriting every request has neither problem (tests/scenarios
+//! `30_pin_abs_path_v9`, `32_pin_exe_needed`). Only the audit role is
 //! needed, so production can pin with `LD_AUDIT` and two variables.
 //!
 //! Runs in the audit namespace with the loader's lock held: it reads the

@@ -9,7 +9,8 @@
 //!   solely to return a compile-time constant stating the CUDA Toolkit
 //!   version" (CUDA Runtime API, Version Management,
 //!   <https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART____VERSION.html>).
-//!   11.x initialises and can fail (compat-facts §1.3): never asked.
+//!   11.x initialises and can fail (it returns `cudaErrorInsufficientDriver`
+//!   without a driver \[E2\]): never asked.
 //! - the cuDNN *core* library's (`libcudnn_graph.so.9`,
 //!   `libcudnn_ops_infer.so.8`) `cudnnGetVersion` ("returns the
 //!   CUDNN_VERSION defined present in the cudnn.h header file"),
@@ -20,8 +21,8 @@
 //!   reference, <https://docs.nvidia.com/deeplearning/cudnn/api/latest/api/cudnn-graph-library.html>).
 //!   But the first API call into graph is where it loads its engine
 //!   libraries (on the GPU machine a PyTorch that only asked for the version
-//!   had `libcudnn_engines_*` and `libcudnn_heuristic` mapped,
-//!   `gpu-probe-rtld-audit.log`; the fixture models this). So the core is
+//!   had `libcudnn_engines_*` and `libcudnn_heuristic` mapped \[E-probe\];
+//!   the fixture models this). So the core is
 //!   asked only after one of its version getters has returned to its caller
 //!   (the program, or the dispatcher on its behalf): [`used`], from the call
 //!   thunks. Whatever that first call does has then been done.
@@ -38,7 +39,7 @@
 //!   or its runtime calls it ([`observed`]); the driver's own version comes
 //!   from its file name (`libcuda.so.580.159.04`);
 //! - the dispatcher `libcudnn.so.N`: it `dlopen`s its sub-libraries and
-//!   aborts the process when one is missing (compat-facts §3.3, E6).
+//!   aborts the process when one is missing \[E6\].
 //!
 //! Every other version (a sub-library's own, an 11.x runtime's) is for the
 //! CLI to ask in a separate process, from the file identity (device, inode,
@@ -442,7 +443,8 @@ fn run(jobs: Vec<Job>) {
 }
 
 /// `v` as cuDNN encodes versions: `major*10000 + minor*100 + patch` from 9.0
-/// on, `major*1000 + minor*100 + patch` before (compat-facts §1.1).
+/// on, `major*1000 + minor*100 + patch` before (\[R1\], \[R2\]; the 9.0.0
+/// release notes announce the change \[R3\]).
 fn cudnn_version(v: u64) -> String {
     if v >= 90000 {
         format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
@@ -451,7 +453,8 @@ fn cudnn_version(v: u64) -> String {
     }
 }
 
-/// `1000*major + 10*minor` (compat-facts §1.3).
+/// `1000*major + 10*minor` (CUDA Runtime and Driver API references \[R7\],
+/// \[R8\]).
 fn cuda_version(v: i64) -> String {
     format!("{}.{}", v / 1000, v % 1000 / 10)
 }

@@ -390,8 +390,51 @@ fn hidden_probe_subcommand() {
     names.sort();
     assert_eq!(
         names,
-        ["completions", "env", "explain", "man", "report", "version"]
+        [
+            "completions",
+            "diff",
+            "env",
+            "explain",
+            "man",
+            "report",
+            "version"
+        ]
     );
+}
+
+#[test]
+fn diff_and_the_comparing_report_options() {
+    match p(&["diff", "a", "b", "--format", "markdown"]) {
+        Ok(Command::Diff(d)) => {
+            assert_eq!(
+                (d.good.as_os_str(), d.bad.as_os_str()),
+                ("a".as_ref(), "b".as_ref())
+            );
+            assert_eq!(d.format(), Format::Markdown);
+        }
+        other => panic!("{other:?}"),
+    }
+    match p(&["diff", "--json", "a", "b"]) {
+        Ok(Command::Diff(d)) => assert_eq!(d.format(), Format::Json),
+        other => panic!("{other:?}"),
+    }
+    // Two runs, no more and no fewer.
+    assert!(p(&["diff", "a"]).is_err());
+    assert!(p(&["diff", "a", "b", "c"]).is_err());
+    // `-q diff` is a program named diff, as for every command.
+    assert!(matches!(p(&["-q", "diff", "a", "b"]), Ok(Command::Run(_))));
+    let r = report(&[
+        "report",
+        "--fleet",
+        "--format",
+        "chrome",
+        "--align-to",
+        "t.json",
+        "x",
+    ]);
+    assert!(r.fleet);
+    assert_eq!(r.format(), Format::Chrome);
+    assert_eq!(r.align_to.as_deref(), Some(std::path::Path::new("t.json")));
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! prints; none holds logic of its own beyond exit statuses.
 
 pub mod completions;
+pub mod diff;
 pub mod env;
 pub mod explain;
 pub mod man;
@@ -29,6 +30,7 @@ pub fn main(argv: &[OsString]) -> i32 {
             0
         }
         Ok(Command::Report(r)) => report::run(r),
+        Ok(Command::Diff(d)) => diff::run(d),
         Ok(Command::Explain(code)) => explain::run(code.as_deref()),
         Ok(Command::Run(r)) => run::run(r),
         Ok(Command::Env(e)) => env::run(e),

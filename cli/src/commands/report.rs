@@ -4,11 +4,16 @@
 use super::{print_stdout, USAGE};
 use crate::args::{Format, ReportArgs};
 use cudnn_trace_core::launch::eprint;
+use cudnn_trace_core::model;
 use cudnn_trace_core::model::trace;
-use cudnn_trace_core::pipeline::Report;
+use cudnn_trace_core::pipeline::{self, Report};
 use cudnn_trace_core::render::style::{detect, Stream};
 use cudnn_trace_core::render::text::esc;
 use cudnn_trace_core::render::TextOptions;
+use cudnn_trace_core::render::{
+    self,
+    chrome::{self, ChromeOptions},
+};
 use std::path::PathBuf;
 
 /// Nothing was read: the paths name no readable trace.
@@ -27,13 +32,22 @@ pub fn run(args: ReportArgs) -> i32 {
     let Some(paths) = paths(&args, format) else {
         return USAGE;
     };
+    if args.fleet {
+        return fleet(&args, format, &paths);
+    }
+    let chrome = match chrome_options(&args, format) {
+        Ok(c) => c,
+        Err(()) => return USAGE,
+    };
     let report = Report::read(&paths).with_policy(&policy);
     eprint(&report.problems_text());
     // An error path prints why, and no empty summary; a launcher record
     // alone still says how the run went (a static program, say).
     let nothing = report.nothing_read();
     if nothing.is_none() || !report.set.launchers.is_empty() {
-        if let Err(status) = print(&report, &args, format, &paths) {
+        if format == Format::Chrome {
+            print_stdout(&report.chrome(&chrome));
+        } else if let Err(status) = print(&report, &args, format, &paths) {
             return status;
         }
     }
@@ -61,6 +75,7 @@ fn print(report: &Report, args: &ReportArgs, format: Format, paths: &[PathBuf]) 
             }
         },
         Format::Markdown => print_stdout(&report.markdown()),
+        Format::Chrome => print_stdout(&report.chrome(&ChromeOptions::default())),
         Format::Text => {
             let (color, width) = detect(Stream::Stdout, args.color.into());
             let opts = TextOptions {
@@ -79,6 +94,76 @@ fn print(report: &Report, args: &ReportArgs, format: Format, paths: &[PathBuf]) 
         }
     }
     Ok(())
+}
+
+/// `--format chrome`'s options: `--align-to TRACE`'s base. Err (after
+/// saying why) when TRACE has none, or `--align-to` comes without chrome.
+fn chrome_options(args: &ReportArgs, format: Format) -> Result<ChromeOptions, ()> {
+    let Some(trace) = &args.align_to else {
+        return Ok(ChromeOptions::default());
+    };
+    if format != Format::Chrome {
+        errln!("cudnn-trace: report: --align-to needs --format chrome");
+        return Err(());
+    }
+    match chrome::base_of(trace) {
+        Ok(base) => Ok(ChromeOptions {
+            base_ns: Some(base),
+        }),
+        Err(why) => {
+            errln!(
+                "cudnn-trace: report: --align-to {}: {why}",
+                esc(&trace.display().to_string())
+            );
+            Err(())
+        }
+    }
+}
+
+/// `report --fleet`: the runs grouped by CUDA stack. Exit 0, or 1 when
+/// nothing was read (`--format json`'s `odd_processes` is the count to
+/// gate on).
+fn fleet(args: &ReportArgs, format: Format, paths: &[PathBuf]) -> i32 {
+    let read = pipeline::fleet(paths);
+    for p in &read.problems {
+        errln!("cudnn-trace: {}", esc(&p.to_string()));
+    }
+    if read.problems_total > read.problems.len() {
+        errln!(
+            "cudnn-trace: … and {} more problems reading the runs",
+            read.problems_total - read.problems.len()
+        );
+    }
+    let v = &read.view;
+    match format {
+        Format::Json => match model::json::to_pretty(v) {
+            Ok(b) => print_stdout(&(String::from_utf8_lossy(&b).into_owned() + "\n")),
+            Err(e) => {
+                errln!("cudnn-trace: cannot write JSON: {e}");
+                return 1;
+            }
+        },
+        Format::Markdown => print_stdout(&render::fleet::markdown(v)),
+        Format::Chrome => {
+            errln!("cudnn-trace: report: --fleet prints text, json or markdown (for a timeline of many runs: --format chrome without --fleet)");
+            return USAGE;
+        }
+        Format::Text => {
+            let (color, width) = detect(Stream::Stdout, args.color.into());
+            let opts = TextOptions {
+                color,
+                width,
+                ..Default::default()
+            };
+            print_stdout(&render::fleet::text(v, &opts));
+        }
+    }
+    if v.images == 0 {
+        errln!("cudnn-trace: no readable trace found in {}", shown(paths));
+        NOTHING_READ
+    } else {
+        0
+    }
 }
 
 /// The paths to read: those given, else the newest run (None, after

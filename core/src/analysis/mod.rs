@@ -15,9 +15,11 @@
 //!
 //! Nothing here prints or formats for a reader: that is the `render` layer.
 
+pub mod compare;
 pub mod failures;
 pub mod files;
 pub mod findings;
+pub mod fleet;
 pub mod libraries;
 pub mod pin;
 pub mod policy;

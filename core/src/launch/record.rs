@@ -94,7 +94,7 @@ pub fn make_out_dir(
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
     let dir = match requested {
-        Some(d) => d.to_path_buf(),
+        Some(d) => expand_out(d, launcher_pid, &host_for_path())?,
         None => {
             let (stamp, _) = local_time(start_ms);
             Path::new(trace::DEFAULT_OUT).join(format!("{stamp}-{launcher_pid}"))
@@ -133,6 +133,63 @@ pub fn make_out_dir(
         ));
     }
     Ok(abs)
+}
+
+/// The placeholders `--out` expands, as NCCL's `NCCL_DEBUG_FILE` does:
+/// `%h` the host name, `%p` the launcher's pid, `%%` a `%`. One launcher
+/// per task (`srun … cudnn-trace --out /shared/traces/%h-%p …`) then
+/// writes a directory of its own on a shared file system.
+pub const OUT_PLACEHOLDERS: &str = "%h (host name), %p (the launcher's pid), %% (a %)";
+
+/// `--out`'s value with its placeholders expanded. Err: a `%` followed by
+/// anything else (a typo must not silently name a directory).
+pub fn expand_out(requested: &Path, pid: u32, host: &[u8]) -> Result<PathBuf, String> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let raw = requested.as_os_str().as_bytes();
+    if !raw.contains(&b'%') {
+        return Ok(requested.to_path_buf());
+    }
+    let mut out = Vec::with_capacity(raw.len() + 32);
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i] != b'%' {
+            out.push(raw[i]);
+            i += 1;
+            continue;
+        }
+        match raw.get(i + 1) {
+            Some(b'h') => out.extend_from_slice(host),
+            Some(b'p') => out.extend_from_slice(pid.to_string().as_bytes()),
+            Some(b'%') => out.push(b'%'),
+            other => {
+                let what = other
+                    .map(|&c| format!("%{}", c as char))
+                    .unwrap_or_else(|| "a % at the end".into());
+                return Err(format!(
+                    "--out {}: unknown placeholder {what} (known: {OUT_PLACEHOLDERS})",
+                    requested.display()
+                ));
+            }
+        }
+        i += 2;
+    }
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(out)))
+}
+
+/// This machine's host name (`gethostname`), as bytes; `localhost` when
+/// it cannot be read. A `/` in it (not a valid host name, but settable)
+/// would make a subdirectory: it becomes `_`.
+fn host_for_path() -> Vec<u8> {
+    let mut buf = [0u8; 256];
+    // SAFETY: buffer and its length.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return b"localhost".to_vec();
+    }
+    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    buf[..end]
+        .iter()
+        .map(|&c| if c == b'/' { b'_' } else { c })
+        .collect()
 }
 
 /// Room kept in the trace directory for the launcher's last words: a file
@@ -241,6 +298,19 @@ pub fn hostname() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn out_placeholders_expand_like_nccls() {
+        let e = |s: &str| expand_out(Path::new(s), 4242, b"node07");
+        assert_eq!(e("/t/%h").unwrap(), Path::new("/t/node07"));
+        assert_eq!(e("/t/%h-%p/x").unwrap(), Path::new("/t/node07-4242/x"));
+        assert_eq!(e("/t/100%%").unwrap(), Path::new("/t/100%"));
+        assert_eq!(e("/t/plain").unwrap(), Path::new("/t/plain"));
+        assert!(e("/t/%H").unwrap_err().contains("unknown placeholder %H"));
+        assert!(e("/t/%").unwrap_err().contains("a % at the end"));
+        let h = host_for_path();
+        assert!(!h.is_empty() && !h.contains(&b'/'));
+    }
 
     #[test]
     fn time_formats() {

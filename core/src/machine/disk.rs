@@ -164,7 +164,7 @@ impl Disk for RealDisk {
 }
 
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  …` → `580.159.04`
-/// (compat-facts §1.3).
+/// (the driver's `/proc/driver/nvidia/version` \[E10\]).
 pub fn parse_nvrm_version(text: &str) -> Option<String> {
     let line = text.lines().find(|l| l.starts_with("NVRM version"))?;
     line.split_whitespace()

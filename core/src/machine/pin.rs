@@ -107,8 +107,9 @@ impl std::fmt::Display for PinRefusal {
 }
 
 /// The sub-libraries each major needs (`libcudnn_<word>.so.<major>`), as
-/// listed in compat-facts §3.3; the dispatcher `libcudnn.so.<major>` loads
-/// them, and a missing one aborts the program on its first cuDNN call.
+/// in data/cudnn-layout.toml (\[R17\], \[E7\], \[E8\]); the dispatcher
+/// `libcudnn.so.<major>` loads them, and a missing one aborts the program on
+/// its first cuDNN call \[E6\].
 pub fn required_sublibraries(major: u32) -> &'static [&'static str] {
     match major {
         9 => &[

@@ -4,15 +4,16 @@
 //! their names (pip wheels have only `.so.9`; a copied file keeps any name).
 //! Reading it means loading the library, and loading cuDNN can end the
 //! process that does it: the dispatcher `libcudnn.so.N` aborts on its first
-//! call when a sub-library is missing (compat-facts §3.3, E6), and a library
-//! constructor may do anything. So the launcher runs its own executable with
+//! call when a sub-library is missing \[E6\], and a library constructor
+//! may do anything. So the launcher runs its own executable with
 //! the hidden subcommand `__probe-cudnn DIR MAJOR` ([`child_main`]), which
 //! never loads the dispatcher:
 //!
 //! * it `dlopen`s the core library by absolute path (`libcudnn_graph.so.9`,
 //!   `libcudnn_ops_infer.so.8`: the one that implements the version queries,
-//!   compat-facts §1.2) and calls `cudnnGetVersion`, `cudnnGetCudartVersion`
-//!   and `cudnnGetMaxDeviceVersion`;
+//!   \[E9\], `reference` in data/cudnn-layout.toml) and calls
+//!   `cudnnGetVersion`, `cudnnGetCudartVersion` and
+//!   `cudnnGetMaxDeviceVersion`;
 //! * then it `dlopen`s each sub-library that exports a `*VersionCheck`, by
 //!   absolute path, in dependency order, and calls it: the sub-library
 //!   compares itself with the core library it got bound to (the one already
@@ -50,7 +51,8 @@ use std::time::{Duration, Instant};
 pub const SUBCOMMAND: &str = "__probe-cudnn";
 
 /// How long the child may take. A cuDNN install is up to about 1 GB of
-/// libraries (compat-facts §6), which a cold disk may take seconds to map,
+/// libraries (the unpacked pip wheels measure 0.4–1.1 GB \[E7\]), which a
+/// cold disk may take seconds to map,
 /// but not tens of seconds; a hung library constructor must not hang the
 /// launcher.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -163,9 +165,10 @@ pub fn core_stem(major: u32) -> Option<&'static str> {
 }
 
 /// Sub-libraries with a version cross-check: (stem, function), in an order
-/// where each one's cuDNN dependencies (DT_NEEDED, compat-facts §3.3) are
-/// already loaded, so that they bind to this directory's copies by SONAME
-/// even without RUNPATH (NVIDIA's v8 tarballs have none on sub-libraries).
+/// where each one's cuDNN dependencies (DT_NEEDED \[E7\], data/cudnn-layout.toml)
+/// are already loaded, so that they bind to this directory's copies by SONAME
+/// even without RUNPATH (NVIDIA's v8 tarballs have none on sub-libraries
+/// \[R45\]).
 pub fn version_checks(major: u32) -> &'static [(&'static str, &'static str)] {
     match major {
         9 => &[
@@ -184,7 +187,8 @@ pub fn version_checks(major: u32) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// The name of a non-zero `*VersionCheck` status (compat-facts §3.4).
+/// The name of a non-zero `*VersionCheck` status (\[R4\], \[R5\];
+/// data/cudnn-status.toml).
 pub fn status_name(major: u32, status: i64) -> Option<&'static str> {
     match (major >= 9, status) {
         (true, 1002) => Some("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),

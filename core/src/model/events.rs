@@ -76,7 +76,7 @@ pub struct CallEvent {
 }
 
 /// `cudaDevAttrComputeCapabilityMajor` / `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR`
-/// (CUDA headers, \[R7\]\[R8\] of compat-facts); the minor is 76.
+/// (CUDA Runtime and Driver API types, \[R7\]\[R8\]); the minor is 76.
 pub const ATTR_CC_MAJOR: i64 = 75;
 pub const ATTR_CC_MINOR: i64 = 76;
 

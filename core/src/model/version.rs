@@ -44,7 +44,8 @@ impl Ver {
         (!v.is_empty() && v.len() <= 8).then_some(Ver(v))
     }
 
-    /// `CUDNN_VERSION` / `cudnnGetVersion()` (compat-facts §1.1, rule 1):
+    /// `CUDNN_VERSION` / `cudnnGetVersion()` (\[R1\], \[R2\]; the change of
+    /// formula is in the 9.0.0 release notes \[R3\]):
     /// from 9.0 on `major*10000 + minor*100 + patch`, before that
     /// `major*1000 + minor*100 + patch`; a value >= 90000 is v9+.
     pub fn from_cudnn_int(v: u64) -> Ver {
@@ -64,12 +65,13 @@ impl Ver {
     }
 
     /// CUDA's `1000*major + 10*minor` (`cudaRuntimeGetVersion`,
-    /// `cuDriverGetVersion`, `cudnnGetCudartVersion`; compat-facts §1.3).
+    /// `cuDriverGetVersion`, `cudnnGetCudartVersion`; \[R7\], \[R8\], \[R4\]).
     pub fn from_cuda_int(v: u64) -> Ver {
         Ver(vec![(v / 1000) as u32, (v % 1000 / 10) as u32])
     }
 
-    /// `cudnnGetMaxDeviceVersion()`: `SM_major*100 + SM_minor*10` (§1.1).
+    /// `cudnnGetMaxDeviceVersion()`: `SM_major*100 + SM_minor*10` (\[R4\];
+    /// `CUDNN_MAX_DEVICE_VERSION` in `cudnn_version.h` \[R1\], \[E8\]).
     pub fn from_sm_int(v: u64) -> Ver {
         Ver(vec![(v / 100) as u32, (v % 100 / 10) as u32])
     }
@@ -224,7 +226,8 @@ mod tests {
 
     #[test]
     fn integer_encodings() {
-        // compat-facts §1.1 examples.
+        // The v7/v8 formula [R13], [R2]; 8.9.7 and 9.28.0 as the wheels
+        // report them [E3], [E8]; 9.1.0 [R1].
         assert_eq!(Ver::from_cudnn_int(7605).to_string(), "7.6.5");
         assert_eq!(Ver::from_cudnn_int(8201).to_string(), "8.2.1");
         assert_eq!(Ver::from_cudnn_int(8907).to_string(), "8.9.7");

@@ -46,7 +46,7 @@ pub fn explain_with(k: &Knowledge, code: &str) -> Option<String> {
     );
     let refs = k.source_refs(&doc.source);
     if !refs.is_empty() {
-        s.push_str("\nSources (shared/reference/compat-facts.md):\n");
+        s.push_str("\nSources:\n");
         for r in refs {
             let title = k.sources.get(&r.id).map(|s| s.title.as_str()).unwrap_or("");
             let _ = writeln!(s, "  [{}] {}", r.id, title);
@@ -69,10 +69,7 @@ mod tests {
             let t = explain_with(&k, code).unwrap();
             assert!(t.starts_with(code), "{t}");
             assert!(t.contains(name));
-            assert!(
-                t.contains("Sources (shared/reference/compat-facts.md)"),
-                "{t}"
-            );
+            assert!(t.contains("\nSources:\n"), "{t}");
             assert_eq!(explain_with(&k, &code.to_lowercase()), Some(t.clone()));
             assert_eq!(explain_with(&k, name), Some(t));
         }

@@ -16,9 +16,12 @@
 //!
 //! Functions here return strings; printing them is the commands' job.
 
+pub mod chrome;
+pub mod diff;
 pub mod env;
 pub mod explain;
 pub mod findings;
+pub mod fleet;
 pub mod json;
 pub mod markdown;
 pub mod style;
@@ -34,6 +37,8 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    /// Chrome Trace Event JSON (`chrome`).
+    Chrome,
 }
 
 impl Format {
@@ -42,6 +47,7 @@ impl Format {
             "text" => Some(Format::Text),
             "json" => Some(Format::Json),
             "markdown" | "md" => Some(Format::Markdown),
+            "chrome" => Some(Format::Chrome),
             _ => None,
         }
     }

@@ -418,7 +418,7 @@ fn outlived_lines(rec: &LauncherRecord) -> Vec<String> {
 
 /// The launcher's pin: what was pinned, and when the program failed, how
 /// the pin may be the reason (a framework refuses a cuDNN older than its
-/// build: compat-facts §4).
+/// build: PyTorch \[R24\], XLA \[R21\], JAX \[R27\]; data/frameworks.toml).
 fn render_pin_record(set: &TraceSet, rec: &LauncherRecord, p: &PinRecord, out: &mut String) {
     let what = match &p.version {
         Some(v) => format!("cuDNN {v}"),

@@ -189,7 +189,8 @@ pub unsafe fn any_needed(map: *const LinkMap, pred: impl Fn(&[u8]) -> bool) -> b
 ///
 /// This is how the shim reaches a library's functions without `dlsym`:
 /// `dlsym` needs a handle (a start-up object's `link_map` is not a usable
-/// one, `interposer-pitfalls.md` §3.4), would run `la_symbind` on our own
+/// one: its `l_searchlist` stays empty until it is `dlopen`ed, glibc
+/// `elf/dl-open.c`, `dl_open_worker`), would run `la_symbind` on our own
 /// lookup, and any dl* call resets the program's pending `dlerror()` text.
 ///
 /// # Safety

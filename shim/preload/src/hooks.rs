@@ -3,8 +3,11 @@
 //! glibc takes the caller of `dlopen` from its return address and uses it
 //! for the caller's RPATH/RUNPATH/`$ORIGIN`, its namespace and `RTLD_NEXT`
 //! (`dlfcn/dlopen.c`, `elf/dl-open.c`). A wrapper that simply calls the real
-//! `dlopen` makes the shim the caller, which is how a naive wrapper made
-//! PyTorch load the wrong cuDNN (`shared/reference/gpu-probe-naive-wrapper.log`).
+//! `dlopen` makes the shim the caller, so the RUNPATH searched is the shim's,
+//! not the caller's (dlopen(3) \[R34\]): under such a wrapper cuDNN's
+//! sub-libraries, found through cuDNN's own `$ORIGIN`, are not found next to
+//! PyTorch's pip cuDNN (<https://github.com/bloomberg/memray/issues/212>) or
+//! come from another cuDNN on the machine.
 //!
 //! So the hooks here never *call* the real function from their own frame.
 //! They jump to it with a return address that lies inside the real caller:

@@ -5,9 +5,12 @@
  * finds it through its DT_RPATH (site-packages/nvidia/cudnn/lib), while
  * another component of the same process (a JAX/TensorFlow plugin, a ctypes
  * preload) dlopens a second copy by its absolute path with RTLD_LOCAL.
- * Sources: compat-facts §4.2 (PyTorch's DT_RPATH and _preload_cuda_deps),
- * §4.3 (JAX ctypes-loads cuDNN by path), §1.3 (every symbol carries the
- * soname as its version tag, so both copies live side by side).
+ * Sources (ids of data/sources.toml): PyTorch's DT_RPATH into
+ * nvidia/cudnn/lib (CUDA_RPATHS and --force-rpath in
+ * https://github.com/pytorch/pytorch/blob/799d09f215740cc4fb78e0bd278dce469e33ddcb/.ci/manywheel/build_cuda.sh)
+ * and its _preload_cuda_deps [R25]; JAX ctypes-loads cuDNN by path [R27];
+ * every symbol carries the soname as its version tag [E9], so both copies
+ * live side by side.
  *
  * Built linked against libcudnn.so.N with a DT_RPATH.
  * usage: main OTHER_COPY   (an absolute path to another libcudnn.so.N)

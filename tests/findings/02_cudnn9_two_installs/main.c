@@ -9,9 +9,10 @@
  * graph comes from 9.14 while ops comes from the wheel: cudnnGetVersion()
  * says 91400 and cudnnOpsVersionCheck() returns 1002
  * CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH.
- * Sources: compat-facts §4.5 [R34] and E-probe (LD_LIBRARY_PATH before
- * RUNPATH, the system graph 9.14 under PyTorch's 9.19), §3.3 E11 (graph and
- * ops of two releases: cudnnOpsVersionCheck = 1002), rule 7.
+ * Sources (ids of data/sources.toml): LD_LIBRARY_PATH is searched before
+ * the caller's RUNPATH [R34]; the system graph 9.14 under PyTorch's 9.19
+ * [E-probe]; graph and ops of two releases give cudnnOpsVersionCheck = 1002
+ * [E11], CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH [R4].
  *
  * Built linked against libcudnn.so.9 with a DT_RPATH. Exits 0 (the mismatch
  * goes unnoticed until an operation needs ops).

@@ -9,8 +9,10 @@
  * wheel, bound to the other ops_infer: cudnnCnnInferVersionCheck() returns
  * 14 CUDNN_STATUS_VERSION_MISMATCH (with real files the loader may fail
  * earlier: "undefined symbol: …, version libcudnn_ops_infer.so.8").
- * Sources: compat-facts §3.3 (cuDNN 8 layout, "Mixing v8 sub-libraries from
- * different builds" [R46]), rule 7 [R5], §4.5 [R34].
+ * Sources (ids of data/sources.toml): the cuDNN 8 layout
+ * (data/cudnn-layout.toml), mixing v8 sub-libraries from different builds
+ * [R46], CUDNN_STATUS_VERSION_MISMATCH = 14 [R5], the loader's search order
+ * [R34].
  *
  * Built linked against libcudnn.so.8 with a DT_RPATH. Exits 0.
  */

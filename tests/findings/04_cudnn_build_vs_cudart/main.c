@@ -7,8 +7,10 @@
  * site-packages/nvidia/cudnn/lib, and only cudnnGetCudartVersion() (12090)
  * tells them apart. The cuDNN 8 twin: a cuDNN 8.9.7 "for CUDA 11.x" with a
  * CUDA 12 runtime.
- * Sources: compat-facts rule 4 and rule 8 [R14][E3][E7][E8], §3.2 (the
- * CUDA builds of each cuDNN release).
+ * Sources (ids of data/sources.toml): cuDNN links cudart statically and
+ * cudnnGetCudartVersion names its CUDA build [R4][R14][E3][E8]; the cu12
+ * and cu13 wheels install under one path [E7][E8]; the CUDA builds of each
+ * cuDNN release (data/cudnn-support.toml, from NVIDIA's support matrices).
  *
  * Built linked against libcudart.so.N and libcudnn.so.N (DT_RPATH). Exits 0.
  */

@@ -6,8 +6,9 @@
  * cudaErrorInsufficientDriver (35), which frameworks print as
  * "CUDA driver version is insufficient for CUDA runtime version"
  * (cudaGetErrorString(35)). CUDA 13.x needs a driver >= 580.
- * Sources: compat-facts §2.1 (minor-version compatibility ranges, rule 6)
- * [R9][R10], §2.3 (toolkit drivers), §1.3 / E2 (cudaGetDeviceCount = 35).
+ * Sources (ids of data/sources.toml): minor-version compatibility ranges
+ * [R9][R10] and the toolkits' drivers [R9] (data/cuda-drivers.toml);
+ * cudaGetDeviceCount = 35 with no driver of the runtime's CUDA major [R7][E2].
  *
  * Built linked against libcudart.so.13 (DT_RPATH). Exits 1 when the runtime
  * refuses the driver, after printing cudart's message to stderr.

@@ -8,8 +8,9 @@
  * attempted on non supported HW"); on a host whose kernel module is another
  * (newer) 580 driver it fails with 803 ("system has unsupported display
  * driver / cuda driver combination").
- * Sources: compat-facts §2.2 [R11][R12][R8] and E10 (compat 580.95.05 on
- * kernel 580.159.04: cuInit = 803).
+ * Sources (ids of data/sources.toml): forward compatibility [R11][R12],
+ * the CUresult values [R8]; the image's compat 580.95.05 on kernel module
+ * 580.159.04 gives cuInit = 803 [E10].
  *
  * Built linked against libcudart.so.13 (DT_RPATH). The fake runtime maps
  * every cuInit failure to 3, so the program asks libcuda itself (as a

@@ -9,8 +9,9 @@
  * "Unable to load any of {…}" and "Invalid handle. Cannot load symbol
  * cudnnGetVersion" and aborts; cuDNN 8's prints "Could not load library
  * libcudnn_ops_infer.so.8. Error: …" and aborts.
- * Sources: compat-facts §3.3 and E6 (the messages and SIGABRT), §5.1
- * (install locations), [R44] (cuDNN in torch/lib).
+ * Sources (ids of data/sources.toml): the messages and SIGABRT [E6]; the
+ * cuDNN layout (data/cudnn-layout.toml); install locations [R35][E7];
+ * cuDNN in torch/lib [R44].
  *
  * Built linked against libcudnn.so.N (DT_RPATH). Dies of SIGABRT.
  */

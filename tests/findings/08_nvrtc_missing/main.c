@@ -5,9 +5,10 @@
  * wheel installs in site-packages/nvidia/cuda_nvrtc/lib, a directory neither
  * LD_LIBRARY_PATH nor cuDNN's RUNPATH names: "libnvrtc.so: cannot open
  * shared object file". Runtime-compiled engines are then unavailable.
- * Sources: compat-facts §3.3 (graph dlopens libnvrtc.so.%d; the wheels'
- * RUNPATH names ../../nvrtc/lib or ../../cuda_nvrtc/lib, and JAX notes one
- * cuDNN release that pointed at the wrong one [R27]), §6.
+ * Sources (ids of data/sources.toml): graph dlopens libnvrtc.so.%d and
+ * the wheels' RUNPATH names ../../nvrtc/lib or ../../cuda_nvrtc/lib
+ * [E7][E8]; JAX notes one cuDNN release that pointed at the wrong one
+ * [R27]; the NVIDIA wheels [R30].
  * The fake cuDNN is built with build-stack.sh --nvrtc.
  *
  * Built linked against libcudnn.so.9 (DT_RPATH). Exits 0.

@@ -7,9 +7,9 @@
  * site-packages/nvidia/cuda_runtime/lib). Every cudart symbol carries the
  * soname as its version tag, so both runtimes live side by side, each with
  * its own state.
- * Sources: compat-facts §1.3 and E1 (sonames and symbol versions of the
- * cu11/cu12/cu13 runtimes), §6 (pip layouts: nvidia/cuda_runtime/lib for
- * CUDA 12, nvidia/cu13/lib for CUDA 13).
+ * Sources (ids of data/sources.toml): sonames, symbol versions and pip
+ * layouts of the cu11/cu12/cu13 runtimes (nvidia/cuda_runtime/lib for
+ * CUDA 12, nvidia/cu13/lib for CUDA 13) [E1].
  *
  * Built linked against libcudart.so.13 (DT_RPATH).
  * usage: main PLUGIN   (plugin.c, built with DT_NEEDED libcudart.so.12)

@@ -5,8 +5,9 @@
  * container without GPU access): cuInit returns 100 CUDA_ERROR_NO_DEVICE
  * and cudnnCreate returns CUDNN_STATUS_NOT_INITIALIZED, 1001 in cuDNN 9 and
  * 1 in cuDNN 8 (XLA then logs "Possibly insufficient driver version").
- * Sources: compat-facts E10 (hidden GPU: cuInit 100, cudnnCreate 1001),
- * E4 (cudnnCreate without a GPU: v9 1001, v8 1), §3.4 (status numbering).
+ * Sources (ids of data/sources.toml): hidden GPU: cuInit 100, cudnnCreate
+ * 1001 [E10]; cudnnCreate without a GPU: v9 1001, v8 1 [E4]; status
+ * numbering [R4][R5] (data/cudnn-status.toml).
  * The fake driver is built with build-stack.sh --init-result 100.
  *
  * Built linked against libcudnn.so.N (DT_RPATH). Exits 1 when cudnnCreate

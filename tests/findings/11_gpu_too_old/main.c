@@ -6,8 +6,9 @@
  * this itself and raises "cuDNN version 9xxxx is not compatible with devices
  * with SM < 7.5". cuDNN 8.9.x starts at SM 5.0, so a Kepler (SM 3.7) GPU is
  * outside its range.
- * Sources: compat-facts §3.2 (support matrix and architecture drops:
- * [R15g][R15n][R24][R38][R39]), §4.2 (PyTorch's SM check [R24]).
+ * Sources (ids of data/sources.toml): support matrices and architecture
+ * drops [R15g][R15n][R24][R38][R39] (data/cudnn-support.toml); PyTorch's
+ * SM check [R24].
  * The fake driver is built with build-stack.sh --cc M.m.
  *
  * Built linked against libcudart.so.N and libcudnn.so.N (DT_RPATH).

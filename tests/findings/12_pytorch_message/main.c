@@ -7,8 +7,9 @@
  * 9.14 directory is on LD_LIBRARY_PATH: the dispatcher comes from the wheel,
  * libcudnn_graph from the system, cudnnGetProperty answers 9.14.0, and
  * torch.backends.cudnn raises its incompatibility error.
- * Sources: compat-facts §4.2 (PyTorch's rule and exact message, [R24]),
- * E-probe, §4.5 [R34].
+ * Sources (ids of data/sources.toml): PyTorch's rule and exact message
+ * [R24]; the two cuDNN copies of the GPU machine [E-probe]; the loader's
+ * search order [R34].
  *
  * Built linked against libcudnn.so.9 (DT_RPATH) and run from a venv's bin/.
  * Does what torch/backends/cudnn/__init__.py does: reads the runtime version

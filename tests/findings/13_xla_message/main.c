@@ -8,8 +8,8 @@
  * cudnnCreate, CudnnSupport::Init compares the version cudnnGetProperty
  * reports with its build and logs "Loaded runtime CuDNN library: 9.14.0 but
  * source was compiled with: 9.19.0. …".
- * Sources: compat-facts §4.1 (XLA's rule, loader and exact message
- * [R21][R22][R23]), §4.5 [R34].
+ * Sources (ids of data/sources.toml): XLA's rule, loader and exact message
+ * [R21][R22][R23]; the loader's search order [R34].
  *
  * Built with a DT_RUNPATH to the wheel's directory, run from a venv's bin/.
  * Exits 1 after the message.

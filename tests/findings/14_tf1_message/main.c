@@ -8,8 +8,9 @@
  * found only through the program's RUNPATH) meets an 8.6.0 install that
  * LD_LIBRARY_PATH names first. TF 1.x shipped for cuDNN 7, which the fakes
  * do not build; the message is TF's template with cuDNN 8 numbers.
- * Sources: compat-facts §4.1 ("Old rule (TF 1.x)", exact message [R19][R19b]),
- * §1.1 (v8 version encoding), §4.5 [R34].
+ * Sources (ids of data/sources.toml): TF 1.x's rule and exact message
+ * [R19][R19b]; the v8 version encoding [R2]; the loader's search order
+ * [R34].
  *
  * Built with a DT_RUNPATH to the wheel's directory, run from a venv's bin/.
  * Exits 1 after the message.

@@ -7,8 +7,9 @@
  * divided by 100) with its build. With the system's cuDNN 9.14 on
  * LD_LIBRARY_PATH the dispatcher from the wheel gets graph 9.14 (searched
  * before its RUNPATH $ORIGIN) and answers 91400.
- * Sources: compat-facts §4.3 (JAX's rule, loading and message [R27]),
- * §3.3 E5 (the dispatcher reports graph's version), §4.5 [R34].
+ * Sources (ids of data/sources.toml): JAX's rule, loading and message
+ * [R27]; the dispatcher reports graph's version [E5]; the loader's search
+ * order [R34].
  *
  * usage: main PATH_TO_LIBCUDNN_SO_9   (run from a venv's bin/). Exits 1
  * after the message.

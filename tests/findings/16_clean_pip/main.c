@@ -9,8 +9,10 @@
  * dispatcher, graph, the engines, ops/cnn/adv all from one directory.
  * It prints XLA's "Loaded cuDNN version" line to stderr, as XLA does when
  * all is well.
- * Sources: compat-facts E10/E11 and E-probe (the machine), §2.1 (driver 580
- * runs CUDA 13.x), §3.2 (9.19 for CUDA 13 supports SM 7.5+), rule 7, §4.1.
+ * Sources (ids of data/sources.toml): the machine [E10][E11][E-probe];
+ * driver 580 runs CUDA 13.x [R9][R10] (data/cuda-drivers.toml); 9.19 for
+ * CUDA 13 supports SM 7.5+ [R15n] (data/cudnn-support.toml); the
+ * sub-library checks [R4]; XLA's log lines [R21].
  *
  * Built linked against libcudart.so.13 and libcudnn.so.9 (DT_RPATH). Exits 0.
  */
@@ -30,7 +32,7 @@ int main(void)
     size_t v = cudnnGetVersion();
     printf("cudnnGetVersion=%zu cudart=%zu\n", v, cudnnGetCudartVersion());
     /* XLA's line on success, close to its mismatch message but not it
-     * (compat-facts §4.1): no finding may come of it. */
+     * (XLA's cuda_dnn.cc [R21]): no finding may come of it. */
     fprintf(stderr, "I0000 00:00:00.000000    1234 cuda_dnn.cc:529] Loaded cuDNN version %zu\n", v);
     printf("checks=%d %d %d %d\n", (int)cudnnGraphVersionCheck(), (int)cudnnOpsVersionCheck(),
            (int)cudnnCnnVersionCheck(), (int)cudnnAdvVersionCheck());

@@ -12,8 +12,9 @@
  * sub-library's check against graph (0: the same version), the driver's
  * cuDriverGetVersion. With a CUDA 12.2 driver that is what shows that the
  * cuDNN built for CUDA 13.0 cannot run here (CDT004).
- * Sources: compat-facts §1.2 (the version queries), §3.4 (the checks),
- * §2.1 (driver minimums), E10.
+ * Sources (ids of data/sources.toml): the version queries [R4][E3][E9],
+ * the checks and their statuses [R4] (data/cudnn-status.toml), driver
+ * minimums [R9][R10] (data/cuda-drivers.toml), [E10].
  *
  * Built linked against libcudnn.so.9 (DT_RPATH). Exits 0 when cudnnCreate
  * succeeds.

@@ -8,8 +8,8 @@
  * libcudart.so.12: cannot open shared object file: No such file or
  * directory", exit status 127, before main. A libcudart.so.13 does not fit a
  * request for libcudart.so.12 (another major, another ABI).
- * Sources: compat-facts §1.3 (sonames carry the major), §5.1 (where the
- * runtimes are installed), [R34] (the loader's search).
+ * Sources (ids of data/sources.toml): sonames carry the major and where
+ * the pip runtimes are installed [E1]; the loader's search [R34].
  *
  * Built linked against libtorchlike.so (lib.c, DT_RUNPATH $ORIGIN/lib),
  * which needs libcudart.so.12 (DT_RUNPATH $ORIGIN/../rt, removed after

@@ -7,8 +7,11 @@
  * while PyTorch's came from libcudart.so.13). NVIDIA's own libraries
  * (cuBLASLt, cuDNN) do the same: no news. With a CUDA 12.2 driver, a
  * CUDA 13 runtime cannot work, static or not (CDT004).
- * Sources: compat-facts §1.2 (cuDNN links cudart statically), §2.1 (driver
- * minimums), interposer-pitfalls §2.3 (cuGetProcAddress).
+ * Sources (ids of data/sources.toml): cuDNN links cudart statically
+ * [R14]; driver minimums (data/cuda-drivers.toml); a static runtime
+ * reaches the driver through cuGetProcAddress
+ * (https://github.com/NVlabs/NVBit/issues/134; CUDA Driver API, "Driver
+ * Entry Point Access").
  *
  * Usage: main MODULE... dlopens each module by path and counts the devices
  * through it (app_device_count). Exits 0.

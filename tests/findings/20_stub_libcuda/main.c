@@ -8,7 +8,8 @@
  * left it there: at run time the runtime's dlopen("libcuda.so.1") finds the
  * stub before the driver's copy, and every driver call returns 34
  * (CUDA_ERROR_STUB_LIBRARY; the runtime says cudaErrorStubLibrary).
- * Sources: compat-facts [R8] (the stub library and error 34), §5.1.
+ * Sources (ids of data/sources.toml): the stub library and error 34 [R8]
+ * (data/cuda-errors.toml).
  *
  * Usage: main [DRIVER]: counts the devices through the CUDA runtime, then
  * dlopens DRIVER (the driver's real libcuda, by path) if given. Built linked

@@ -7,8 +7,8 @@
  * under a name of their own (`_cudart.so`, SONAME `_cudart.so`), which only
  * what it exports (cudaRuntimeGetVersion) tells apart. Beside the
  * framework's libcudart.so.13 they are more CUDA runtimes in one process.
- * Sources: compat-facts §1.3 (sonames, symbol versions), §5.2 (pip
- * layouts).
+ * Sources (ids of data/sources.toml): sonames and symbol versions [E1][E9];
+ * pip layouts [E1][E7].
  *
  * Usage: main LIB...: dlopens each library by path and prints what its
  * cudaRuntimeGetVersion says. Exits 0.

@@ -1,5 +1,6 @@
-/* TensorFlow/XLA's way (interposer-pitfalls.md §3.1): dlopen the cuDNN
- * dispatcher RTLD_LOCAL and call through dlsym(handle). The global scope must
+/* TensorFlow/XLA's way (XLA's dso_loader.cc and load_library.cc, [R23] and
+ * [R23b] in data/sources.toml): dlopen the cuDNN dispatcher RTLD_LOCAL and
+ * call through dlsym(handle). The global scope must
  * not offer cuDNN or CUDA symbols the program has not loaded itself, before
  * or after (the shim exports none). */
 #define _GNU_SOURCE

@@ -1,5 +1,6 @@
 /* The runtime reaches the driver only through cuGetProcAddress[_v2]
- * (interposer-pitfalls.md §2.3): the driver's cuDriverGetVersion and cuInit
+ * (https://github.com/NVlabs/NVBit/issues/134; CUDA Driver API, "Driver
+ * Entry Point Access"): the driver's cuDriverGetVersion and cuInit
  * calls must still be seen, attributed to libcuda, the runtime's results
  * unchanged. */
 #include <dlfcn.h>

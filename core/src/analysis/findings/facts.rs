@@ -536,7 +536,7 @@ pub fn line_at(text: &str, a: usize, b: usize) -> String {
 
 /// The message tables (`frameworks.toml`) as the rules read stderr: each
 /// real example found by its own rule alone, repeats counted, inner
-/// matches left to the outer one, and compat-facts' texts verbatim.
+/// matches left to the outer one, and the quoted texts verbatim.
 #[cfg(test)]
 mod tests {
     use super::StderrFacts;

@@ -55,14 +55,16 @@ fn yes() -> bool {
     true
 }
 
-/// A compat-facts reference (`[source.R9]`).
+/// A public source (`[source.R9]`), or an observation on public artifacts
+/// (`[source.E3]`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     pub title: String,
     #[serde(default)]
     pub urls: Vec<String>,
-    /// An experiment of compat-facts (`E1` …), not a public page.
+    /// An observation this project made on the public artifacts its URLs
+    /// name (`E1` …), rather than a page that states the fact.
     #[serde(default)]
     pub experiment: bool,
 }
@@ -974,7 +976,7 @@ mod tests {
     #[test]
     fn every_row_has_a_known_source_with_an_address() {
         let k = Knowledge::embedded().unwrap();
-        // validate() checks ids; here: the ids resolve to URLs or experiments.
+        // validate() checks ids; here: every id resolves to a public address.
         let all: Vec<&Vec<String>> = k
             .drivers
             .family
@@ -990,18 +992,25 @@ mod tests {
         for ids in all {
             assert!(!ids.is_empty());
             for r in k.source_refs(ids) {
-                let s = k.source(&r.id).unwrap();
-                assert!(
-                    !r.urls.is_empty()
-                        || s.experiment
-                        || s.title.contains("UNVERIFIED")
-                        || ["R30c", "R42"].contains(&r.id.as_str()),
-                    "{} has no URL",
-                    r.id
-                );
+                assert!(!r.urls.is_empty(), "{} has no URL", r.id);
             }
         }
-        // The URL of a reference as compat-facts gives it.
+        // Every source, cited or not, is public: no address or title that
+        // points at files a user does not have, or at third-party copies of
+        // NVIDIA's headers.
+        for (id, s) in k.sources.iter().chain(&k.message_sources) {
+            assert!(!s.urls.is_empty(), "{id} has no URL");
+            for bad in ["compat-facts", "shared/reference", "research/", ".log"] {
+                assert!(!s.title.contains(bad), "{id}: {}", s.title);
+            }
+            for u in &s.urls {
+                assert!(u.starts_with("https://"), "{id}: {u}");
+                for mirror in ["zspace/", "Minerallka/", "huggingface.co"] {
+                    assert!(!u.contains(mirror), "{id}: {u}");
+                }
+            }
+        }
+        // The URL of a reference as the table gives it.
         let r9 = &k.source_refs(&["R9"])[0];
         assert_eq!(
             r9.urls,
@@ -1015,7 +1024,7 @@ mod tests {
     fn unverified_rows_are_marked() {
         let k = Knowledge::embedded().unwrap();
         let v = |s: &str| Ver::parse(s).unwrap();
-        // compat-facts §3.2: 8.6–8.8 and 9.18–9.28 tables are UNVERIFIED.
+        // The 8.6–8.8 and 9.18–9.28 rows are inferred, not read from a matrix.
         assert!(!k.release(&v("8.7.0")).unwrap().verified);
         assert!(!k.release(&v("9.19.0")).unwrap().verified);
         assert!(k.release(&v("9.17.1")).unwrap().verified);

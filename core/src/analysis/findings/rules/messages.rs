@@ -1,9 +1,9 @@
 //! CDT010: a framework's (or cuDNN's, or glibc's) own message in the
 //! program's stderr, quoted and explained from the trace: which file was
-//! loaded, why, and where a copy of the expected version is (compat-facts
-//! §4; the messages, their rules and their examples are data,
-//! `frameworks.toml`). This file explains the version messages and the
-//! missing-library ones; `message_kinds.rs` the others.
+//! loaded, why, and where a copy of the expected version is (the
+//! messages, their rules and their examples are data, `frameworks.toml`).
+//! This file explains the version messages and the missing-library ones;
+//! `message_kinds.rs` the others.
 
 use super::loads::copy_evidence;
 use super::message_kinds::{self as kinds, cudnn_files, Explained};
@@ -778,7 +778,7 @@ mod tests {
     const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";
 
     /// The PyTorch situation of the GPU probe: pip 9.19 bundled, the system
-    /// 9.14 on LD_LIBRARY_PATH wins for graph (compat-facts §4.2, §4.5).
+    /// 9.14 on LD_LIBRARY_PATH wins for graph [E-probe].
     fn pytorch_mixup() -> Trace {
         let pip = format!("{SP}/nvidia/cudnn/lib");
         let disp = format!("{pip}/libcudnn.so.9");
@@ -860,7 +860,7 @@ mod tests {
         assert!(all(&fs, "CDT002").len() == 1);
     }
 
-    /// XLA's current message (compat-facts §4.1), cuDNN 9.1.0 from a CUDA
+    /// XLA's current message [R21], cuDNN 9.1.0 from a CUDA
     /// toolkit directory on LD_LIBRARY_PATH.
     #[test]
     fn xla_message_explained() {
