@@ -363,6 +363,7 @@ mod tests {
             alternatives: Vec::new(),
             evidence: Vec::new(),
             consequence_of: Vec::new(),
+            count: None,
             sources: Vec::new(),
             policy: None,
         }

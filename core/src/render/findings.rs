@@ -433,6 +433,7 @@ mod tests {
             alternatives: vec!["a\u{7}".into()],
             evidence: vec![Evidence::new("failed").path("/a\nb").detail("x\u{7}")],
             consequence_of: Vec::new(),
+            count: None,
             sources: Vec::new(),
             policy: None,
         };

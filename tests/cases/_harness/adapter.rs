@@ -6,7 +6,8 @@
 //!
 //! Read today (main at ef703bb): `processes[].findings[]` with `code`,
 //! `severity`, `title`, `remedy`, `evidence[]` (`what`, `path`, `version`,
-//! `reason`, `search_dir`, `requester`, `detail`). Also read when present:
+//! `reason`, `search_dir`, `requester`, `detail`; `version` a text or, since
+//! the readable-output merge, an object whose `text` is read). Also read when present:
 //! `fix`, `alternatives`, `consequence_of` (codes), `count`, a top-level
 //! `findings[]` with `pid` (used only when no process carries findings).
 
@@ -88,12 +89,17 @@ fn strings(v: &Value) -> Vec<String> {
     }
 }
 
+/// A version: a text, or the document's version object (`{major, minor,
+/// patch, text}`), read by its text.
+fn version(v: &Value) -> Option<String> {
+    text(v).or_else(|| text(&v["text"]))
+}
+
 fn evidence(v: &Value) -> Evidence {
     Evidence {
         what: text(&v["what"]).unwrap_or_default(),
         path: text(&v["path"]),
-        // JSON v2 writes a version as `{major, minor, patch, text}`.
-        version: text(&v["version"]).or_else(|| text(&v["version"]["text"])),
+        version: version(&v["version"]),
         reason: text(&v["reason"]),
         requester: text(&v["requester"]),
         search_dir: text(&v["search_dir"]),
@@ -259,6 +265,16 @@ impl Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_as_text_or_object() {
+        let e = evidence(
+            &serde_json::json!({"what": "loaded", "version": {"major": 7, "minor": 6, "patch": 0, "text": "7.6.0"}}),
+        );
+        assert_eq!(e.version.as_deref(), Some("7.6.0"));
+        let e = evidence(&serde_json::json!({"what": "loaded", "version": "9.x"}));
+        assert_eq!(e.version.as_deref(), Some("9.x"));
+    }
 
     #[test]
     fn counts_from_titles() {

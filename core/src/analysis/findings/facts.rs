@@ -177,6 +177,9 @@ pub struct MessageMatch {
     pub lines: String,
     /// Named groups that matched.
     pub groups: BTreeMap<String, String>,
+    /// How many times this text was printed (frameworks log a failed
+    /// check once per attempt).
+    pub count: usize,
 }
 
 /// Everything the rules know about one process image.
@@ -255,45 +258,87 @@ impl<'a> StderrFacts<'a> {
                 }
             }
         }
-        let mut messages = Vec::new();
-        // No message can be in an empty (or blank) stderr: skipping it keeps
-        // the patterns uncompiled (`LazyRegex`), the common case of a clean run.
-        let rules = if text.trim().is_empty() {
-            &[][..]
-        } else {
-            &k.messages[..]
-        };
-        for (ri, rule) in rules.iter().enumerate() {
-            let mut texts: Vec<String> = Vec::new();
-            for c in rule.regex.captures_iter(text) {
-                let Some(whole) = c.get(0) else { continue };
-                if texts.iter().any(|t| t == whole.as_str()) {
-                    continue;
-                }
-                if texts.len() >= MAX_MATCHES {
-                    break;
-                }
-                texts.push(whole.as_str().to_string());
-                let groups = rule
-                    .regex
-                    .capture_names()
-                    .flatten()
-                    .filter_map(|n| c.name(n).map(|g| (n.to_string(), g.as_str().to_string())))
-                    .collect();
-                messages.push(MessageMatch {
-                    rule: ri,
-                    text: whole.as_str().to_string(),
-                    lines: line_at(text, whole.start(), whole.end()),
-                    groups,
-                });
-            }
-        }
+        let messages = messages_in(text, k);
         StderrFacts {
             text,
             observed,
             messages,
         }
     }
+}
+
+/// Where a message rule matched: (rule index, start, end).
+type Span = (usize, usize, usize);
+
+/// The framework messages in `text`: each distinct text once per rule
+/// (at most [`MAX_MATCHES`] per rule) with how often it was printed. A
+/// match that lies inside another rule's match is left to that one: the
+/// outer message says more (cuDNN 8's "Could not load library X. Error:
+/// <glibc's undefined symbol …>", an ImportError around a dlerror); for
+/// two matches of one span the rule listed first wins.
+fn messages_in(text: &str, k: &Knowledge) -> Vec<MessageMatch> {
+    // No message can be in an empty (or blank) stderr: returning at once
+    // keeps the patterns uncompiled (`LazyRegex`), the common case of a
+    // clean run.
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let mut spans: Vec<Span> = Vec::new();
+    for (ri, rule) in k.messages.iter().enumerate() {
+        spans.extend(rule.regex.find_iter(text).map(|m| (ri, m.start(), m.end())));
+    }
+    let mut messages: Vec<MessageMatch> = Vec::new();
+    for (ri, start, end) in outermost(spans) {
+        let whole = &text[start..end];
+        if let Some(m) = messages
+            .iter_mut()
+            .find(|m| m.rule == ri && m.text == whole)
+        {
+            m.count += 1;
+            continue;
+        }
+        if messages.iter().filter(|m| m.rule == ri).count() >= MAX_MATCHES {
+            continue;
+        }
+        let rule = &k.messages[ri];
+        let Some(c) = rule.regex.captures_at(text, start) else {
+            continue;
+        };
+        let groups = rule
+            .regex
+            .capture_names()
+            .flatten()
+            .filter_map(|n| c.name(n).map(|g| (n.to_string(), g.as_str().to_string())))
+            .collect();
+        messages.push(MessageMatch {
+            rule: ri,
+            text: whole.to_string(),
+            lines: line_at(text, start, end),
+            groups,
+            count: 1,
+        });
+    }
+    messages
+}
+
+/// The spans that lie inside no other, in text order: sorted by start,
+/// longer first (then by rule), a span is inside an earlier one exactly
+/// when it ends no later than the furthest end seen so far.
+fn outermost(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by_key(|&(ri, start, end)| (start, std::cmp::Reverse(end), ri));
+    let mut furthest = 0;
+    let mut seen = false;
+    spans
+        .into_iter()
+        .filter(|&(_, _, end)| {
+            let inside = seen && end <= furthest;
+            if !inside {
+                furthest = furthest.max(end);
+                seen = true;
+            }
+            !inside
+        })
+        .collect()
 }
 
 impl<'a> Facts<'a> {
@@ -524,5 +569,196 @@ pub fn line_at(text: &str, a: usize, b: usize) -> String {
         s
     } else {
         line.to_string()
+    }
+}
+
+/// The message tables (`frameworks.toml`) as the rules read stderr: each
+/// real example found by its own rule alone, repeats counted, inner
+/// matches left to the outer one, and the quoted texts verbatim.
+#[cfg(test)]
+mod tests {
+    use super::StderrFacts;
+    use crate::analysis::findings::knowledge::{message_version, Knowledge};
+    use std::collections::BTreeMap;
+
+    /// The messages found in `text` as the rules see them (a match inside
+    /// another rule's is left to that one), with the version groups decoded.
+    fn matches(k: &Knowledge, text: &str) -> Vec<(String, BTreeMap<String, String>)> {
+        let found = StderrFacts::new(text, k).messages;
+        found
+            .into_iter()
+            .map(|mm| {
+                let m = &k.messages[mm.rule];
+                let g = mm
+                    .groups
+                    .into_iter()
+                    .map(|(name, x)| {
+                        let v = if name == "build" || name == "runtime" {
+                            message_version(m.spec.version_format.as_deref(), &x)
+                                .map(|v| v.to_string())
+                                .unwrap_or_default()
+                        } else {
+                            x
+                        };
+                        (name, v)
+                    })
+                    .collect();
+                (m.spec.id.clone(), g)
+            })
+            .collect()
+    }
+
+    fn one(k: &Knowledge, text: &str) -> (String, BTreeMap<String, String>) {
+        let mut v = matches(k, text);
+        assert_eq!(v.len(), 1, "{text}: {v:?}");
+        v.remove(0)
+    }
+
+    /// Every example of `frameworks.toml` (each a real text, its source in
+    /// the comment above it) is found, as the rules read stderr, by its own
+    /// rule and by no other: a text two rules explain would give two
+    /// findings for one message.
+    #[test]
+    fn every_example_is_explained_by_its_own_rule_alone() {
+        let k = Knowledge::embedded().unwrap();
+        let mut n = 0;
+        for m in &k.messages {
+            for ex in &m.spec.example {
+                let found = matches(&k, &ex.text);
+                let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
+                assert_eq!(ids, [m.spec.id.as_str()], "{}", ex.text);
+                n += 1;
+            }
+        }
+        assert!(n >= 40, "{n} examples");
+    }
+
+    /// One finding per message with the number of times it was printed;
+    /// a match inside another rule's (glibc's symbol error inside cuDNN 8's
+    /// "Could not load library") is explained by the outer one.
+    #[test]
+    fn repeats_are_counted_and_inner_matches_left_to_the_outer_one() {
+        let k = Knowledge::embedded().unwrap();
+        let line = "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version.\n";
+        let found = StderrFacts::new(&line.repeat(4), &k).messages;
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].count, 4);
+        let text = "Could not load library libcudnn_cnn_infer.so.8. Error: /usr/lib/x86_64-linux-gnu/libcudnn_cnn_infer.so.8: undefined symbol: _ZN5cudnn3ops18GetInternalStreamsEP12cudnnContextiPP11CUstream_st, version libcudnn_ops_infer.so.8\nAborted (core dumped)\nImportError: libcuda.so.1: cannot open shared object file: No such file or directory";
+        let ids: Vec<String> = matches(&k, text).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, ["cudnn8-could-not-load", "dlerror-cannot-open"]);
+    }
+
+    /// The messages quoted in compat-facts §4 (and §3.3 / E6 for cuDNN's
+    /// own), verbatim, match exactly one rule and give the right versions.
+    #[test]
+    fn compat_facts_messages_verbatim() {
+        let k = Knowledge::embedded().unwrap();
+        // §4.2 PyTorch (note the double space in "compiled  against").
+        let (id, g) = one(&k, "cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. ");
+        assert_eq!(id, "pytorch-cudnn-version");
+        assert_eq!(
+            (g["build"].as_str(), g["runtime"].as_str()),
+            ("9.19.0", "9.14.0")
+        );
+        // §4.1 TensorFlow's old "compatibility version" form.
+        let (id, g) = one(&k, "Loaded runtime CuDNN library: 7101 (compatibility version 7100) but source was compiled with 7004 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match.  If building from sources, make sure the library loaded at runtime matches a compatible version specified during compile configuration.");
+        assert_eq!(id, "tensorflow-compatibility-version");
+        assert_eq!(
+            (g["build"].as_str(), g["runtime"].as_str()),
+            ("7.0.4", "7.1.1")
+        );
+        // §4.1 XLA's current form.
+        let (id, g) = one(&k, "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.  CuDNN library needs to have matching major version and equal or higher minor version. If using a binary install, upgrade your CuDNN library.  If building from sources, make sure the library loaded at runtime is compatible with the version specified during compile configuration.");
+        assert_eq!(id, "xla-cudnn-version");
+        assert_eq!(
+            (g["build"].as_str(), g["runtime"].as_str()),
+            ("9.8.0", "9.1.0")
+        );
+        // §4.1: JAX surfaces XLA's failure as this.
+        assert_eq!(
+            one(&k, "FAILED_PRECONDITION: DNN library initialization failed").0,
+            "xla-dnn-init-failed"
+        );
+        // §4.3 JAX. compat-facts elides the numbers ("Version JAX was built
+        // against: …"); the source [R27] prints the integers of cudnnGetVersion.
+        let (id, g) = one(&k, "Outdated cuDNN installation found.\nVersion JAX was built against: 90800\nMinimum supported: 908\nInstalled version: 90100\nThe local installation version must be no lower than 908.");
+        assert_eq!(id, "jax-outdated-cudnn");
+        assert_eq!(
+            (
+                g["build"].as_str(),
+                g["runtime"].as_str(),
+                g["minimum"].as_str()
+            ),
+            ("9.8.0", "9.1.0", "908")
+        );
+        assert!(matches(&k, "Outdated cuDNN installation found.\nVersion JAX was built against: …\nMinimum supported: …\nInstalled version: …\nThe local installation version must be no lower than ….").is_empty());
+        assert_eq!(
+            one(&k, "Unable to load cuDNN. Is it installed?").0,
+            "jax-unable-to-load-cudnn"
+        );
+        // §4.4 ONNX Runtime, the Linux failure pair.
+        let (id, g) = one(&k, "… provider_bridge_ort.cc … Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file: No such file or directory");
+        assert_eq!(id, "onnxruntime-failed-to-load");
+        assert_eq!(
+            (g["library"].as_str(), g["missing"].as_str()),
+            ("libonnxruntime_providers_cuda.so", "libcudnn.so.9")
+        );
+        let (id, g) = one(&k, "… onnxruntime_pybind_state.cc … Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install all dependencies as mentioned in the GPU requirements page (https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements), make sure they're in the PATH, and that your GPU is supported.");
+        assert_eq!(id, "onnxruntime-require");
+        assert_eq!(
+            (g["cudnn_major"].as_str(), g["cuda_major"].as_str()),
+            ("9", "12")
+        );
+        let (_, g) = one(
+            &k,
+            "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 13.*.",
+        );
+        assert_eq!(g["cuda_major"], "13");
+        let (_, g) = one(&k, "… provider_bridge_ort.cc … Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn_adv.so.9: cannot open shared object file: No such file or directory");
+        assert_eq!(g["missing"], "libcudnn_adv.so.9");
+        // §4.1 TSL's dso_loader.
+        let (id, g) = one(
+            &k,
+            "Could not load dynamic library 'libcudnn.so.8'; dlerror: …; LD_LIBRARY_PATH: …",
+        );
+        assert_eq!(
+            (id.as_str(), g["missing"].as_str()),
+            ("tensorflow-dso-loader", "libcudnn.so.8")
+        );
+        // §3.3 / E6: cuDNN's own dispatcher messages.
+        let (id, g) = one(&k, "Unable to load any of {libcudnn_graph.so.9.12.0, libcudnn_graph.so.9.12, libcudnn_graph.so.9, libcudnn_graph.so}");
+        assert_eq!(id, "cudnn9-unable-to-load");
+        assert_eq!(g["names"], "libcudnn_graph.so.9.12.0, libcudnn_graph.so.9.12, libcudnn_graph.so.9, libcudnn_graph.so");
+        let (_, g) = one(
+            &k,
+            "Could not load library libcudnn_ops_infer.so.8. Error: …",
+        );
+        assert_eq!(g["library"], "libcudnn_ops_infer.so.8");
+        // §3.3 / R46 and R41.
+        let (id, g) = one(&k, "…/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _ZN11nvrtcHelper4loadEb, version libcudnn_ops_infer.so.8");
+        assert_eq!(
+            (id.as_str(), g["tag"].as_str()),
+            ("glibc-symbol-version", "libcudnn_ops_infer.so.8")
+        );
+        assert_eq!(
+            one(
+                &k,
+                "RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
+            )
+            .0,
+            "cudnn-sublibrary-version-mismatch"
+        );
+        // Ordinary output matches nothing, nor TF's notes about optional
+        // libraries (TensorRT, CUPTI) that healthy installs lack.
+        for quiet in [
+            "2023-01-01 W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory",
+            "Could not load dynamic library 'libcupti.so.11.2'; dlerror: libcupti.so.11.2: cannot open shared object file: No such file or directory",
+            "Epoch 1/10: loss 0.31",
+            "Loaded cuDNN version 91900",
+            "cudnnCreate ok",
+            "",
+        ] {
+            assert!(matches(&k, quiet).is_empty(), "{quiet}");
+        }
     }
 }

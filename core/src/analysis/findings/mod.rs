@@ -207,6 +207,10 @@ pub struct Finding {
     /// from (a framework's message explained by the LD_LIBRARY_PATH
     /// finding that caused it): see [`link_consequences`].
     pub consequence_of: Vec<&'static str>,
+    /// How many times what it reports happened, when more than once (a
+    /// framework message logged once per attempt is one finding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
     /// compat-facts sources of the rule and the data it used.
     pub sources: Vec<SourceRef>,
     /// What `--ignore`/`--severity` or the configuration file did to it
@@ -573,6 +577,7 @@ mod tests {
             alternatives: Vec::new(),
             evidence: Vec::new(),
             consequence_of: Vec::new(),
+            count: None,
             sources: Vec::new(),
             policy: None,
         };

@@ -1,13 +1,18 @@
-//! CDT010: a framework's (or cuDNN's) own mismatch message in the
+//! CDT010: a framework's (or cuDNN's, or glibc's) own message in the
 //! program's stderr, quoted and explained from the trace: which file was
-//! loaded, why, and where a copy of the expected version is (compat-facts
-//! §4; the messages and their rules are data, `frameworks.toml`).
+//! loaded, why, and where a copy of the expected version is (the
+//! messages, their rules and their examples are data, `frameworks.toml`).
+//! This file explains the version messages and the missing-library ones;
+//! `message_kinds.rs` the others.
 
 use super::loads::copy_evidence;
+use super::message_kinds::{self as kinds, cudnn_files, Explained};
 use super::{and_list, finding, is_pip, loaded, remedies};
 use crate::analysis::files::{self, Source};
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib, MessageMatch};
-use crate::analysis::findings::knowledge::{message_version, MessageRule};
+use crate::analysis::findings::knowledge::{
+    cudnn_int, cudnn_int_threshold, message_version, MessageRule,
+};
 use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
 use crate::machine::Copy;
 use crate::model::stem;
@@ -16,11 +21,6 @@ use crate::model::stem;
 fn same(v: &Ver, want: &Ver) -> bool {
     let n = v.0.len().min(want.0.len()).min(3);
     n >= 2 && v.prefix(n) == want.prefix(n)
-}
-
-/// Whether `v` satisfies a build `want` under "same major, minor >= build's".
-fn satisfies(v: &Ver, want: &Ver) -> bool {
-    v.major() == want.major() && v.minor().unwrap_or(0) >= want.minor().unwrap_or(0)
 }
 
 /// The version a pip distribution name carries (`nvidia_cudnn_cu13-9.19.0.56`).
@@ -62,126 +62,206 @@ pub fn framework_messages(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 
 fn explain(f: &Facts<'_>, ctx: &Context<'_>, rule: &MessageRule, m: &MessageMatch) -> Finding {
     let spec = &rule.spec;
-    let fmt = spec.version_format.as_deref();
-    let build = m.groups.get("build").and_then(|t| message_version(fmt, t));
-    let runtime = m
-        .groups
-        .get("runtime")
-        .and_then(|t| message_version(fmt, t));
-    let mut ev =
-        vec![Evidence::new("message").detail(format!("{}: {:?}", spec.framework, m.lines))];
-    let mut fixes: Vec<String> = Vec::new();
-    // The table's remedy, unless the trace and the disk say it cannot be
-    // right (the "missing" library is there).
-    let mut generic_remedy = true;
-    let title = match spec.kind.as_str() {
-        "cudnn-version" => {
-            let message = VersionMessage {
-                check: spec.check.as_deref(),
-                rule_text: &spec.rule,
-                build: build.as_ref(),
-                runtime: runtime.as_ref(),
-            };
-            cudnn_version(f, ctx, &message, &mut ev, &mut fixes);
-            match (&build, &runtime) {
-                (Some(b), Some(r)) => format!(
-                    "{} was built with cuDNN {b} but loaded {r} at run time",
-                    spec.framework
-                ),
-                _ => format!("{}: cuDNN version mismatch", spec.framework),
-            }
-        }
-        "cudnn-gpu" => {
-            for l in cudnn_files(f) {
-                ev.push(loaded(l));
-            }
-            ev.push(Evidence::new("fact").detail(spec.rule.clone()));
-            format!(
-                "{}: cuDNN {} refuses this GPU",
-                spec.framework,
-                runtime.map(|r| r.to_string()).unwrap_or_default()
-            )
-        }
-        "cudnn-missing" => {
-            generic_remedy = missing(f, ctx, m, &mut ev, &mut fixes);
-            let what = m
-                .groups
-                .get("missing")
-                .cloned()
-                .or_else(|| {
-                    m.groups
-                        .get("names")
-                        .and_then(|n| n.split(',').next())
-                        .map(|s| s.trim().to_string())
-                })
-                .unwrap_or_else(|| "cuDNN".into());
-            format!("{}: {what} could not be loaded", spec.framework)
-        }
-        "requirement" => {
-            requirement(f, ctx, m, &mut ev, &mut fixes);
-            format!(
-                "{}: requires cuDNN {}.x and CUDA {}.x",
-                spec.framework,
-                m.groups
-                    .get("cudnn_major")
-                    .map(String::as_str)
-                    .unwrap_or("?"),
-                m.groups
-                    .get("cuda_major")
-                    .map(String::as_str)
-                    .unwrap_or("?")
-            )
-        }
-        "sublibrary" => {
-            let files = cudnn_files(f);
-            let mut dirs: Vec<&str> = files.iter().map(|l| l.dir()).collect();
-            dirs.sort();
-            dirs.dedup();
-            for l in files {
-                ev.push(loaded(l));
-            }
-            if dirs.len() > 1 {
-                ev.push(Evidence::new("fact").detail(format!(
-                    "the cuDNN files of this process come from {} directories: {}",
-                    dirs.len(),
-                    dirs.join(", ")
-                )));
-            }
-            format!(
-                "{}: cuDNN sub-libraries of different builds",
-                spec.framework
-            )
-        }
-        _ => {
-            // driver
-            for l in f.family("cuda") {
-                ev.push(loaded(l));
-            }
-            if let Some(d) = m.groups.get("driver") {
-                ev.push(
-                    Evidence::new("driver")
-                        .version(d.clone())
-                        .detail("from the message"),
-                );
-            }
-            format!("{}: {}", spec.framework, short(&m.text))
-        }
-    };
-    if generic_remedy {
-        fixes.push(spec.remedy.clone());
+    let mut quoted = Evidence::new("message").detail(format!("{}: {:?}", spec.framework, m.lines));
+    if m.count > 1 {
+        quoted = quoted.detail(format!(
+            "{}: {:?} (printed {} times)",
+            spec.framework, m.lines, m.count
+        ));
+    }
+    let mut x = explain_kind(f, ctx, rule, m);
+    x.ev.insert(0, quoted);
+    if x.own_remedy {
+        x.fixes.push(spec.remedy.clone());
     }
     if let Some(b) = &spec.bypass {
-        fixes.push(format!(
+        x.fixes.push(format!(
             "skip the framework's own check with {b} (at your own risk)"
         ));
     }
     // The first way is the fix; the others are its alternatives.
-    let mut ways = fixes.into_iter();
+    let mut ways = x.fixes.into_iter();
     let remedy = ways.by_ref().next().map(Remedy::new).unwrap_or_default();
     let remedy = ways.fold(remedy, Remedy::or);
     let mut sources: Vec<&str> = spec.source.iter().map(String::as_str).collect();
     sources.push("R34");
-    finding(ctx, "CDT010", Severity::Error, title, ev, remedy, &sources)
+    let title = match m.count {
+        n if n > 1 => format!("{} ({n} times)", x.title),
+        _ => x.title,
+    };
+    let mut out = finding(
+        ctx,
+        "CDT010",
+        Severity::Error,
+        title,
+        x.ev,
+        remedy,
+        &sources,
+    );
+    out.count = (m.count > 1).then_some(m.count);
+    if let Some(code) = restated(f, ctx, spec.restates.as_deref(), m) {
+        // The trace's own finding explains this failure; the message is
+        // how the program worded it.
+        out.severity = Severity::Info;
+        out.consequence_of.push(code);
+    }
+    out
+}
+
+/// The finding that explains, from the trace, the failure a message only
+/// words (`restates` in `frameworks.toml`), when the trace has it: a failed
+/// load of the missing name (CDT006), a cuDNN call that returned the
+/// status (CDT007).
+fn restated(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    restates: Option<&str>,
+    m: &MessageMatch,
+) -> Option<&'static str> {
+    match restates? {
+        "failed-load" => {
+            let listed = m.groups.get("names").map(String::as_str).unwrap_or("");
+            let names = listed.split(',').map(str::trim).filter(|n| !n.is_empty());
+            let missing = m.groups.get("missing").map(String::as_str);
+            let named = |n: &str| missing == Some(n) || names.clone().any(|x| x == n);
+            f.failed
+                .iter()
+                .any(|fl| named(basename(&fl.ev.name)))
+                .then_some("CDT006")
+        }
+        "failed-call" => {
+            let name = m.groups.get("status")?;
+            f.calls
+                .iter()
+                .any(|c| call_returned(f, ctx, c, name))
+                .then_some("CDT007")
+        }
+        _ => None,
+    }
+}
+
+/// Whether a cuDNN call returned the status `name`, decoded in the
+/// numbering of the cuDNN that served it (v9's differs from v7/v8's).
+fn call_returned(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    c: &crate::model::events::CallEvent,
+    name: &str,
+) -> bool {
+    let Some(v) = c.status.filter(|&v| v != 0 && c.func.starts_with("cudnn")) else {
+        return false;
+    };
+    let major = c
+        .lib
+        .as_deref()
+        .and_then(|p| f.lib_at(p))
+        .and_then(|l| l.major)
+        .unwrap_or(9);
+    ctx.knowledge
+        .cudnn_status(major, v)
+        .is_some_and(|s| s.name == name || s.v9_name.as_deref() == Some(name))
+}
+
+/// The explanation of one match, by the kind of its message.
+fn explain_kind(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    rule: &MessageRule,
+    m: &MessageMatch,
+) -> Explained {
+    let spec = &rule.spec;
+    let fw = spec.framework.as_str();
+    match kinds::effective_kind(&spec.kind, m) {
+        "cudnn-version" => version_message(f, ctx, rule, m),
+        "cudnn-gpu" => {
+            let fmt = spec.version_format.as_deref();
+            let runtime = m
+                .groups
+                .get("runtime")
+                .and_then(|t| message_version(fmt, t));
+            let mut x = Explained {
+                title: format!(
+                    "{fw}: cuDNN {} refuses this GPU",
+                    runtime.map(|r| r.to_string()).unwrap_or_default()
+                ),
+                ev: cudnn_files(f).iter().map(|l| loaded(l)).collect(),
+                fixes: Vec::new(),
+                own_remedy: true,
+            };
+            x.ev.push(Evidence::new("fact").detail(spec.rule.clone()));
+            x
+        }
+        "cudnn-missing" => {
+            let mut x = Explained::new(String::new());
+            let what = missing(f, ctx, m, &mut x.ev, &mut x.fixes);
+            // A copy of it on disk: it was not findable, not missing; the
+            // message's "install it" does not apply.
+            x.own_remedy = x.fixes.is_empty();
+            x.title = format!("{fw}: {what} could not be loaded");
+            x
+        }
+        "requirement" => {
+            let mut x = Explained::new(requirement_title(fw, m));
+            requirement(f, ctx, m, &mut x.ev, &mut x.fixes);
+            if !m.groups.contains_key("cudnn_major") {
+                // The old wording names no library: the failed loads do.
+                x.ev.extend(other_failed_loads(f));
+            }
+            x
+        }
+        "sublibrary" => kinds::sublibrary(f, fw),
+        "symbol-version" => kinds::symbol_version(f, fw, m),
+        "cudnn-symbol" => {
+            let mut x = kinds::cudnn_symbol(f, fw, m);
+            if let Some(name) =
+                x.ev.iter()
+                    .find(|e| e.what == "failed")
+                    .and_then(|e| e.path.clone())
+            {
+                if kinds::copies_of_major(f, ctx, &name, &mut x.ev).is_none() {
+                    x.ev.push(Evidence::new("fact").detail(format!(
+                        "no {name} is on this machine (a copy of another major does not fit: its symbols are versioned by major)"
+                    )));
+                }
+            }
+            x
+        }
+        "cudnn-status" => kinds::cudnn_status(f, ctx.knowledge, fw, m),
+        "runtime-multiple" => kinds::runtime_multiple(f, fw, m),
+        "library-version" => {
+            let fmt = spec.version_format.as_deref();
+            kinds::library_version(f, fw, m, |t| message_version(fmt, t))
+        }
+        _ => kinds::driver(f, fw, m, &short(&m.text)),
+    }
+}
+
+/// Failed loads of CUDA libraries other than cuDNN and the runtime (the
+/// provider's cuBLAS, cuFFT …), which `requirement` does not list.
+fn other_failed_loads(f: &Facts<'_>) -> Vec<Evidence> {
+    f.failed
+        .iter()
+        .filter(|fl| !matches!(fl.ev.family.as_deref(), None | Some("cudnn" | "cudart")))
+        .map(|fl| {
+            Evidence::new("failed")
+                .path(fl.ev.name.clone())
+                .requester_opt(fl.ev.requester.as_deref())
+                .seq(fl.ev.seq)
+                .detail(
+                    fl.errors()
+                        .first()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                )
+        })
+        .collect()
+}
+
+fn requirement_title(fw: &str, m: &MessageMatch) -> String {
+    match (m.groups.get("cudnn_major"), m.groups.get("cuda_major")) {
+        (Some(d), Some(c)) => format!("{fw}: requires cuDNN {d}.x and CUDA {c}.x"),
+        _ => format!("{fw}: the CUDA execution provider could not be created"),
+    }
 }
 
 fn short(s: &str) -> String {
@@ -195,47 +275,77 @@ fn short(s: &str) -> String {
     }
 }
 
-/// The cuDNN files of the process, the version-telling one first.
-fn cudnn_files<'l, 'a>(f: &'l Facts<'a>) -> Vec<&'l Lib<'a>> {
-    let mut v: Vec<&Lib<'a>> = f.family("cudnn").collect();
-    v.sort_by_key(|l| {
-        let rank = match l.stem.as_str() {
-            "libcudnn_graph" | "libcudnn_ops_infer" => 0,
-            "libcudnn" => 1,
-            _ => 2,
-        };
-        (rank, l.load.seq)
-    });
-    v
-}
-
 /// A framework's cuDNN version message: what it was built with, what it
-/// found at run time, and its rule for the two.
+/// found at run time, the minimum it states (JAX), and its rule for them.
 struct VersionMessage<'m> {
-    /// `compat-version-eq`: major and minor must be equal; otherwise the
-    /// same major and at least the build's minor.
+    /// The framework's rule (`frameworks.toml`'s `check`).
     check: Option<&'m str>,
     /// The rule in words (`frameworks.toml`).
     rule_text: &'m str,
     build: Option<&'m Ver>,
     runtime: Option<&'m Ver>,
+    /// JAX's "Minimum supported", as printed.
+    minimum: Option<u64>,
 }
 
 impl VersionMessage<'_> {
     /// Whether `v` passes the framework's rule for build `b`.
     fn fits(&self, v: &Ver, b: &Ver) -> bool {
+        let (vi, bi) = (cudnn_int(v), cudnn_int(b));
         match self.check {
             Some("compat-version-eq") => v.prefix(2) == b.prefix(2),
-            _ => satisfies(v, b),
+            Some("equal") => v.prefix(3) == b.prefix(3),
+            // JAX before 0.4.30: `build // 100 > installed // 100` fails.
+            Some("major-minor-ge") => vi / 100 >= bi / 100,
+            Some("jax-minimum") => self.passes_minimum(v, b),
+            // Caffe2: version_match || backwards_compatible_7 || patch_compatible.
+            Some("equal-or-newer-from-7") => {
+                vi == bi || (bi >= 7000 && (vi >= bi || vi / 100 == bi / 100))
+            }
+            // PyTorch, TF/XLA: same major; the minor at least the build's
+            // from cuDNN 7 on, equal before.
+            _ => {
+                let (vm, bm) = (v.minor().unwrap_or(0), b.minor().unwrap_or(0));
+                v.major() == b.major() && if b.major() >= 7 { vm >= bm } else { vm == bm }
+            }
         }
+    }
+
+    /// JAX 0.4.30+: `minimum <= installed`. A minimum that is the build's
+    /// `// 100` compares major.minor; an absolute one (9100) is compared
+    /// with the installed integer as it is.
+    fn passes_minimum(&self, v: &Ver, b: &Ver) -> bool {
+        let Some(min) = self.minimum else {
+            return cudnn_int(v) / 100 >= cudnn_int(b) / 100;
+        };
+        if self.minimum_is_scaled(b) {
+            cudnn_int(v) / 100 >= min
+        } else {
+            cudnn_int(v) >= min
+        }
+    }
+
+    fn minimum_is_scaled(&self, b: &Ver) -> bool {
+        self.minimum == Some(cudnn_int(b) / 100)
+    }
+
+    /// The oldest version an absolute minimum admits (9100: cuDNN 9.0.0),
+    /// when the minimum is absolute.
+    fn minimum_version(&self, b: &Ver) -> Option<Ver> {
+        let min = self.minimum?;
+        (!self.minimum_is_scaled(b)).then(|| cudnn_int_threshold(min))
     }
 
     /// The framework's rule, re-checked on the versions of the message.
     fn rule_fact(&self) -> Option<Evidence> {
         let (b, r) = (self.build?, self.runtime?);
         let ok = self.fits(r, b);
+        let min = match (self.minimum, self.minimum_version(b)) {
+            (Some(raw), Some(v)) => format!(", minimum {raw} (cuDNN {v} or newer)"),
+            _ => String::new(),
+        };
         Some(Evidence::new("fact").detail(format!(
-            "rule: {}; build {b}, run time {r}: {}",
+            "rule: {}; build {b}, run time {r}{min}: {}",
             self.rule_text,
             if ok {
                 "compatible by that rule (the message comes from elsewhere?)"
@@ -257,14 +367,17 @@ impl VersionMessage<'_> {
         }
     }
 
-    /// Copies that fit build `b`: loaded files, then copies on disk, as
-    /// (path, version, how found).
+    /// Copies that fit build `b`, other than those of the run-time version
+    /// (offering the copy already loaded would send the user in a circle):
+    /// loaded files, then copies on disk, as (path, version, how found).
     fn fitting(
         &self,
         b: &Ver,
         files: &[&Lib<'_>],
+        wrong: &[&Lib<'_>],
         copies: &[Copy],
     ) -> Vec<(String, String, String)> {
+        let wrong_dir = |p: &str| wrong.iter().any(|w| w.dir() == dirname(p));
         let mut good: Vec<(String, String, String)> = Vec::new();
         for l in files {
             if let Some((v, origin)) = l.version() {
@@ -273,7 +386,7 @@ impl VersionMessage<'_> {
                 if origin == Source::Requests.words() {
                     continue;
                 }
-                if self.fits(&v, b) && l.major == Some(b.major()) {
+                if self.fits(&v, b) && l.major == Some(v.major()) && !wrong_dir(l.real()) {
                     good.push((
                         l.path().to_string(),
                         v.to_string(),
@@ -284,7 +397,8 @@ impl VersionMessage<'_> {
         }
         for c in copies {
             if let Some(v) = copy_version(c) {
-                if self.fits(&v, b) && !good.iter().any(|(p, _, _)| p == &c.path) {
+                let known = good.iter().any(|(p, _, _)| p == &c.path);
+                if self.fits(&v, b) && !known && !wrong_dir(&c.realpath) && !wrong_dir(&c.path) {
                     good.push((
                         c.path.clone(),
                         v.to_string(),
@@ -295,6 +409,64 @@ impl VersionMessage<'_> {
         }
         good
     }
+}
+
+/// A cuDNN version message: decode it, re-check the framework's rule, say
+/// which loaded files have the run-time version and how they came, and
+/// where a copy that fits is.
+fn version_message(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    rule: &MessageRule,
+    m: &MessageMatch,
+) -> Explained {
+    let spec = &rule.spec;
+    let fmt = spec.version_format.as_deref();
+    let build = m.groups.get("build").and_then(|t| message_version(fmt, t));
+    let runtime = m
+        .groups
+        .get("runtime")
+        .and_then(|t| message_version(fmt, t));
+    let message = VersionMessage {
+        check: spec.check.as_deref(),
+        rule_text: &spec.rule,
+        build: build.as_ref(),
+        runtime: runtime.as_ref(),
+        minimum: m.groups.get("minimum").and_then(|t| t.parse().ok()),
+    };
+    let fw = &spec.framework;
+    let mut x = Explained {
+        title: match (&build, &runtime) {
+            (Some(b), Some(r)) => {
+                format!("{fw} was built with cuDNN {b} but loaded {r} at run time")
+            }
+            _ => format!("{fw}: cuDNN version mismatch"),
+        },
+        ev: Vec::new(),
+        fixes: Vec::new(),
+        own_remedy: true,
+    };
+    // JAX's absolute minimum: what fails is the minimum, not the build.
+    let below_minimum = match (&build, &runtime) {
+        (Some(b), Some(r)) => message.minimum_version(b).filter(|_| !message.fits(r, b)),
+        _ => None,
+    };
+    cudnn_version(f, ctx, &message, &mut x.ev, &mut x.fixes);
+    if let (Some(min), Some(r)) = (&below_minimum, &runtime) {
+        x.title = format!(
+            "{fw} requires cuDNN {} or newer (its minimum {}), but cuDNN {r} was loaded",
+            min.major(),
+            message.minimum.unwrap_or_default()
+        );
+        // The minimum's remedy comes first; the message's own ("as new as
+        // its build") does not apply: the build is not what fails.
+        if let Some(text) = &spec.minimum_remedy {
+            x.fixes
+                .insert(0, text.replace("{minimum}", &min.major().to_string()));
+            x.own_remedy = false;
+        }
+    }
+    x
 }
 
 fn cudnn_version(
@@ -321,7 +493,7 @@ fn cudnn_version(
     // framework's rule.
     let Some(b) = m.build else { return };
     let copies = files::copies_with_versions(ctx.machine, f.img, &reference_name(b.major()));
-    let good = m.fitting(b, &files, &copies);
+    let good = m.fitting(b, &files, &wrong, &copies);
     for c in copies
         .iter()
         .filter(|c| copy_version(c).is_some_and(|v| m.fits(&v, b)))
@@ -329,6 +501,7 @@ fn cudnn_version(
         ev.push(copy_evidence(c));
     }
     how_they_came(f, ctx, &wrong, m.runtime, ev, fixes);
+    let want = m.minimum_version(b).unwrap_or_else(|| b.clone());
     match good.first() {
         Some((p, v, how)) => {
             fixes.push(format!(
@@ -340,8 +513,8 @@ fn cudnn_version(
             )));
         }
         None => {
-            fixes.extend(owner_reinstall(f, ctx, m, b, &wrong));
-            fixes.push(no_fitting_copy(f, ctx, b, &wrong, &copies));
+            fixes.extend(owner_reinstall(f, ctx, m, &want, &wrong));
+            fixes.push(no_fitting_copy(f, ctx, &want, &wrong, &copies));
         }
     }
 }
@@ -352,7 +525,7 @@ fn owner_reinstall(
     f: &Facts<'_>,
     ctx: &Context<'_>,
     m: &VersionMessage<'_>,
-    b: &Ver,
+    want: &Ver,
     wrong: &[&Lib<'_>],
 ) -> Option<String> {
     if !super::local(f, ctx) {
@@ -364,12 +537,9 @@ fn owner_reinstall(
     };
     wrong
         .iter()
-        .find_map(|l| remedies::reinstall_owner(ctx, l.real(), b, rule, m.runtime))
+        .find_map(|l| remedies::reinstall_owner(ctx, l.real(), want, rule, m.runtime))
 }
 
-/// The loaded files of the run-time version (`wrong`), else the first cuDNN
-/// files: the version-telling file (graph / ops_infer) first; the others of
-/// its directory only counted.
 fn runtime_evidence(files: &[&Lib<'_>], wrong: &[&Lib<'_>], ev: &mut Vec<Evidence>) {
     let Some((first, rest)) = wrong.split_first() else {
         ev.extend(files.iter().take(6).map(|l| loaded(l)));
@@ -492,18 +662,16 @@ fn likely_own<'l, 'a>(
         .map(|l| (l.dir().to_string(), l))
 }
 
-/// Explains a "could not load" message; true when the table's generic
-/// remedy (install the missing library) applies: no copy of it is on the
-/// machine and it was not loaded.
 fn missing(
     f: &Facts<'_>,
     ctx: &Context<'_>,
     m: &MessageMatch,
     ev: &mut Vec<Evidence>,
     fixes: &mut Vec<String>,
-) -> bool {
+) -> String {
     let mut names: Vec<String> = Vec::new();
-    if let Some(x) = m.groups.get("missing") {
+    // What the error names as missing; else the library whose load failed.
+    if let Some(x) = m.groups.get("missing").or_else(|| m.groups.get("library")) {
         names.push(x.clone());
     }
     if let Some(list) = m.groups.get("names") {
@@ -546,7 +714,7 @@ fn missing(
             "{} was found: the error is about a library it needs; see the load failure (CDT006) for what is missing and where it is",
             names[0]
         ));
-        return false;
+        return names.swap_remove(0);
     }
     let copies = ctx.machine.copies(f.img, &names[0]);
     ev.extend(copies.iter().map(copy_evidence));
@@ -554,22 +722,17 @@ fn missing(
     match copies.iter().find(|c| {
         want.is_none() || soname_major(&c.path) == want || soname_major(&c.realpath) == want
     }) {
-        Some(c) => {
-            fixes.push(format!(
-                "a copy is at {}: add {} to LD_LIBRARY_PATH (or install it where the requester looks)",
-                c.path,
-                dirname(&c.path)
-            ));
-            false
-        }
-        None => {
-            ev.push(
-                Evidence::new("fact")
-                    .detail(format!("no copy of {} was found on this machine", names[0])),
-            );
-            true
-        }
+        Some(c) => fixes.push(format!(
+            "a copy is at {}: add {} to LD_LIBRARY_PATH (or install it where the requester looks)",
+            c.path,
+            dirname(&c.path)
+        )),
+        None => ev.push(
+            Evidence::new("fact")
+                .detail(format!("no copy of {} was found on this machine", names[0])),
+        ),
     }
+    names.swap_remove(0)
 }
 
 fn requirement(
@@ -651,7 +814,7 @@ mod tests {
     const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";
 
     /// The PyTorch situation of the GPU probe: pip 9.19 bundled, the system
-    /// 9.14 on LD_LIBRARY_PATH wins for graph (compat-facts §4.2, §4.5).
+    /// 9.14 on LD_LIBRARY_PATH wins for graph [E-probe].
     fn pytorch_mixup() -> Trace {
         let pip = format!("{SP}/nvidia/cudnn/lib");
         let disp = format!("{pip}/libcudnn.so.9");
@@ -733,7 +896,7 @@ mod tests {
         assert!(all(&fs, "CDT002").len() == 1);
     }
 
-    /// XLA's current message (compat-facts §4.1), cuDNN 9.1.0 from a CUDA
+    /// XLA's current message [R21], cuDNN 9.1.0 from a CUDA
     /// toolkit directory on LD_LIBRARY_PATH.
     #[test]
     fn xla_message_explained() {
@@ -749,7 +912,7 @@ mod tests {
             f.title,
             "TensorFlow/XLA was built with cuDNN 9.8.0 but loaded 9.1.0 at run time"
         );
-        assert!(f.evidence.iter().any(|e| e.detail.as_deref() == Some("rule: majors must be equal and the runtime minor >= the build minor; the patch is ignored; build 9.8.0, run time 9.1.0: incompatible")), "{:#?}", f.evidence);
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref() == Some("rule: majors must be equal and the runtime minor >= the build minor (equal below cuDNN 7); the patch is ignored; build 9.8.0, run time 9.1.0: incompatible")), "{:#?}", f.evidence);
         assert_eq!(f.fix, "remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH");
         assert!(
             f.alternatives[0].starts_with("no cuDNN 9.8+ was found on this machine"),
@@ -854,6 +1017,261 @@ mod tests {
         );
         // The failed load itself is CDT006.
         assert_eq!(only(&fs, "CDT006").severity, Severity::Error);
+    }
+
+    /// PyTorch 0.4's wording with cuDNN 7 integers (jwyang/faster-rcnn.pytorch#662):
+    /// decoded, the 0.x rule (major.minor equal: a newer 7.6 fails too),
+    /// the LD_LIBRARY_PATH entry removed, the conda copy offered.
+    #[test]
+    fn pytorch_0x_cudnn7_message_explained() {
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", "/usr/local/cuda/lib64")
+            .load("/usr/local/cuda/lib64/libcudnn.so.7.6.0", "LD_LIBRARY_PATH", "/env/lib/python3.6/site-packages/torch/_C.so")
+            .stderr("RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600\n")
+            .machine(|m| {
+                m.file("/env/lib/libcudnn.so.7.1.2");
+                m.cache.push(("libcudnn.so.7".into(), "/env/lib/libcudnn.so.7.1.2".into()));
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "PyTorch 0.x was built with cuDNN 7.1.2 but loaded 7.6.0 at run time"
+        );
+        assert!(f.evidence.iter().any(|e| e
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.ends_with("build 7.1.2, run time 7.6.0: incompatible"))));
+        assert_eq!(f.fix, "remove /usr/local/cuda/lib64 from LD_LIBRARY_PATH");
+        assert!(
+            f.alternatives[0].starts_with("put /env/lib first"),
+            "{:?}",
+            f.alternatives
+        );
+    }
+
+    /// Caffe2's rule: from a cuDNN 7 build on, a newer runtime passes, an
+    /// older one fails (facebookresearch/Detectron#574).
+    #[test]
+    fn caffe2_rule_rechecked() {
+        let fact = |stderr: &str| {
+            let t = Trace::new()
+                .load(
+                    "/usr/local/cuda/lib64/libcudnn.so.7.0.5",
+                    "LD_LIBRARY_PATH",
+                    "/env/caffe2/libcaffe2_gpu.so",
+                )
+                .stderr(stderr);
+            let fs = t.findings();
+            let f = only(&fs, "CDT010");
+            f.evidence
+                .iter()
+                .find_map(|e| e.detail.clone().filter(|d| d.starts_with("rule:")))
+                .unwrap()
+        };
+        assert!(fact("RuntimeError: [enforce fail at common_cudnn.h:108] version_match || backwards_compatible_7 || patch_compatible. cuDNN compiled (7102) and runtime (7005) versions mismatch").ends_with("build 7.1.2, run time 7.0.5: incompatible"));
+        assert!(
+            fact("cuDNN compiled (7102) and runtime (7600) versions mismatch")
+                .contains("compatible by that rule")
+        );
+        // The early form demands equality: a newer runtime fails it.
+        assert!(fact("[enforce fail at common_cudnn.h:102] version_match. cuDNN compiled (7102) and runtime (7600) versions mismatch").ends_with(": incompatible"));
+    }
+
+    /// JAX 0.4.30's absolute minimum 9100 (conda-forge/jaxlib-feedstock#277):
+    /// built with and loaded 8.9.7, what fails is the minimum (every cuDNN
+    /// 9): never "8.9.7 does not fit 8.9.7", never the loaded copy offered.
+    #[test]
+    fn jax_minimum_is_the_point() {
+        let t = Trace::new()
+            .load("/env/lib/libcudnn.so.8.9.7", "RUNPATH", "/env/lib/python3.11/site-packages/jaxlib/xla_extension.so")
+            .load("/env/lib/libcudnn_ops_infer.so.8.9.7", "RUNPATH", "/env/lib/libcudnn.so.8.9.7")
+            .stderr("CUDA backend failed to initialize: Unable to use CUDA because of the following issues with CUDA components:\nOutdated cuDNN installation found.\nVersion JAX was built against: 8907\nMinimum supported: 9100\nInstalled version: 8907\nThe local installation version must be no lower than 9100..(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n")
+            .machine(|m| {
+                m.file("/env/lib/libcudnn_ops_infer.so.8.9.7");
+                m.file("/opt/other/libcudnn_ops_infer.so.8.9.7");
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "JAX requires cuDNN 9 or newer (its minimum 9100), but cuDNN 8.9.7 was loaded"
+        );
+        assert!(f.fix.contains("jax<=0.4.29"), "{}", f.fix);
+        assert!(
+            f.remedies()
+                .all(|r| !r.contains("/env/lib first") && !r.contains("/opt/other")),
+            "{:?}",
+            f.alternatives
+        );
+        assert!(f.remedies().any(|r| r.contains("no cuDNN 9.0+ was found")));
+        assert!(!f
+            .remedies()
+            .any(|r| r.contains("at least as new as its build")));
+    }
+
+    /// PyTorch's driver message: 11040 is CUDA 11.4 (lllyasviel/Fooocus#1313).
+    #[test]
+    fn driver_message_decoded() {
+        let t = Trace::new()
+            .load("/lib/x86_64-linux-gnu/libcuda.so.1", "ld.so.cache", "/v/torch/lib/libc10_cuda.so")
+            .load("/v/nvidia/cuda_runtime/lib/libcudart.so.12", "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .stderr("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.\n");
+        let fs = t.findings();
+        let f = all(&fs, "CDT010")[0];
+        assert_eq!(
+            f.title,
+            "PyTorch: the NVIDIA driver is too old (it supports CUDA 11.4)"
+        );
+        assert!(f.evidence.iter().any(|e| e.detail.as_deref()
+            == Some("libcudart.so.12 is CUDA 12: newer than the CUDA 11.4 the driver supports")));
+    }
+
+    /// cuDNN 8's "Could not load library": what the error names is missing
+    /// (pytorch/pytorch#97041); a symbol-version error is a mix of builds,
+    /// not a missing file (pytorch/pytorch#104591).
+    #[test]
+    fn cudnn8_could_not_load_reads_its_error() {
+        let t = Trace::new()
+            .load("/v/nvidia/cudnn/lib/libcudnn.so.8", "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .failed("libnvrtc.so", "/v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8", &[("/v/nvidia/cudnn/lib/libnvrtc.so", "RUNPATH", "missing")], Some("libnvrtc.so: cannot open shared object file: No such file or directory"))
+            .stderr("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file or directory\nPlease make sure libcudnn_cnn_infer.so.8 is in your library path!\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "cuDNN 8 (libcudnn.so.8): libnvrtc.so could not be loaded"
+        );
+        assert!(f
+            .evidence
+            .iter()
+            .any(|e| e.what == "failed" && e.path.as_deref() == Some("libnvrtc.so")));
+        let t = Trace::new()
+            .load("/v/nvidia/cudnn/lib/libcudnn.so.8", "RPATH", "/v/torch/lib/libtorch_cuda.so")
+            .load("/usr/local/cuda/lib64/libcudnn_ops_infer.so.8.3.2", "LD_LIBRARY_PATH", "/v/nvidia/cudnn/lib/libcudnn.so.8")
+            .stderr("Could not load library libcudnn_cnn_infer.so.8. Error: /v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _ZN5cudnn3ops18GetInternalStreamsEP12cudnnContextiPP11CUstream_st, version libcudnn_ops_infer.so.8\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.title, "cuDNN 8 (libcudnn.so.8): libcudnn_cnn_infer.so.8 and libcudnn_ops_infer.so.8 come from different cuDNN builds");
+        assert!(!f.remedies().any(|r| r.contains("install the missing")));
+    }
+
+    /// glibc before 2.30 words the same miss as a relocation error
+    /// (opendatalab/PDF-Extract-Kit#57): the same finding as the newer
+    /// "undefined symbol: …, version …".
+    #[test]
+    fn both_glibc_wordings_give_the_same_finding() {
+        let base = || {
+            Trace::new()
+                .load(
+                    "/v/nvidia/cudnn/lib/libcudnn.so.8",
+                    "RPATH",
+                    "/v/torch/lib/libtorch_cuda.so",
+                )
+                .load(
+                    "/usr/local/cuda/lib64/libcudnn_ops_infer.so.8.3.2",
+                    "LD_LIBRARY_PATH",
+                    "/v/nvidia/cudnn/lib/libcudnn.so.8",
+                )
+        };
+        let old = base().stderr("python3: relocation error: /v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: symbol _Z20traceback_iretf_implPKcRKN5cudnn16InternalStatus_tEb, version libcudnn_ops_infer.so.8 not defined in file libcudnn_ops_infer.so.8 with link time reference.\n");
+        let new = base().stderr("python3: symbol lookup error: /v/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _Z20traceback_iretf_implPKcRKN5cudnn16InternalStatus_tEb, version libcudnn_ops_infer.so.8\n");
+        let (a, b) = (old.findings(), new.findings());
+        let (fa, fb) = (only(&a, "CDT010"), only(&b, "CDT010"));
+        assert!(fa.title.ends_with("libcudnn_cnn_infer.so.8 and libcudnn_ops_infer.so.8 come from different cuDNN builds"), "{}", fa.title);
+        assert_eq!(
+            fa.title.split_once(": ").unwrap().1,
+            fb.title.split_once(": ").unwrap().1
+        );
+        assert_eq!(fa.fix, fb.fix);
+    }
+
+    /// cuDNN 9's "Invalid handle. Cannot load symbol cublasLtGetVersion"
+    /// (terrapkg/packages#11766): a CUDA 12 build of cuDNN whose
+    /// libcublasLt.so.12 did not load; the .so.13 on disk is not offered.
+    #[test]
+    fn invalid_handle_names_the_cublaslt_of_cudnns_cuda() {
+        let t = Trace::new()
+            .load(
+                "/usr/lib64/libcudnn_graph.so.9.21.1",
+                "ld.so.cache",
+                "/usr/lib64/libcudnn.so.9",
+            )
+            .version_query(
+                "/usr/lib64/libcudnn_graph.so.9.21.1",
+                "cudnn",
+                "9.21.1",
+                Some(12090),
+                None,
+                None,
+            )
+            .failed(
+                "libcublasLt.so.12",
+                "/usr/lib64/libcudnn_graph.so.9.21.1",
+                &[],
+                Some(
+                    "libcublasLt.so.12: cannot open shared object file: No such file or directory",
+                ),
+            )
+            .stderr("Invalid handle. Cannot load symbol cublasLtGetVersion\n")
+            .machine(|m| {
+                m.file("/usr/local/cuda-13.0/lib64/libcublasLt.so.13.0.0");
+            });
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "cuDNN 9: cannot call cublasLtGetVersion: libcublasLt.so.12 could not be loaded"
+        );
+        assert!(
+            f.evidence.iter().any(|e| e
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.starts_with("this cuDNN is a CUDA 12 build"))),
+            "{:#?}",
+            f.evidence
+        );
+        assert!(!f.remedies().any(|r| r.contains("libcublasLt.so.13")));
+    }
+
+    /// XLA logs its check once per attempt (conda-forge/jaxlib-feedstock#329):
+    /// one finding, with the count.
+    #[test]
+    fn repeated_message_is_one_finding_with_a_count() {
+        let line = "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version.\n";
+        let t = Trace::new()
+            .load(
+                "/env/lib/libcudnn_graph.so.9.10.1",
+                "RUNPATH",
+                "/env/lib/python3.12/site-packages/jaxlib/xla_extension.so",
+            )
+            .stderr(&line.repeat(4));
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(f.count, Some(4));
+        assert!(f.title.ends_with("(4 times)"), "{}", f.title);
+    }
+
+    /// JAX's cuBLAS check (jax-ml/jax#33561): the integers decoded, the
+    /// copy in use and who asked for it named; no bypass offered (skipping
+    /// the check segfaults later, trueagi-io/FabricPC#45).
+    #[test]
+    fn jax_cublas_check_names_the_copy_in_use() {
+        let sys = "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcublas.so.13";
+        let t = Trace::new()
+            .load(sys, "ld.so.cache", "/v/tensorflow/libtensorflow_framework.so.2")
+            .stderr("RuntimeError: Outdated cuBLAS installation found.\nVersion JAX was built against: 130100\nMinimum supported: 130100\nInstalled version: 130000\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        assert_eq!(
+            f.title,
+            "JAX: the cuBLAS in use is 13.0.0, older than its minimum 13.1.0"
+        );
+        assert!(f.evidence.iter().any(|e| e.path.as_deref() == Some(sys)
+            && e.requester.as_deref() == Some("/v/tensorflow/libtensorflow_framework.so.2")));
+        assert!(!f
+            .remedies()
+            .any(|r| r.contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK")));
     }
 
     #[test]

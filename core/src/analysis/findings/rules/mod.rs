@@ -20,6 +20,7 @@ mod copies;
 mod cuda;
 mod gpu;
 mod loads;
+mod message_kinds;
 mod messages;
 pub mod remedies;
 mod resident;
@@ -64,6 +65,7 @@ fn finding(
         alternatives,
         evidence,
         consequence_of: Vec::new(),
+        count: None,
         sources: ctx.knowledge.source_refs(sources),
         policy: None,
     }
