@@ -656,6 +656,7 @@ mod tests {
             consequence_of: Vec::new(),
             sources: Vec::new(),
             policy: None,
+            count: None,
         };
         let mut fs = vec![
             f("CDT010", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
