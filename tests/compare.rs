@@ -497,12 +497,24 @@ fn chrome_timeline_has_the_documented_structure() {
     assert!(events
         .iter()
         .any(|e| e["name"] == "process_sort_index" && e["args"]["sort_index"] == 3));
-    // The graph load from the 9.14 directory, as an instant on the thread.
+    // The graph load from the 9.14 directory: a slice on its thread, from
+    // the start of the loader's search to the mapping.
     let load = events
         .iter()
-        .find(|e| e["ph"] == "i" && e["name"] == "load libcudnn_graph.so.9")
-        .expect("the graph load");
-    assert_eq!(load["s"], "t");
+        .find(|e| e["ph"] == "X" && e["name"] == "load libcudnn_graph.so.9")
+        .expect("the graph load, as a slice");
+    assert!(load["dur"].as_f64().is_some_and(|d| d > 0.0), "{load}");
+    // Every recorded load and failed load is a slice: the shim knows when
+    // each search began.
+    for e in events
+        .iter()
+        .filter(|e| e["cat"] == "cudnn-trace,load" || e["cat"] == "cudnn-trace,load_failed")
+    {
+        let already = e["name"]
+            .as_str()
+            .is_some_and(|n| n.ends_with("(already loaded)"));
+        assert!(e["ph"] == "X" || already, "a load without its start: {e}");
+    }
     assert_eq!(load["args"]["search_dir"], s(&st.graph).as_str());
     assert_eq!(load["args"]["reason"], "LD_LIBRARY_PATH");
     let start = events

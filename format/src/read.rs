@@ -230,6 +230,12 @@ pub struct Tried {
 pub struct Load {
     pub seq: u64,
     pub t_ns: u64,
+    /// When the loader's search for this request began (CLOCK_MONOTONIC
+    /// ns, as `t_ns`): the load took `t_ns - t_start_ns`. Absent for a
+    /// load with no search (the main program, a dlopen served by a handle
+    /// already open) and in traces of older shims.
+    #[serde(default)]
+    pub t_start_ns: Option<u64>,
     pub pid: u32,
     pub ppid: u32,
     pub tid: u32,
@@ -296,6 +302,9 @@ fn yes() -> bool {
 pub struct LoadFailed {
     pub seq: u64,
     pub t_ns: u64,
+    /// When the search began, as in [`Load::t_start_ns`].
+    #[serde(default)]
+    pub t_start_ns: Option<u64>,
     pub pid: u32,
     pub ppid: u32,
     pub tid: u32,

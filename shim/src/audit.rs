@@ -80,6 +80,11 @@ struct Search {
     /// It is drawn in the start-up window (`startup.rs`).
     drawn: bool,
     tried: Vec<Cand>,
+    /// When the search started (CLOCK_MONOTONIC, ns; 0 when not recorded):
+    /// a load event then spans the loader's search and mapping, which is
+    /// what a timeline shows as its slice. The clock is read through the
+    /// vDSO: no system call.
+    t0_ns: u64,
     /// The RPATH/RUNPATH directories this search goes through, in glibc's
     /// order, made at its first RPATH/RUNPATH candidate ([`Lists`]).
     lists: Option<Lists>,
@@ -105,6 +110,7 @@ impl Search {
             name,
             requester,
             tried: Vec::new(),
+            t0_ns: if recorded { trace::monotonic_ns() } else { 0 },
             lists: None,
         }
     }
@@ -619,6 +625,14 @@ unsafe fn step_reason(s: &mut Search, path: &[u8], flag: u32) -> Step {
 }
 
 /// Writes the `tried` array. The last candidate is `used` when `used_last`.
+/// `t_start_ns`: when the search that led to this event began. Always the
+/// event's last field: the report folds repeated events by the bytes after
+/// `tid`, and cuts this time off them as it does `seq` and `t_ns`
+/// (core/src/model/fold.rs).
+fn write_start(l: &mut Line<'_>, s: &Search) {
+    l.opt_u64("t_start_ns", (s.t0_ns != 0).then_some(s.t0_ns));
+}
+
 unsafe fn write_tried(l: &mut Line<'_>, s: &Search, used_last: bool) {
     let n = s.tried.len();
     let items: Vec<(Vec<u8>, &'static str, &'static str)> = s
@@ -750,6 +764,7 @@ unsafe fn finish_unmapped(
             l.opt_str("family", fam);
             write_tried(l, &s, false);
             l.null("error").opt_i64("errno", errno.map(i64::from));
+            write_start(l, &s);
         });
         Some(seq)
     } else {
@@ -776,6 +791,7 @@ unsafe fn finish_unmapped(
             l.opt_str("family", fam);
             write_tried(l, &s, true);
             l.bool("new", false);
+            write_start(l, &s);
         });
         None
     }
@@ -1106,6 +1122,9 @@ pub unsafe fn objopen(
             }
         }
         l.bool("new", true);
+        if let Some(s) = &search {
+            write_start(l, s);
+        }
     });
     (identity.and_then(|i| i.realpath), fam)
 }

@@ -91,6 +91,7 @@ pub fn split_line(line: &[u8]) -> Option<Split<'_>> {
     if !(rest.starts_with(b",") || rest.starts_with(b"}")) {
         return None;
     }
+    let rest = without_start_time(rest);
     Some(Split {
         kind,
         seq,
@@ -98,6 +99,22 @@ pub fn split_line(line: &[u8]) -> Option<Split<'_>> {
         tid,
         rest,
     })
+}
+
+/// `rest` without a trailing `,"t_start_ns":N` (a load's search start, the
+/// shim's last field): a time, like `t_ns`, is no part of what makes two
+/// events the same.
+fn without_start_time(rest: &[u8]) -> &[u8] {
+    const FIELD: &[u8] = b",\"t_start_ns\":";
+    let Some(body) = rest.strip_suffix(b"}") else {
+        return rest;
+    };
+    let digits = body.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let head = &body[..body.len() - digits];
+    match head.strip_suffix(FIELD) {
+        Some(key) if digits > 0 => key,
+        _ => rest,
+    }
 }
 
 /// `field` then a decimal number (at most 19 digits: no overflow).
@@ -130,6 +147,17 @@ mod tests {
         // The same event later, from another thread: the same identity.
         let m = br#"{"ev":"unload","seq":99,"t_ns":999999,"pid":42,"ppid":1,"tid":44,"path":"/l/libcudnn.so.9","lmid":0,"family":"cudnn"}"#;
         assert_eq!(split_line(m).unwrap().rest, s.rest);
+    }
+
+    #[test]
+    fn a_load_s_search_start_is_no_part_of_its_identity() {
+        let a = br#"{"ev":"load","seq":5,"t_ns":900,"pid":42,"ppid":1,"tid":43,"path":"/l/libcudnn.so.9","new":true,"t_start_ns":800}"#;
+        let b = br#"{"ev":"load","seq":9,"t_ns":1900,"pid":42,"ppid":1,"tid":43,"path":"/l/libcudnn.so.9","new":true,"t_start_ns":1700}"#;
+        let c = br#"{"ev":"load","seq":9,"t_ns":1900,"pid":42,"ppid":1,"tid":43,"path":"/l/libcudnn.so.8","new":true,"t_start_ns":1700}"#;
+        let key = |l: &[u8]| split_line(l).unwrap().rest.to_vec();
+        assert_eq!(key(a), key(b));
+        assert_ne!(key(a), key(c));
+        assert_eq!(key(a), br#","path":"/l/libcudnn.so.9","new":true"#.to_vec());
     }
 
     #[test]

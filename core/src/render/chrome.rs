@@ -347,17 +347,10 @@ fn image_events(w: &mut Writer, img: &Image, pids: &PidMap, findings: &[Finding]
             "reason": l.reason, "search_dir": l.search_dir, "requester": l.requester, "via": l.via,
             "soname": l.soname, "build_id": l.build_id, "family": l.family, "new": l.new,
             "tried": l.tried.iter().map(|t| json!([t.path, t.reason, t.result])).collect::<Vec<_>>()});
-        w.event(
-            "i",
-            Some("t"),
-            cat,
-            &name,
-            pid,
-            tid(l.tid),
-            at(l.t_ns),
-            None,
-            args,
-        );
+        // A load whose search start is known is a slice from the start of
+        // the loader's search to the object's mapping; else an instant.
+        let (ph, scope, t, dur) = span(l.t_start_ns, l.t_ns);
+        w.event(ph, scope, cat, &name, pid, tid(l.tid), at(t), dur, args);
     }
     for f in &img.failed {
         let e = &f.ev;
@@ -366,15 +359,16 @@ fn image_events(w: &mut Writer, img: &Image, pids: &PidMap, findings: &[Finding]
             "dependency_failed": e.dependency_failed,
             "tried": e.tried.iter().map(|t| json!([t.path, t.reason, t.result])).collect::<Vec<_>>()});
         let name = format!("load failed: {}", basename(&f.ev.name));
+        let (ph, scope, t, dur) = span(e.t_start_ns, e.t_ns);
         w.event(
-            "i",
-            Some("t"),
+            ph,
+            scope,
             "cudnn-trace,load_failed",
             &name,
             pid,
-            tid(f.ev.tid),
-            at(f.ev.t_ns),
-            None,
+            tid(e.tid),
+            at(t),
+            dur,
             args,
         );
     }
@@ -508,6 +502,15 @@ fn seq_times(img: &Image) -> BTreeMap<u64, u64> {
     m.extend(img.notes.iter().map(|e| (e.seq, e.t_ns)));
     m.extend(img.call_counts.iter().map(|e| (e.seq, e.t_ns)));
     m
+}
+
+/// How an event from `start` (when known) to `end` is drawn: an `X` slice
+/// from `start` lasting `end - start`, else an instant at `end`.
+fn span(start: Option<u64>, end: u64) -> (&'static str, Option<&'static str>, u64, Option<u64>) {
+    match start {
+        Some(s) if s <= end => ("X", None, s, Some(end - s)),
+        _ => ("i", Some("t"), end, None),
+    }
 }
 
 #[cfg(test)]
