@@ -24,8 +24,10 @@ die() { echo "bench/gpu.sh: $*" >&2; exit 2; }
 mkdir -p "$out"
 
 # The interpreter itself: a wrapper script (pyenv, conda's python3 shim) would
-# add its own start-up to both sides and dilute the ratio.
-py=$("${PYTHON:-python3}" -c 'import os, sys; print(os.path.realpath(sys.executable))')
+# add its own start-up to both sides and dilute the ratio. Not its real path:
+# a virtual environment's python is a symlink that finds its pyvenv.cfg (and
+# with it the environment's packages) only when run by that name.
+py=$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')
 
 echo "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)" \
     "glibc $(getconf GNU_LIBC_VERSION | cut -d' ' -f2) python $py"
