@@ -305,14 +305,20 @@ def callgrind_instructions(argv: list[str], env: dict[str, str], children: bool 
     `children`, summed over every process it starts. The variables go to
     valgrind's environment: the tool itself is static, and the program it runs
     inherits them (valgrind's small dynamic front end also loads a shim, which
-    only adds a header-only trace file). `out_file` keeps the profile."""
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file or '/dev/null'}",
-           f"--trace-children={'yes' if children else 'no'}", *argv]
-    p = subprocess.run(cmd, env=clean_env(env), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True, check=True)
-    totals = [int(x) for x in COLLECTED.findall(p.stderr)]
+    only adds a header-only trace file). `out_file` keeps the profile.
+    Valgrind's messages go to a log file, not to stderr: a child's stderr is
+    the program's, and the launcher explains what a program writes there
+    (with valgrind's lines in it, it compiled every message pattern)."""
+    with tempfile.TemporaryDirectory() as logs:
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file or '/dev/null'}",
+               f"--log-file={logs}/log.%p", f"--trace-children={'yes' if children else 'no'}",
+               *argv]
+        subprocess.run(cmd, env=clean_env(env), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        text = "".join(sorted(f.read_text(errors="replace") for f in Path(logs).iterdir()))
+    totals = [int(x) for x in COLLECTED.findall(text)]
     if not totals:
-        raise RuntimeError(f"no callgrind total in:\n{p.stderr[-2000:]}")
+        raise RuntimeError(f"no callgrind total in:\n{text[-2000:]}")
     return sum(totals) if children else totals[0]
 
 

@@ -11,7 +11,7 @@
 
 use crate::analysis::findings::Severity;
 use crate::analysis::policy::Policy;
-use crate::analysis::{self, Analysis, Knowledge};
+use crate::analysis::{self, Analysis};
 use crate::machine::Machine;
 use crate::model::{self, FindingsRecord, TraceSet};
 use crate::render::{self, json::Document, TextOptions};
@@ -60,10 +60,10 @@ impl Report {
     }
 
     /// Analyses a trace set already read, with the program's `stderr` (when
-    /// captured), on `machine`, with the knowledge tables.
+    /// captured), on `machine`, with the knowledge tables (read only when a
+    /// rule could use them: [`analysis::needs_knowledge`]).
     pub fn analyse(set: TraceSet, stderr: Option<&str>, machine: &Machine) -> Report {
-        let (knowledge, warnings) = Knowledge::load();
-        let analysis = analysis::analyse(&set, stderr, machine, &knowledge, warnings);
+        let analysis = analysis::analyse_loading(&set, stderr, machine);
         Report { set, analysis }
     }
 
@@ -292,6 +292,7 @@ fn find_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Knowledge;
     use crate::model::LauncherRecord;
     use crate::testutil::{header, tempdir};
     use std::fs;
@@ -414,6 +415,96 @@ mod tests {
         assert!(p0["findings"][0].get("policy").is_none(), "{p0}");
         let rec = serde_json::to_value(r.findings_record(None)).unwrap();
         assert!(rec.get("ignored").is_none(), "{rec}");
+    }
+
+    /// Both renderings of `r`, for comparing two analyses of one set.
+    fn rendered(r: &Report) -> (String, String) {
+        (r.json(true).unwrap(), r.text(&TextOptions::default()))
+    }
+
+    #[test]
+    fn skipping_the_tables_changes_nothing() {
+        use crate::testutil::{image, load};
+        let plain = load(
+            7,
+            1,
+            "/usr/lib/x86_64-linux-gnu/libz.so.1",
+            "/usr/lib/x86_64-linux-gnu/libz.so.1.2.13",
+            "ld.so.cache",
+            "",
+            "/usr/bin/python3.11",
+            "dlopen",
+            true,
+        );
+        let sets = [
+            // `/bin/true`: a header and nothing else.
+            vec![image(7, 1, "exec", &[], "7.jsonl")],
+            // `--all`: libraries outside the CUDA family, in two processes.
+            vec![
+                image(7, 1, "exec", std::slice::from_ref(&plain), "7.jsonl"),
+                image(8, 7, "fork", &[], "8.jsonl"),
+            ],
+        ];
+        for images in sets {
+            for stderr in [None, Some(""), Some(" \n\t\n")] {
+                let set = || TraceSet {
+                    images: images.clone(),
+                    ..TraceSet::default()
+                };
+                let m = Machine::this_host();
+                let files = analysis::files::of_set(&set(), &m);
+                assert!(!analysis::needs_knowledge(&set(), stderr, &files));
+                let skipped = Report::analyse(set(), stderr, &m);
+                let (k, warnings) = Knowledge::load_from(None);
+                assert!(!k.messages.is_empty() && warnings.is_empty());
+                let full = Report {
+                    analysis: analysis::analyse(&set(), stderr, &m, &k, warnings),
+                    set: set(),
+                };
+                assert_eq!(rendered(&skipped), rendered(&full), "{stderr:?}");
+                let v: serde_json::Value = serde_json::from_str(&full.json(true).unwrap()).unwrap();
+                assert_eq!(v["knowledge"]["frameworks.toml"], "embedded", "{v}");
+            }
+        }
+    }
+
+    #[test]
+    fn cuda_runs_and_messages_still_read_the_tables() {
+        use crate::analysis::findings::testkit::probe_trace;
+        // A CUDA run: its findings need the tables (CDT002's versions,
+        // CDT010's message patterns, the sources of all three).
+        let t = probe_trace();
+        let m = Machine::with_disk(t.machine.clone());
+        let set = || TraceSet {
+            images: vec![t.image()],
+            ..TraceSet::default()
+        };
+        let files = analysis::files::of_set(&set(), &m);
+        assert!(analysis::needs_knowledge(&set(), None, &files));
+        let r = Report::analyse(set(), t.stderr.as_deref(), &m);
+        let codes: Vec<_> = r.analysis.diagnosis.all().map(|f| f.code).collect();
+        assert_eq!(codes, ["CDT008", "CDT010", "CDT002"]);
+        assert!(r.analysis.diagnosis.all().all(|f| !f.sources.is_empty()));
+
+        // No CUDA library at all, but a framework's message on stderr: the
+        // message is explained, so the tables are read.
+        let bare = || TraceSet {
+            images: vec![crate::testutil::image(7, 1, "exec", &[], "7.jsonl")],
+            ..TraceSet::default()
+        };
+        let msg = "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n";
+        let files = analysis::files::of_set(&bare(), &m);
+        assert!(analysis::needs_knowledge(&bare(), Some(msg), &files));
+        let r = Report::analyse(bare(), Some(msg), &m);
+        assert!(
+            r.analysis.diagnosis.all().any(|f| f.code == "CDT010"),
+            "{:?}",
+            r.analysis
+                .diagnosis
+                .all()
+                .map(|f| (&f.code, &f.title))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

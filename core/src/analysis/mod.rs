@@ -59,6 +59,45 @@ pub fn analyse(
     }
 }
 
+/// [`analyse`] with the knowledge tables in force, loaded only when a rule
+/// could read them ([`needs_knowledge`]): a run of a program that touched
+/// no CUDA library and wrote nothing to its stderr is reported without
+/// parsing them, with the same result.
+pub fn analyse_loading(set: &TraceSet, stderr: Option<&str>, machine: &Machine) -> Analysis {
+    let files = files::of_set(set, machine);
+    let (knowledge, warnings) = Knowledge::load_for(needs_knowledge(set, stderr, &files));
+    Analysis {
+        tree: ProcessTree::new(set),
+        diagnosis: diagnose(set, stderr, machine, &knowledge, warnings, &files),
+        files,
+    }
+}
+
+/// Whether any rule could find anything in `set`: false only when no
+/// process recorded a CUDA-family library, a failed load, a version, a
+/// call, a driver client, a pin decision or a note, the machine found no
+/// version, static runtime or start-up failure for any of them, and the
+/// captured stderr is blank. Every rule starts from one of those facts, so
+/// the tables need not be read (see `skipping_the_tables_changes_nothing`).
+/// When in doubt this says true: a false true costs only time.
+pub fn needs_knowledge(set: &TraceSet, stderr: Option<&str>, files: &[files::ImageFiles]) -> bool {
+    let said = stderr.is_some_and(|s| !s.trim().is_empty());
+    let traced = set.images.iter().any(|img| {
+        img.loads.iter().any(|l| l.family.is_some())
+            || !img.failed.is_empty()
+            || !img.versions.is_empty()
+            || !img.calls.is_empty()
+            || !img.call_counts.is_empty()
+            || !img.driver_clients.is_empty()
+            || !img.pins.is_empty()
+            || !img.notes.is_empty()
+    });
+    let found = files
+        .iter()
+        .any(|f| f.startup.is_some() || !f.static_runtimes.is_empty() || !f.versions.is_empty());
+    said || traced || found
+}
+
 /// The findings of a trace set, and what they were computed with.
 pub struct Diagnosis {
     /// One entry per image, in `TraceSet::images` order.

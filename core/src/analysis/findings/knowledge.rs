@@ -442,10 +442,34 @@ impl Knowledge {
     /// is valid. Returns the warnings to show (an override that could not be
     /// used, and why).
     pub fn load() -> (Knowledge, Vec<String>) {
-        let dir = std::env::var_os(KNOWLEDGE_DIR_ENV)
+        Self::load_from(Self::override_dir().as_deref())
+    }
+
+    /// [`Knowledge::load`] when the rules will read the tables (`needed`);
+    /// otherwise, and only when no override directory is set, no table is
+    /// parsed: the tables are empty and `origin` says what a full load
+    /// would have said (every file `embedded`), so reports are the same.
+    /// Parsing the TOML was most of the launcher's start-up for a program
+    /// that loads no CUDA library (issue 10). With an override directory
+    /// the tables are always loaded: its files are checked, and a bad one
+    /// reported, whatever the run.
+    pub fn load_for(needed: bool) -> (Knowledge, Vec<String>) {
+        let dir = Self::override_dir();
+        if needed || dir.is_some() {
+            return Self::load_from(dir.as_deref());
+        }
+        let mut k = Self::empty();
+        for (name, _) in EMBEDDED {
+            k.origin.insert(name.to_string(), "embedded".to_string());
+        }
+        (k, Vec::new())
+    }
+
+    /// `$CUDNN_TRACE_KNOWLEDGE_DIR`, when set and not empty.
+    fn override_dir() -> Option<PathBuf> {
+        std::env::var_os(KNOWLEDGE_DIR_ENV)
             .filter(|d| !d.is_empty())
-            .map(PathBuf::from);
-        Self::load_from(dir.as_deref())
+            .map(PathBuf::from)
     }
 
     /// [`Knowledge::load`] with an explicit override directory. Each file is
