@@ -657,7 +657,6 @@ mod tests {
             count: None,
             sources: Vec::new(),
             policy: None,
-            count: None,
         };
         let mut fs = vec![
             f("CDT010", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
