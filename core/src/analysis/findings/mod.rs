@@ -376,6 +376,34 @@ pub fn link_consequences(findings: &mut [Finding]) {
     }
     link_effects(findings);
     close_causes(findings);
+    raise_causes(findings);
+}
+
+/// A consequence's severity is carried by its causes (issue 9, class 4:
+/// rank by effect): two CUDA runtime majors are only a warning until
+/// cudnn-frontend refuses them with an error, and then the finding that
+/// names who brought the second one must outrank the message it explains.
+/// When one of its causes is already that severe, the others keep theirs:
+/// the error is explained, and their own ranking among them stands.
+fn raise_causes(findings: &mut [Finding]) {
+    let mut raise: Vec<(&'static str, Severity)> = Vec::new();
+    for s in findings.iter().filter(|s| !s.consequence_of.is_empty()) {
+        let causes = || {
+            findings
+                .iter()
+                .filter(|c| s.consequence_of.contains(&c.code))
+        };
+        if causes().all(|c| c.severity < s.severity) {
+            raise.extend(causes().map(|c| (c.code, s.severity)));
+        }
+    }
+    for f in findings.iter_mut() {
+        for (code, sev) in &raise {
+            if f.code == *code && f.severity < *sev {
+                f.severity = *sev;
+            }
+        }
+    }
 }
 
 /// A consequence of a consequence follows from the root too: XLA's
@@ -656,6 +684,7 @@ mod tests {
             consequence_of: Vec::new(),
             sources: Vec::new(),
             policy: None,
+            count: None,
         };
         let mut fs = vec![
             f("CDT010", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
@@ -680,6 +709,43 @@ mod tests {
                 ("CDT008", vec![]),
                 ("CDT004", vec!["CDT008"]),
                 ("CDT010", vec!["CDT004", "CDT008"]),
+            ]
+        );
+    }
+
+    /// A warning whose consequence is an error is raised to an error and
+    /// ranks first (two CUDA runtime majors, then cudnn-frontend's
+    /// "Multiple libcudart libraries found", cudnn-frontend#267); a
+    /// warning nothing follows from stays a warning.
+    #[test]
+    fn a_cause_is_as_severe_as_its_consequences() {
+        let f = |code, severity, path: &str| Finding {
+            code,
+            severity,
+            title: String::new(),
+            fix: String::new(),
+            alternatives: Vec::new(),
+            evidence: vec![Evidence::new("loaded").path(path)],
+            consequence_of: Vec::new(),
+            sources: Vec::new(),
+            policy: None,
+            count: None,
+        };
+        let rt = "/usr/local/tcpxo/lib64/libcudart.so.12";
+        let mut fs = vec![
+            f("CDT010", Severity::Error, rt),
+            f("CDT001", Severity::Warning, rt),
+            f("CDT008", Severity::Warning, "/opt/other/libcudnn.so.9"),
+        ];
+        link_consequences(&mut fs);
+        fs.sort_by(rank);
+        let got: Vec<(&str, Severity)> = fs.iter().map(|f| (f.code, f.severity)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("CDT001", Severity::Error),
+                ("CDT010", Severity::Error),
+                ("CDT008", Severity::Warning),
             ]
         );
     }

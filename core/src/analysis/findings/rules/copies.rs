@@ -97,6 +97,9 @@ pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let fixes: Vec<String> = live[1..]
             .iter()
             .map(|l| {
+                if let Some(fix) = runtime_brought_by_library(keep, l) {
+                    return fix;
+                }
                 let e = entry_of(f, ctx, l);
                 format!(
                     "{}: {}",
@@ -129,6 +132,27 @@ pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// A CUDA runtime of another major than the process's first one, brought
+/// by a library that asked for it (an NCCL net plugin, a kernel package):
+/// that library is a build for the other CUDA major, and what fixes it is
+/// its build for the process's major, not hiding its directory (it would
+/// then fail to load at all). cudnn-frontend refuses the mix ("Multiple
+/// libcudart libraries found", NVIDIA/cudnn-frontend#267, [F-fe-267]).
+fn runtime_brought_by_library(keep: &Lib<'_>, l: &Lib<'_>) -> Option<String> {
+    let (mine, other) = (keep.major?, l.major?);
+    if l.family != "cudart" || mine == other {
+        return None;
+    }
+    let by = l.load.requester.as_deref().filter(|r| !r.is_empty())?;
+    Some(format!(
+        "{} is a CUDA {other} build: it brought {} ({}) into a process whose CUDA runtime is CUDA {mine} ({}); it needs a CUDA {mine} build (of {by} or of the package that ships it), or the program a CUDA {other} stack; a library that picks its runtime by name can be told which one to use (cudnn-frontend: CUDNN_FRONTEND_CUDART_LIB_NAME=libcudart.so.{mine})",
+        basename(by),
+        basename(l.path()),
+        l.path(),
+        keep.path()
+    ))
 }
 
 /// One reason to think a sub-library does not belong with the reference.
@@ -655,6 +679,35 @@ mod tests {
         assert!(f.title.contains("different majors (12, 13)"), "{}", f.title);
     }
 
+    /// A plugin that brings a CUDA runtime of another major than the
+    /// process's is answered by purpose: it needs a build for the
+    /// process's major (cudnn-frontend#267: GKE's NCCL plugin, CUDA 12, in
+    /// a CUDA 13 container); hiding its directory would only make it fail.
+    #[test]
+    fn a_plugin_of_another_cuda_major_needs_a_build_for_the_process() {
+        let plugin = "/usr/local/tcpxo/lib64/libnccl-net.so";
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", "/usr/local/tcpxo/lib64")
+            .load(
+                "/v/nvidia/cu13/lib/libcudart.so.13",
+                "RPATH",
+                "/v/bin/python3",
+            )
+            .load(
+                "/usr/local/tcpxo/lib64/libcudart.so.12",
+                "LD_LIBRARY_PATH",
+                plugin,
+            );
+        let f = only(&t.findings(), "CDT001").clone();
+        assert!(
+            f.fix.contains("libnccl-net.so is a CUDA 12 build")
+                && f.fix.contains("it needs a CUDA 13 build")
+                && !f.fix.contains("remove /usr/local/tcpxo/lib64"),
+            "{}",
+            f.fix
+        );
+    }
+
     /// A RUNPATH entry is named as its owner's file has it (`$ORIGIN/…`),
     /// and an LD_LIBRARY_PATH entry as the variable has it.
     #[test]
@@ -668,7 +721,7 @@ mod tests {
                 "/v/torch/lib/libtorch_cuda.so",
             )
             .load(
-                "/v/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12",
+                "/v/site-packages/nvidia/cuda_runtime/lib/libcudart.so.13",
                 "RUNPATH",
                 plugin,
             )

@@ -98,7 +98,7 @@ fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
             Some(m) => format!("install the CUDA {m} runtime (pip: nvidia-cuda-runtime-cu{m}; or the toolkit's cuda-cudart-{m}-x)"),
             None => "install the CUDA runtime of the major the program was built for".into(),
         },
-        Some("cuda") => "libcuda.so.1 comes with the NVIDIA driver, not with the CUDA toolkit: install the driver (in a container: run it with GPU support)".into(),
+        Some("cuda") => "libcuda.so.1 comes with the NVIDIA driver, not with the CUDA toolkit: install the driver; in a container, start it with the NVIDIA container runtime (docker run --gpus all, or --runtime=nvidia), which mounts the host driver's libraries into it".into(),
         Some("cublas" | "cublasLt") => format!(
             "install cuBLAS of CUDA {mj} (pip: nvidia-cublas-cu{mj}, or nvidia-cublas for CUDA 13)"
         ),
@@ -303,6 +303,9 @@ impl<'a> Failure<'a> {
             }
             e
         }));
+        if super::local(f, ctx) {
+            ev.extend(absent_search_dirs(f, ctx));
+        }
         let looks = self.where_requester_looks(f, ctx);
         let copies: Vec<Copy> = copies.into_iter().filter(|c| !c.is_stub()).collect();
         let remedy = match self.vanished_pin(f, ctx) {
@@ -682,6 +685,29 @@ impl<'a> Failure<'a> {
             looks.map(|l| format!(" ({l})")).unwrap_or_default()
         )
     }
+}
+
+/// `LD_LIBRARY_PATH` entries that do not exist on this machine. glibc marks
+/// such a directory nonexistent at its first search and never tries it
+/// again, so no later request lists it among its candidates; yet it is
+/// often the very place the library was meant to come from (a container
+/// image's `/usr/local/nvidia/lib64`, where the NVIDIA container runtime
+/// mounts the host's driver libraries).
+fn absent_search_dirs(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Evidence> {
+    f.img
+        .ld_library_path()
+        .into_iter()
+        // A directory the process loaded from existed then, whatever the
+        // disk says now.
+        .filter(|d| d.starts_with('/') && !ctx.machine.exists(d))
+        .filter(|d| !f.libs.iter().any(|l| l.dir() == d.trim_end_matches('/')))
+        .map(|d| {
+            Evidence::new("tried")
+                .path(d)
+                .reason("LD_LIBRARY_PATH")
+                .detail("does not exist on this machine (glibc skips it): whatever was meant to be installed or mounted there is not")
+        })
+        .collect()
 }
 
 /// What makes a library find its sibling: the directory on the search
