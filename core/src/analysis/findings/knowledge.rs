@@ -1,7 +1,7 @@
 //! The knowledge the rules use, as data: driver minimums per CUDA release,
 //! the cuDNN support matrix, status and error code tables, the frameworks'
-//! messages and the cuDNN file layout (`data/*.toml` at the repository root,
-//! from `shared/reference/compat-facts.md`).
+//! messages and the cuDNN file layout (`data/*.toml` at the repository root;
+//! every row names its public sources, `data/sources.toml`).
 //!
 //! The files are embedded in the binary (so `cargo install` works anywhere);
 //! a directory named by `CUDNN_TRACE_KNOWLEDGE_DIR` overrides any of them by
@@ -75,7 +75,7 @@ struct SourcesFile {
     source: BTreeMap<String, Source>,
 }
 
-/// A CUDA major's minor-version-compatibility range (compat-facts §2.1).
+/// A CUDA major's minor-version-compatibility range ([R10][R9]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverFamily {
@@ -86,7 +86,7 @@ pub struct DriverFamily {
     pub source: Vec<String>,
 }
 
-/// A toolkit minor and its bundled driver (compat-facts §2.3).
+/// A toolkit minor and its bundled driver ([R9]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Toolkit {
@@ -119,7 +119,7 @@ pub struct CudnnBuild {
     pub max_sm: Option<String>,
 }
 
-/// A range of cuDNN releases of the support matrix (compat-facts §3.2).
+/// A range of cuDNN releases of the support matrix ([R15]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CudnnRelease {
@@ -153,7 +153,7 @@ pub struct StatusCategory {
     pub source: Vec<String>,
 }
 
-/// A `cudnnStatus_t` name and its value per major (compat-facts §3.4).
+/// A `cudnnStatus_t` name and its value per major ([R4][R5][R42]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CudnnStatus {
@@ -176,7 +176,7 @@ struct StatusFile {
     status: Vec<CudnnStatus>,
 }
 
-/// A `cudaError_t` / `CUresult` code (compat-facts §1.3).
+/// A `cudaError_t` / `CUresult` code ([R7][R8][E1]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CudaError {
@@ -357,7 +357,7 @@ pub const MESSAGE_GROUPS: &[&str] = &[
     "component",
 ];
 
-/// A cuDNN file of a major's layout (compat-facts §3.3).
+/// A cuDNN file of a major's layout ([R17][E6][E7]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutLibrary {
@@ -880,7 +880,7 @@ impl Knowledge {
     }
 
     /// A `cudnnStatus_t` value decoded with the numbering of cuDNN `major`
-    /// (7 and earlier use v7's, 8 v8's, 9 and later v9's; compat-facts §3.4).
+    /// (7 and earlier use v7's, 8 v8's, 9 and later v9's; [R4][R5][R42]).
     pub fn cudnn_status(&self, major: u32, value: i64) -> Option<&CudnnStatus> {
         self.statuses.iter().find(|s| {
             let v = match major {
@@ -1053,7 +1053,7 @@ mod tests {
         // NVIDIA's headers.
         for (id, s) in k.sources.iter().chain(&k.message_sources) {
             assert!(!s.urls.is_empty(), "{id} has no URL");
-            for bad in ["compat-facts", "shared/reference", "research/", ".log"] {
+            for bad in ["facts.md", "/reference/", "research/", ".log"] {
                 assert!(!s.title.contains(bad), "{id}: {}", s.title);
             }
             for u in &s.urls {
@@ -1082,7 +1082,7 @@ mod tests {
         assert!(!k.release(&v("9.19.0")).unwrap().verified);
         assert!(k.release(&v("9.17.1")).unwrap().verified);
         assert!(k.release(&v("8.9.7.29")).unwrap().verified);
-        // §2.3: 13.3 from third-party quotes, 13.4/13.5 unknown.
+        // [R9]: 13.3 from third-party quotes, 13.4/13.5 unknown.
         assert!(!k.toolkit(&v("13.3")).unwrap().verified);
         assert!(k.toolkit(&v("13.4")).unwrap().drivers.is_empty());
         assert!(k.toolkit(&v("13.0.96")).unwrap().verified);
@@ -1117,7 +1117,7 @@ mod tests {
             k.cudnn_status(major, v)
                 .map(|s| Knowledge::cudnn_status_name(s, major).to_string())
         };
-        // compat-facts §3.4 and E4: cudnnCreate without a GPU: v9 1001, v8 1.
+        // [R4][R5][R42] and E4: cudnnCreate without a GPU: v9 1001, v8 1.
         assert_eq!(
             name(9, 1001).as_deref(),
             Some("CUDNN_STATUS_NOT_INITIALIZED")

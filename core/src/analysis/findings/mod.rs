@@ -12,8 +12,9 @@
 //! need from the disk (copies of a library, a requester's RUNPATH, the
 //! kernel module) they ask the [`Machine`] in their [`Context`].
 //!
-//! The facts behind the rules are in `shared/reference/compat-facts.md`; the
-//! comments cite its sections (§n) and sources (\[Rn\], \[En\]).
+//! The facts behind the rules are public sources: the comments cite them by
+//! their ids in `data/sources.toml` (\[Rn\]: documentation, code and issues;
+//! \[En\]: observations on public artifacts, each saying how to repeat it).
 
 pub mod facts;
 pub mod knowledge;
@@ -142,7 +143,7 @@ impl Evidence {
     }
 }
 
-/// A source a finding rests on: a compat-facts reference id and its URLs.
+/// A source a finding rests on: a `data/sources.toml` id and its URLs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceRef {
     pub id: String,
@@ -211,7 +212,7 @@ pub struct Finding {
     /// framework message logged once per attempt is one finding).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
-    /// compat-facts sources of the rule and the data it used.
+    /// public sources (`data/sources.toml`) of the rule and the data it used.
     pub sources: Vec<SourceRef>,
     /// What `--ignore`/`--severity` or the configuration file did to it
     /// (`analysis::policy`); None when nothing.

@@ -1,5 +1,5 @@
 //! CDT001: two or more files of one library in a process; CDT002: cuDNN
-//! sub-libraries of different versions (compat-facts §3.3, rule 7).
+//! sub-libraries of different versions ([R17][E6][E7]).
 
 use super::remedies::{self, how_to_avoid};
 use super::{entry_of, finding, loaded};
@@ -19,7 +19,7 @@ fn overlap(a: &Lib<'_>, b: &Lib<'_>) -> bool {
 /// Same soname twice is an error (the second copy's symbols are bound
 /// against the first's, or it runs beside it with its own state); two cudart
 /// majors (or cuDNN 8 and 9) can coexist through symbol versioning
-/// (compat-facts §1.3: every symbol carries the soname as version tag), so
+/// ([R7][R8][E1]: every symbol carries the soname as version tag), so
 /// that is a warning.
 pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let mut groups: BTreeMap<(String, String), Vec<&Lib<'_>>> = BTreeMap::new();
@@ -165,10 +165,10 @@ struct Odd<'l, 'a> {
 
 /// CDT002: within one cuDNN major, a sub-library whose version differs from
 /// the reference (v9 `libcudnn_graph`, v8 `libcudnn_ops_infer`; the one that
-/// answers the version queries, §1.2), known from the libraries' own
+/// answers the version queries, [R2][E3]), known from the libraries' own
 /// answers, the file names, a `*VersionCheck` result (1002 in v9, 14 in v8;
 /// rule 7) or a loader error `undefined symbol: …, version libcudnn_X.so.8`
-/// (§3.3, [R46]); also cuDNN files of one major from several directories.
+/// ([R17][E6][E7], [R46]); also cuDNN files of one major from several directories.
 pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     cudnn_by_major(f)
         .into_iter()
@@ -786,7 +786,7 @@ mod tests {
     }
 
     /// cuDNN 9 sub-libraries from two installs; the version check fails
-    /// (compat-facts E5/E11: graph 9.19 + ops 9.14 → cudnnOpsVersionCheck 1002).
+    /// ([E5][E11]: graph 9.19 + ops 9.14 → cudnnOpsVersionCheck 1002).
     #[test]
     fn cudnn9_sublibrary_version_mismatch() {
         let pip = "/v/site-packages/nvidia/cudnn/lib";
@@ -885,7 +885,7 @@ mod tests {
         );
     }
 
-    /// cuDNN 8 from two installs: the loader's symbol-version error (§3.3, R46).
+    /// cuDNN 8 from two installs: the loader's symbol-version error ([R17][E6][E7], R46).
     #[test]
     fn cudnn8_two_installs_undefined_symbol() {
         let pip = "/venv/lib/python3.10/site-packages/nvidia/cudnn/lib";

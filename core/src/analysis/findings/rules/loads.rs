@@ -2,7 +2,7 @@
 //! tried, and the copies that exist on the machine) and CDT008 (found
 //! through LD_LIBRARY_PATH while the requester's RPATH/RUNPATH held another
 //! copy: glibc searches LD_LIBRARY_PATH before the caller's RUNPATH,
-//! compat-facts §4.5 [R34]).
+//! [E-probe] [R34]).
 
 use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded, remedies};
@@ -87,7 +87,7 @@ fn cudnn_install_hint(major: Option<u32>, cuda: &[u32]) -> String {
     format!("install cuDNN {m} ({})", ways.join("; "))
 }
 
-/// Where to get a missing library (compat-facts §5.1, §6).
+/// Where to get a missing library ([R30][R32][R35][R31]).
 fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
     let m = soname_major(name);
     let mj = m.map(|m| m.to_string()).unwrap_or_else(|| "N".into());
@@ -109,7 +109,7 @@ fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
 
 /// Whether the same requester got the same library under another name
 /// (cuDNN 9's dispatcher tries `NAME.so.9.MIN.PATCH`, `NAME.so.9.MIN`,
-/// `NAME.so.9`, `NAME.so` in turn, §3.3: those misses are its search
+/// `NAME.so.9`, `NAME.so` in turn, [R17][E6][E7]: those misses are its search
 /// order). At any time, not only after: the dispatcher repeats the whole
 /// sequence on later calls, and the shim records a request served by an
 /// already-loaded object once, so later rounds have no load event of their
@@ -339,8 +339,8 @@ impl<'a> Failure<'a> {
     /// there and the requester has no RPATH/RUNPATH that searches it: glibc
     /// never searches a library's own directory by itself, and RUNPATH is
     /// not inherited from whoever loaded the requester (cuDNN 8 tarballs'
-    /// sub-libraries, the aarch64 cuDNN 9.1 wheel's graph, compat-facts
-    /// §3.3).
+    /// sub-libraries, the aarch64 cuDNN 9.1 wheel's graph,
+    /// [R17][E6][E7]).
     fn beside_requester(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<String> {
         let req = self.requester.as_deref().filter(|r| r.starts_with('/'))?;
         if !super::local(f, ctx) {
@@ -788,7 +788,7 @@ fn fold_hwcaps<'t>(tried: &[&'t Tried]) -> Vec<(&'t Tried, usize)> {
 
 /// CDT008: a CUDA-family library found through LD_LIBRARY_PATH while the
 /// RPATH/RUNPATH of the object that asked for it holds another copy: the
-/// "conflicting cuDNN in LD_LIBRARY_PATH" (PyTorch's words, §4.2). The
+/// "conflicting cuDNN in LD_LIBRARY_PATH" (PyTorch's words, [R24]). The
 /// requester's dynamic section is read from disk.
 pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     if !super::local(f, ctx) {
@@ -828,7 +828,7 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let Some((cand, entry)) = other else { continue };
         let cand_real = ctx.machine.canonical(&cand).unwrap_or_else(|| cand.clone());
         // The version of the other copy: its file name, else its pip package
-        // (`*.dist-info`, compat-facts §5.2).
+        // (`*.dist-info`, [R30]).
         let package = ctx.machine.package_of(dirname(&cand));
         // Else what the file says when asked (in a probe process).
         let asked = || {
@@ -1259,7 +1259,7 @@ mod tests {
 
     #[test]
     fn failures_followed_by_a_load_are_not_findings() {
-        // pip cuDNN: .so.9.19.0 and .so.9.19 fail, .so.9 loads (§3.3).
+        // pip cuDNN: .so.9.19.0 and .so.9.19 fail, .so.9 loads ([R17][E6][E7]).
         let d = "/v/nvidia/cudnn/lib";
         let disp = format!("{d}/libcudnn.so.9");
         let t = Trace::new()
