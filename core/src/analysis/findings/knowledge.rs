@@ -31,6 +31,7 @@ pub const ERRORS: &str = "cuda-errors.toml";
 pub const FRAMEWORKS: &str = "frameworks.toml";
 pub const LAYOUT: &str = "cudnn-layout.toml";
 pub const FINDINGS: &str = "findings.toml";
+pub const PACKAGES: &str = "cudnn-packages.toml";
 
 /// A file of `data/` at the repository root, embedded in the binary.
 macro_rules! data {
@@ -49,6 +50,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (FRAMEWORKS, data!("frameworks.toml")),
     (LAYOUT, data!("cudnn-layout.toml")),
     (FINDINGS, data!("findings.toml")),
+    (PACKAGES, data!("cudnn-packages.toml")),
 ];
 
 fn yes() -> bool {
@@ -386,6 +388,26 @@ struct LayoutFile {
     major: Vec<LayoutMajor>,
 }
 
+/// A package that ships cuDNN `cudnn` built for CUDA `cuda`
+/// (`cudnn-packages.toml`): what a fix may tell the user to install.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnPackage {
+    pub cudnn: u32,
+    pub cuda: u32,
+    /// The pip requirement, when a wheel exists.
+    pub pip: Option<String>,
+    /// The Debian package of NVIDIA's apt repositories (with a version glob).
+    pub apt: String,
+    pub source: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PackagesFile {
+    package: Vec<CudnnPackage>,
+}
+
 /// The long text of a finding code (`cudnn-trace explain`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -419,6 +441,7 @@ pub struct Knowledge {
     pub messages: Vec<MessageRule>,
     pub layout: Vec<LayoutMajor>,
     pub findings: Vec<FindingDoc>,
+    pub packages: Vec<CudnnPackage>,
     /// Where each file came from: `embedded` or the override's path.
     pub origin: BTreeMap<String, String>,
 }
@@ -518,6 +541,7 @@ impl Knowledge {
             messages: Vec::new(),
             layout: Vec::new(),
             findings: Vec::new(),
+            packages: Vec::new(),
             origin: BTreeMap::new(),
         }
     }
@@ -571,6 +595,7 @@ impl Knowledge {
             }
             LAYOUT => self.layout = parse::<LayoutFile>(name, text, origin)?.major,
             FINDINGS => self.findings = parse::<FindingsFile>(name, text, origin)?.finding,
+            PACKAGES => self.packages = parse::<PackagesFile>(name, text, origin)?.package,
             _ => return Err(format!("{name}: not a knowledge file")),
         }
         self.origin.insert(name.to_string(), origin.to_string());
@@ -624,6 +649,14 @@ impl Knowledge {
         for d in &self.findings {
             src(FINDINGS, &d.code, &d.source);
         }
+        for r in &self.packages {
+            src(
+                PACKAGES,
+                &format!("cuDNN {} for CUDA {}", r.cudnn, r.cuda),
+                &r.source,
+            );
+        }
+        p.extend(self.validate_packages());
         for m in &self.messages {
             if let Err(e) = m.regex.compiled() {
                 p.push(format!(
@@ -633,6 +666,30 @@ impl Knowledge {
             }
         }
         p.extend(self.validate_values());
+        p
+    }
+
+    /// One row per (cuDNN, CUDA) major; a wheel named for its CUDA major
+    /// (`nvidia-cudnn-cu12==9.*`) and its cuDNN major, so that a fix never
+    /// installs another major than the row says.
+    fn validate_packages(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        for (i, r) in self.packages.iter().enumerate() {
+            let row = format!("{PACKAGES}: cuDNN {} for CUDA {}", r.cudnn, r.cuda);
+            if self.packages[..i]
+                .iter()
+                .any(|q| (q.cudnn, q.cuda) == (r.cudnn, r.cuda))
+            {
+                p.push(format!("{row}: listed twice"));
+            }
+            if let Some(pip) = &r.pip {
+                if !pip.contains(&format!("-cu{}==", r.cuda))
+                    || !pip.ends_with(&format!("=={}.*", r.cudnn))
+                {
+                    p.push(format!("{row}: pip {pip:?} is not of these majors"));
+                }
+            }
+        }
         p
     }
 
@@ -1178,6 +1235,30 @@ mod tests {
             Some("cudaErrorInsufficientDriver")
         );
         assert!(k.cuda_error(101).unwrap().runtime.is_none());
+    }
+
+    /// The cuDNN package table is whole and checked: a row of another
+    /// major's wheel, or a second row for one pair, is a problem.
+    #[test]
+    fn cudnn_package_table() {
+        let mut k = Knowledge::embedded().unwrap();
+        let pairs: Vec<(u32, u32)> = k.packages.iter().map(|r| (r.cudnn, r.cuda)).collect();
+        assert!(
+            pairs.contains(&(9, 13)) && !pairs.contains(&(8, 13)),
+            "{pairs:?}"
+        );
+        assert!(k.packages.iter().all(|r| r.cudnn != 7 || r.pip.is_none()));
+        let mut bad = k.packages[1].clone();
+        bad.pip = Some("nvidia-cudnn-cu12==8.*".into());
+        k.packages.push(bad);
+        let problems = k.validate();
+        assert!(
+            problems.iter().any(|p| p.contains("listed twice"))
+                && problems
+                    .iter()
+                    .any(|p| p.contains("is not of these majors")),
+            "{problems:?}"
+        );
     }
 
     #[test]

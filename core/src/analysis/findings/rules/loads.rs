@@ -8,7 +8,8 @@ use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded, remedies};
 use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
-use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
+use crate::analysis::findings::knowledge::CudnnPackage;
+use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Remedy, Severity, Ver};
 use crate::machine::{Copy, Fit};
 use crate::model::stem;
 use crate::model::trace::Failed;
@@ -33,41 +34,17 @@ pub(super) fn copy_evidence(c: &Copy) -> Evidence {
         .detail(d)
 }
 
-/// The packages that ship cuDNN, per cuDNN major: (CUDA major, pip
-/// distribution, Debian package and version glob of NVIDIA's repository).
-/// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7, the
-/// cuDNN 8 Debian package is `libcudnn8` with a `+cudaX.Y` version suffix,
-/// cuDNN 9's are `libcudnn9-cuda-N`. Sources: pypi.org/project/nvidia-cudnn-cu11,
-/// -cu12, -cu13 (release histories); developer.download.nvidia.com/compute/cuda/repos
-/// (the package lists of the ubuntu2004/2204 repositories).
-const CUDNN_PACKAGES: &[(u32, u32, Option<&str>, &str)] = &[
-    (7, 10, None, "libcudnn7='7.6.5.*+cuda10.2'"),
-    (
-        8,
-        11,
-        Some("nvidia-cudnn-cu11==8.*"),
-        "libcudnn8='8.*+cuda11.8'",
-    ),
-    (
-        8,
-        12,
-        Some("nvidia-cudnn-cu12==8.*"),
-        "libcudnn8='8.*+cuda12.2'",
-    ),
-    (9, 11, Some("nvidia-cudnn-cu11==9.*"), "libcudnn9-cuda-11"),
-    (9, 12, Some("nvidia-cudnn-cu12==9.*"), "libcudnn9-cuda-12"),
-    (9, 13, Some("nvidia-cudnn-cu13==9.*"), "libcudnn9-cuda-13"),
-];
-
 /// Where to get cuDNN `major` for the CUDA majors the process uses (all
 /// the builds there are when it has no CUDA runtime yet).
-fn cudnn_install_hint(major: Option<u32>, cuda: &[u32]) -> String {
+/// The packages are `cudnn-packages.toml`'s: only ones that exist.
+fn cudnn_install_hint(k: &Knowledge, major: Option<u32>, cuda: &[u32]) -> String {
     let Some(m) = major else {
         return "install cuDNN of the CUDA major the program uses".into();
     };
-    let rows: Vec<&(u32, u32, Option<&str>, &str)> = CUDNN_PACKAGES
+    let rows: Vec<&CudnnPackage> = k
+        .packages
         .iter()
-        .filter(|r| r.0 == m && (cuda.is_empty() || cuda.contains(&r.1)))
+        .filter(|r| r.cudnn == m && (cuda.is_empty() || cuda.contains(&r.cuda)))
         .collect();
     if rows.is_empty() {
         return format!(
@@ -77,22 +54,24 @@ fn cudnn_install_hint(major: Option<u32>, cuda: &[u32]) -> String {
     }
     let ways: Vec<String> = rows
         .iter()
-        .map(|(_, c, pip, apt)| {
-            let pip = pip
+        .map(|r| {
+            let pip = r
+                .pip
+                .as_deref()
                 .map(|p| format!("pip install '{p}' or "))
                 .unwrap_or_default();
-            format!("for CUDA {c}: {pip}sudo apt-get install {apt}")
+            format!("for CUDA {}: {pip}sudo apt-get install {}", r.cuda, r.apt)
         })
         .collect();
     format!("install cuDNN {m} ({})", ways.join("; "))
 }
 
 /// Where to get a missing library ([R30][R32][R35][R31]).
-fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
+fn install_hint(k: &Knowledge, family: Option<&str>, name: &str, cuda: &[u32]) -> String {
     let m = soname_major(name);
     let mj = m.map(|m| m.to_string()).unwrap_or_else(|| "N".into());
     match family {
-        Some("cudnn") => cudnn_install_hint(m, cuda),
+        Some("cudnn") => cudnn_install_hint(k, m, cuda),
         Some("cudart") => match m {
             Some(13) => "install the CUDA 13 runtime (pip: nvidia-cuda-runtime, into site-packages/nvidia/cu13/lib; or the toolkit's cuda-cudart-13-x)".into(),
             Some(m) => format!("install the CUDA {m} runtime (pip: nvidia-cuda-runtime-cu{m}; or the toolkit's cuda-cudart-{m}-x)"),
@@ -408,7 +387,7 @@ impl<'a> Failure<'a> {
         let mut cuda: Vec<u32> = f.family("cudart").filter_map(|l| l.major).collect();
         cuda.sort();
         cuda.dedup();
-        Remedy::new(self.remedy(copies, looks, &cuda))
+        Remedy::new(self.remedy(ctx.knowledge, copies, looks, &cuda))
     }
 
     /// A directory the loader searched holds the library under another
@@ -611,7 +590,7 @@ impl<'a> Failure<'a> {
     /// What to do, given the copies of the library on the machine: replace
     /// a rejected file, make a copy findable, or install one. `looks`: where
     /// the requester looks (its RUNPATH entries as written).
-    fn remedy(&self, copies: &[Copy], looks: Option<&str>, cuda: &[u32]) -> String {
+    fn remedy(&self, k: &Knowledge, copies: &[Copy], looks: Option<&str>, cuda: &[u32]) -> String {
         let rejected: Vec<String> = self
             .tried
             .iter()
@@ -651,7 +630,7 @@ impl<'a> Failure<'a> {
             }
             return r;
         }
-        let hint = install_hint(self.family().as_deref(), &self.name, cuda);
+        let hint = install_hint(k, self.family().as_deref(), &self.name, cuda);
         if copies.is_empty() {
             return format!("no copy was found on this machine: {hint}");
         }
@@ -969,11 +948,14 @@ fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
 #[cfg(test)]
 mod package_tests {
     use super::cudnn_install_hint;
+    use crate::analysis::findings::Knowledge;
 
     /// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7,
     /// cuDNN 8's Debian package is libcudnn8 (a +cudaX.Y version).
     #[test]
     fn cudnn_packages_exist_for_the_cuda_major() {
+        let k = Knowledge::embedded().unwrap();
+        let cudnn_install_hint = |m, c: &[u32]| cudnn_install_hint(&k, m, c);
         let h = cudnn_install_hint(Some(8), &[11]);
         assert!(h.contains("pip install 'nvidia-cudnn-cu11==8.*'"), "{h}");
         assert!(
