@@ -32,6 +32,7 @@ pub const FRAMEWORKS: &str = "frameworks.toml";
 pub const LAYOUT: &str = "cudnn-layout.toml";
 pub const FINDINGS: &str = "findings.toml";
 pub const PACKAGES: &str = "cudnn-packages.toml";
+pub const IMPORTS: &str = "framework-imports.toml";
 
 /// A file of `data/` at the repository root, embedded in the binary.
 macro_rules! data {
@@ -51,6 +52,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (LAYOUT, data!("cudnn-layout.toml")),
     (FINDINGS, data!("findings.toml")),
     (PACKAGES, data!("cudnn-packages.toml")),
+    (IMPORTS, data!("framework-imports.toml")),
 ];
 
 fn yes() -> bool {
@@ -408,6 +410,25 @@ struct PackagesFile {
     package: Vec<CudnnPackage>,
 }
 
+/// A framework by the `site-packages` directory of its libraries, and how
+/// a program makes it load its CUDA libraries first
+/// (`framework-imports.toml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameworkImport {
+    pub dir: String,
+    pub name: String,
+    pub module: String,
+    pub first: String,
+    pub source: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportsFile {
+    framework: Vec<FrameworkImport>,
+}
+
 /// The long text of a finding code (`cudnn-trace explain`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -442,6 +463,7 @@ pub struct Knowledge {
     pub layout: Vec<LayoutMajor>,
     pub findings: Vec<FindingDoc>,
     pub packages: Vec<CudnnPackage>,
+    pub imports: Vec<FrameworkImport>,
     /// Where each file came from: `embedded` or the override's path.
     pub origin: BTreeMap<String, String>,
 }
@@ -542,6 +564,7 @@ impl Knowledge {
             layout: Vec::new(),
             findings: Vec::new(),
             packages: Vec::new(),
+            imports: Vec::new(),
             origin: BTreeMap::new(),
         }
     }
@@ -596,6 +619,7 @@ impl Knowledge {
             LAYOUT => self.layout = parse::<LayoutFile>(name, text, origin)?.major,
             FINDINGS => self.findings = parse::<FindingsFile>(name, text, origin)?.finding,
             PACKAGES => self.packages = parse::<PackagesFile>(name, text, origin)?.package,
+            IMPORTS => self.imports = parse::<ImportsFile>(name, text, origin)?.framework,
             _ => return Err(format!("{name}: not a knowledge file")),
         }
         self.origin.insert(name.to_string(), origin.to_string());
@@ -656,7 +680,10 @@ impl Knowledge {
                 &r.source,
             );
         }
-        p.extend(self.validate_packages());
+        for fw in &self.imports {
+            src(IMPORTS, &fw.dir, &fw.source);
+        }
+        p.extend(self.validate_rows());
         for m in &self.messages {
             if let Err(e) = m.regex.compiled() {
                 p.push(format!(
@@ -671,8 +698,9 @@ impl Knowledge {
 
     /// One row per (cuDNN, CUDA) major; a wheel named for its CUDA major
     /// (`nvidia-cudnn-cu12==9.*`) and its cuDNN major, so that a fix never
-    /// installs another major than the row says.
-    fn validate_packages(&self) -> Vec<String> {
+    /// installs another major than the row says. One framework per
+    /// `site-packages` directory.
+    fn validate_rows(&self) -> Vec<String> {
         let mut p = Vec::new();
         for (i, r) in self.packages.iter().enumerate() {
             let row = format!("{PACKAGES}: cuDNN {} for CUDA {}", r.cudnn, r.cuda);
@@ -688,6 +716,11 @@ impl Knowledge {
                 {
                     p.push(format!("{row}: pip {pip:?} is not of these majors"));
                 }
+            }
+        }
+        for (i, fw) in self.imports.iter().enumerate() {
+            if self.imports[..i].iter().any(|g| g.dir == fw.dir) {
+                p.push(format!("{IMPORTS}: {}: listed twice", fw.dir));
             }
         }
         p
@@ -919,6 +952,11 @@ impl Knowledge {
                 (Some(a), Some(b)) => v.within(&a, &b),
                 _ => false,
             })
+    }
+
+    /// The framework whose libraries live in `site-packages/<dir>`.
+    pub fn framework_import(&self, dir: &str) -> Option<&FrameworkImport> {
+        self.imports.iter().find(|f| f.dir == dir)
     }
 
     /// The layout of a cuDNN major.
@@ -1259,6 +1297,24 @@ mod tests {
                     .any(|p| p.contains("is not of these majors")),
             "{problems:?}"
         );
+    }
+
+    /// The import-order table knows the frameworks of the CDT012 reports
+    /// (jax#18032, Paddle#66947, CTranslate2#1897), each directory once.
+    #[test]
+    fn framework_import_table() {
+        let mut k = Knowledge::embedded().unwrap();
+        for (dir, module) in [
+            ("jaxlib", "jax"),
+            ("paddle", "paddle"),
+            ("ctranslate2", "ctranslate2"),
+        ] {
+            assert_eq!(k.framework_import(dir).unwrap().module, module);
+        }
+        assert!(k.framework_import("numpy").is_none());
+        let again = k.imports[0].clone();
+        k.imports.push(again);
+        assert!(k.validate().iter().any(|p| p.contains("listed twice")));
     }
 
     #[test]
