@@ -240,7 +240,7 @@ fn runtime_version(
         return Some((v.clone(), from));
     }
     if family == Some("cudnn") {
-        // cuDNN links the runtime of its CUDA build (compat-facts §1.2).
+        // cuDNN links the runtime of its CUDA build ([R2][E3]).
         let dir = dirname(c.realpath.as_deref().unwrap_or(&c.path));
         let built = img
             .versions

@@ -22,7 +22,7 @@ pub struct Copy {
     /// `CUDA toolkit`, `pip`, `a directory in the trace`, `conda/venv prefix`.
     pub found_via: String,
     /// For pip installs: the distribution that owns the directory, from its
-    /// `*.dist-info` name (`nvidia_cudnn_cu13-9.19.0.56`, compat-facts §5.2).
+    /// `*.dist-info` name (`nvidia_cudnn_cu13-9.19.0.56`, [R30]).
     pub package: Option<String>,
 }
 
@@ -35,7 +35,7 @@ pub enum Fit {
     /// or the name asked for has none.
     SameMajor,
     /// Another major: another ABI, which the requester cannot use
-    /// (`libcudart.so.13` for `libcudart.so.12`, compat-facts §1.3).
+    /// (`libcudart.so.13` for `libcudart.so.12`, [R7][R8][E1]).
     OtherMajor(u32),
 }
 
@@ -67,7 +67,7 @@ impl Copy {
     }
 }
 
-/// Directories where CUDA libraries usually are (compat-facts §5.1).
+/// Directories where CUDA libraries usually are ([R30][R32][R35]).
 const SYSTEM_DIRS: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu",
     "/lib/x86_64-linux-gnu",

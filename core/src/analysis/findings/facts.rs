@@ -31,7 +31,7 @@ pub struct Lib<'a> {
     pub major: Option<u32>,
     /// A version of two or more components from the path or real path.
     pub name_version: Option<Ver>,
-    /// `libcuda.so.<driver version>` (compat-facts §1.3).
+    /// `libcuda.so.<driver version>` ([R7][R8][E1]).
     pub driver_file: Option<Ver>,
     /// The `version` event of this object, if any.
     pub query: Option<VersionEvent>,
@@ -542,7 +542,7 @@ fn make_lib<'a>(l: &'a Load, fam: &str, img: &'a Image, versions: &[VersionEvent
 /// (frameworks call it at start-up): the library's own answer, for the
 /// libraries whose answer is their own version (cuDNN 7's single library,
 /// v8's ops_infer, v9's graph; a v8/v9 dispatcher answers with the
-/// sub-library's version, §1.2 [E5], so its answer does not date it).
+/// sub-library's version, [R2][E3] [E5], so its answer does not date it).
 fn version_read(lib: &Lib<'_>, calls: &[CallEvent]) -> Option<Ver> {
     let own_answer = lib.family == "cudnn"
         && (lib.major == Some(7)
@@ -648,38 +648,38 @@ mod tests {
         assert_eq!(ids, ["cudnn8-could-not-load", "dlerror-cannot-open"]);
     }
 
-    /// The messages quoted in compat-facts §4 (and §3.3 / E6 for cuDNN's
+    /// The messages quoted in [R19][R21][R24][R27][R28] (and [R17][E6][E7] / E6 for cuDNN's
     /// own), verbatim, match exactly one rule and give the right versions.
     #[test]
     fn compat_facts_messages_verbatim() {
         let k = Knowledge::embedded().unwrap();
-        // §4.2 PyTorch (note the double space in "compiled  against").
+        // [R24] PyTorch (note the double space in "compiled  against").
         let (id, g) = one(&k, "cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. ");
         assert_eq!(id, "pytorch-cudnn-version");
         assert_eq!(
             (g["build"].as_str(), g["runtime"].as_str()),
             ("9.19.0", "9.14.0")
         );
-        // §4.1 TensorFlow's old "compatibility version" form.
+        // [R19][R21][R23] TensorFlow's old "compatibility version" form.
         let (id, g) = one(&k, "Loaded runtime CuDNN library: 7101 (compatibility version 7100) but source was compiled with 7004 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match.  If building from sources, make sure the library loaded at runtime matches a compatible version specified during compile configuration.");
         assert_eq!(id, "tensorflow-compatibility-version");
         assert_eq!(
             (g["build"].as_str(), g["runtime"].as_str()),
             ("7.0.4", "7.1.1")
         );
-        // §4.1 XLA's current form.
+        // [R19][R21][R23] XLA's current form.
         let (id, g) = one(&k, "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.  CuDNN library needs to have matching major version and equal or higher minor version. If using a binary install, upgrade your CuDNN library.  If building from sources, make sure the library loaded at runtime is compatible with the version specified during compile configuration.");
         assert_eq!(id, "xla-cudnn-version");
         assert_eq!(
             (g["build"].as_str(), g["runtime"].as_str()),
             ("9.8.0", "9.1.0")
         );
-        // §4.1: JAX surfaces XLA's failure as this.
+        // [R19][R21][R23]: JAX surfaces XLA's failure as this.
         assert_eq!(
             one(&k, "FAILED_PRECONDITION: DNN library initialization failed").0,
             "xla-dnn-init-failed"
         );
-        // §4.3 JAX. compat-facts elides the numbers ("Version JAX was built
+        // [R27] JAX. [R27] does not show the numbers ("Version JAX was built
         // against: …"); the source [R27] prints the integers of cudnnGetVersion.
         let (id, g) = one(&k, "Outdated cuDNN installation found.\nVersion JAX was built against: 90800\nMinimum supported: 908\nInstalled version: 90100\nThe local installation version must be no lower than 908.");
         assert_eq!(id, "jax-outdated-cudnn");
@@ -696,7 +696,7 @@ mod tests {
             one(&k, "Unable to load cuDNN. Is it installed?").0,
             "jax-unable-to-load-cudnn"
         );
-        // §4.4 ONNX Runtime, the Linux failure pair.
+        // [R28] ONNX Runtime, the Linux failure pair.
         let (id, g) = one(&k, "… provider_bridge_ort.cc … Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file: No such file or directory");
         assert_eq!(id, "onnxruntime-failed-to-load");
         assert_eq!(
@@ -716,7 +716,7 @@ mod tests {
         assert_eq!(g["cuda_major"], "13");
         let (_, g) = one(&k, "… provider_bridge_ort.cc … Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn_adv.so.9: cannot open shared object file: No such file or directory");
         assert_eq!(g["missing"], "libcudnn_adv.so.9");
-        // §4.1 TSL's dso_loader.
+        // [R19][R21][R23] TSL's dso_loader.
         let (id, g) = one(
             &k,
             "Could not load dynamic library 'libcudnn.so.8'; dlerror: …; LD_LIBRARY_PATH: …",
@@ -725,7 +725,7 @@ mod tests {
             (id.as_str(), g["missing"].as_str()),
             ("tensorflow-dso-loader", "libcudnn.so.8")
         );
-        // §3.3 / E6: cuDNN's own dispatcher messages.
+        // [R17][E6][E7] / E6: cuDNN's own dispatcher messages.
         let (id, g) = one(&k, "Unable to load any of {libcudnn_graph.so.9.12.0, libcudnn_graph.so.9.12, libcudnn_graph.so.9, libcudnn_graph.so}");
         assert_eq!(id, "cudnn9-unable-to-load");
         assert_eq!(g["names"], "libcudnn_graph.so.9.12.0, libcudnn_graph.so.9.12, libcudnn_graph.so.9, libcudnn_graph.so");
@@ -734,7 +734,7 @@ mod tests {
             "Could not load library libcudnn_ops_infer.so.8. Error: …",
         );
         assert_eq!(g["library"], "libcudnn_ops_infer.so.8");
-        // §3.3 / R46 and R41.
+        // [R17][E6][E7] / R46 and R41.
         let (id, g) = one(&k, "…/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _ZN11nvrtcHelper4loadEb, version libcudnn_ops_infer.so.8");
         assert_eq!(
             (id.as_str(), g["tag"].as_str()),

@@ -1,7 +1,7 @@
 //! The knowledge the rules use, as data: driver minimums per CUDA release,
 //! the cuDNN support matrix, status and error code tables, the frameworks'
-//! messages and the cuDNN file layout (`data/*.toml` at the repository root,
-//! from `shared/reference/compat-facts.md`).
+//! messages and the cuDNN file layout (`data/*.toml` at the repository root;
+//! every row names its public sources, `data/sources.toml`).
 //!
 //! The files are embedded in the binary (so `cargo install` works anywhere);
 //! a directory named by `CUDNN_TRACE_KNOWLEDGE_DIR` overrides any of them by
@@ -31,6 +31,8 @@ pub const ERRORS: &str = "cuda-errors.toml";
 pub const FRAMEWORKS: &str = "frameworks.toml";
 pub const LAYOUT: &str = "cudnn-layout.toml";
 pub const FINDINGS: &str = "findings.toml";
+pub const PACKAGES: &str = "cudnn-packages.toml";
+pub const IMPORTS: &str = "framework-imports.toml";
 
 /// A file of `data/` at the repository root, embedded in the binary.
 macro_rules! data {
@@ -49,6 +51,8 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (FRAMEWORKS, data!("frameworks.toml")),
     (LAYOUT, data!("cudnn-layout.toml")),
     (FINDINGS, data!("findings.toml")),
+    (PACKAGES, data!("cudnn-packages.toml")),
+    (IMPORTS, data!("framework-imports.toml")),
 ];
 
 fn yes() -> bool {
@@ -75,7 +79,7 @@ struct SourcesFile {
     source: BTreeMap<String, Source>,
 }
 
-/// A CUDA major's minor-version-compatibility range (compat-facts §2.1).
+/// A CUDA major's minor-version-compatibility range ([R10][R9]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverFamily {
@@ -86,7 +90,7 @@ pub struct DriverFamily {
     pub source: Vec<String>,
 }
 
-/// A toolkit minor and its bundled driver (compat-facts §2.3).
+/// A toolkit minor and its bundled driver ([R9]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Toolkit {
@@ -119,7 +123,7 @@ pub struct CudnnBuild {
     pub max_sm: Option<String>,
 }
 
-/// A range of cuDNN releases of the support matrix (compat-facts §3.2).
+/// A range of cuDNN releases of the support matrix ([R15]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CudnnRelease {
@@ -153,7 +157,7 @@ pub struct StatusCategory {
     pub source: Vec<String>,
 }
 
-/// A `cudnnStatus_t` name and its value per major (compat-facts §3.4).
+/// A `cudnnStatus_t` name and its value per major ([R4][R5][R42]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CudnnStatus {
@@ -176,7 +180,7 @@ struct StatusFile {
     status: Vec<CudnnStatus>,
 }
 
-/// A `cudaError_t` / `CUresult` code (compat-facts §1.3).
+/// A `cudaError_t` / `CUresult` code ([R7][R8][E1]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CudaError {
@@ -357,7 +361,7 @@ pub const MESSAGE_GROUPS: &[&str] = &[
     "component",
 ];
 
-/// A cuDNN file of a major's layout (compat-facts §3.3).
+/// A cuDNN file of a major's layout ([R17][E6][E7]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutLibrary {
@@ -384,6 +388,45 @@ pub struct LayoutMajor {
 #[serde(deny_unknown_fields)]
 struct LayoutFile {
     major: Vec<LayoutMajor>,
+}
+
+/// A package that ships cuDNN `cudnn` built for CUDA `cuda`
+/// (`cudnn-packages.toml`): what a fix may tell the user to install.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnPackage {
+    pub cudnn: u32,
+    pub cuda: u32,
+    /// The pip requirement, when a wheel exists.
+    pub pip: Option<String>,
+    /// The Debian package of NVIDIA's apt repositories (with a version glob).
+    pub apt: String,
+    pub source: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PackagesFile {
+    package: Vec<CudnnPackage>,
+}
+
+/// A framework by the `site-packages` directory of its libraries, and how
+/// a program makes it load its CUDA libraries first
+/// (`framework-imports.toml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameworkImport {
+    pub dir: String,
+    pub name: String,
+    pub module: String,
+    pub first: String,
+    pub source: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportsFile {
+    framework: Vec<FrameworkImport>,
 }
 
 /// The long text of a finding code (`cudnn-trace explain`).
@@ -419,6 +462,8 @@ pub struct Knowledge {
     pub messages: Vec<MessageRule>,
     pub layout: Vec<LayoutMajor>,
     pub findings: Vec<FindingDoc>,
+    pub packages: Vec<CudnnPackage>,
+    pub imports: Vec<FrameworkImport>,
     /// Where each file came from: `embedded` or the override's path.
     pub origin: BTreeMap<String, String>,
 }
@@ -542,6 +587,8 @@ impl Knowledge {
             messages: Vec::new(),
             layout: Vec::new(),
             findings: Vec::new(),
+            packages: Vec::new(),
+            imports: Vec::new(),
             origin: BTreeMap::new(),
         }
     }
@@ -595,6 +642,8 @@ impl Knowledge {
             }
             LAYOUT => self.layout = parse::<LayoutFile>(name, text, origin)?.major,
             FINDINGS => self.findings = parse::<FindingsFile>(name, text, origin)?.finding,
+            PACKAGES => self.packages = parse::<PackagesFile>(name, text, origin)?.package,
+            IMPORTS => self.imports = parse::<ImportsFile>(name, text, origin)?.framework,
             _ => return Err(format!("{name}: not a knowledge file")),
         }
         self.origin.insert(name.to_string(), origin.to_string());
@@ -648,6 +697,17 @@ impl Knowledge {
         for d in &self.findings {
             src(FINDINGS, &d.code, &d.source);
         }
+        for r in &self.packages {
+            src(
+                PACKAGES,
+                &format!("cuDNN {} for CUDA {}", r.cudnn, r.cuda),
+                &r.source,
+            );
+        }
+        for fw in &self.imports {
+            src(IMPORTS, &fw.dir, &fw.source);
+        }
+        p.extend(self.validate_rows());
         for m in &self.messages {
             if let Err(e) = m.regex.compiled() {
                 p.push(format!(
@@ -657,6 +717,36 @@ impl Knowledge {
             }
         }
         p.extend(self.validate_values());
+        p
+    }
+
+    /// One row per (cuDNN, CUDA) major; a wheel named for its CUDA major
+    /// (`nvidia-cudnn-cu12==9.*`) and its cuDNN major, so that a fix never
+    /// installs another major than the row says. One framework per
+    /// `site-packages` directory.
+    fn validate_rows(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        for (i, r) in self.packages.iter().enumerate() {
+            let row = format!("{PACKAGES}: cuDNN {} for CUDA {}", r.cudnn, r.cuda);
+            if self.packages[..i]
+                .iter()
+                .any(|q| (q.cudnn, q.cuda) == (r.cudnn, r.cuda))
+            {
+                p.push(format!("{row}: listed twice"));
+            }
+            if let Some(pip) = &r.pip {
+                if !pip.contains(&format!("-cu{}==", r.cuda))
+                    || !pip.ends_with(&format!("=={}.*", r.cudnn))
+                {
+                    p.push(format!("{row}: pip {pip:?} is not of these majors"));
+                }
+            }
+        }
+        for (i, fw) in self.imports.iter().enumerate() {
+            if self.imports[..i].iter().any(|g| g.dir == fw.dir) {
+                p.push(format!("{IMPORTS}: {}: listed twice", fw.dir));
+            }
+        }
         p
     }
 
@@ -888,6 +978,11 @@ impl Knowledge {
             })
     }
 
+    /// The framework whose libraries live in `site-packages/<dir>`.
+    pub fn framework_import(&self, dir: &str) -> Option<&FrameworkImport> {
+        self.imports.iter().find(|f| f.dir == dir)
+    }
+
     /// The layout of a cuDNN major.
     pub fn layout(&self, major: u32) -> Option<&LayoutMajor> {
         self.layout.iter().find(|l| l.major == major)
@@ -904,7 +999,7 @@ impl Knowledge {
     }
 
     /// A `cudnnStatus_t` value decoded with the numbering of cuDNN `major`
-    /// (7 and earlier use v7's, 8 v8's, 9 and later v9's; compat-facts §3.4).
+    /// (7 and earlier use v7's, 8 v8's, 9 and later v9's; [R4][R5][R42]).
     pub fn cudnn_status(&self, major: u32, value: i64) -> Option<&CudnnStatus> {
         self.statuses.iter().find(|s| {
             let v = match major {
@@ -1077,7 +1172,7 @@ mod tests {
         // NVIDIA's headers.
         for (id, s) in k.sources.iter().chain(&k.message_sources) {
             assert!(!s.urls.is_empty(), "{id} has no URL");
-            for bad in ["compat-facts", "shared/reference", "research/", ".log"] {
+            for bad in ["facts.md", "/reference/", "research/", ".log"] {
                 assert!(!s.title.contains(bad), "{id}: {}", s.title);
             }
             for u in &s.urls {
@@ -1106,7 +1201,7 @@ mod tests {
         assert!(!k.release(&v("9.19.0")).unwrap().verified);
         assert!(k.release(&v("9.17.1")).unwrap().verified);
         assert!(k.release(&v("8.9.7.29")).unwrap().verified);
-        // §2.3: 13.3 from third-party quotes, 13.4/13.5 unknown.
+        // [R9]: 13.3 from third-party quotes, 13.4/13.5 unknown.
         assert!(!k.toolkit(&v("13.3")).unwrap().verified);
         assert!(k.toolkit(&v("13.4")).unwrap().drivers.is_empty());
         assert!(k.toolkit(&v("13.0.96")).unwrap().verified);
@@ -1141,7 +1236,7 @@ mod tests {
             k.cudnn_status(major, v)
                 .map(|s| Knowledge::cudnn_status_name(s, major).to_string())
         };
-        // compat-facts §3.4 and E4: cudnnCreate without a GPU: v9 1001, v8 1.
+        // [R4][R5][R42] and E4: cudnnCreate without a GPU: v9 1001, v8 1.
         assert_eq!(
             name(9, 1001).as_deref(),
             Some("CUDNN_STATUS_NOT_INITIALIZED")
@@ -1202,6 +1297,48 @@ mod tests {
             Some("cudaErrorInsufficientDriver")
         );
         assert!(k.cuda_error(101).unwrap().runtime.is_none());
+    }
+
+    /// The cuDNN package table is whole and checked: a row of another
+    /// major's wheel, or a second row for one pair, is a problem.
+    #[test]
+    fn cudnn_package_table() {
+        let mut k = Knowledge::embedded().unwrap();
+        let pairs: Vec<(u32, u32)> = k.packages.iter().map(|r| (r.cudnn, r.cuda)).collect();
+        assert!(
+            pairs.contains(&(9, 13)) && !pairs.contains(&(8, 13)),
+            "{pairs:?}"
+        );
+        assert!(k.packages.iter().all(|r| r.cudnn != 7 || r.pip.is_none()));
+        let mut bad = k.packages[1].clone();
+        bad.pip = Some("nvidia-cudnn-cu12==8.*".into());
+        k.packages.push(bad);
+        let problems = k.validate();
+        assert!(
+            problems.iter().any(|p| p.contains("listed twice"))
+                && problems
+                    .iter()
+                    .any(|p| p.contains("is not of these majors")),
+            "{problems:?}"
+        );
+    }
+
+    /// The import-order table knows the frameworks of the CDT012 reports
+    /// (jax#18032, Paddle#66947, CTranslate2#1897), each directory once.
+    #[test]
+    fn framework_import_table() {
+        let mut k = Knowledge::embedded().unwrap();
+        for (dir, module) in [
+            ("jaxlib", "jax"),
+            ("paddle", "paddle"),
+            ("ctranslate2", "ctranslate2"),
+        ] {
+            assert_eq!(k.framework_import(dir).unwrap().module, module);
+        }
+        assert!(k.framework_import("numpy").is_none());
+        let again = k.imports[0].clone();
+        k.imports.push(again);
+        assert!(k.validate().iter().any(|p| p.contains("listed twice")));
     }
 
     #[test]

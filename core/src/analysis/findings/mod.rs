@@ -12,8 +12,9 @@
 //! need from the disk (copies of a library, a requester's RUNPATH, the
 //! kernel module) they ask the [`Machine`] in their [`Context`].
 //!
-//! The facts behind the rules are in `shared/reference/compat-facts.md`; the
-//! comments cite its sections (§n) and sources (\[Rn\], \[En\]).
+//! The facts behind the rules are public sources: the comments cite them by
+//! their ids in `data/sources.toml` (\[Rn\]: documentation, code and issues;
+//! \[En\]: observations on public artifacts, each saying how to repeat it).
 
 pub mod facts;
 pub mod knowledge;
@@ -142,7 +143,7 @@ impl Evidence {
     }
 }
 
-/// A source a finding rests on: a compat-facts reference id and its URLs.
+/// A source a finding rests on: a `data/sources.toml` id and its URLs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceRef {
     pub id: String,
@@ -211,7 +212,7 @@ pub struct Finding {
     /// framework message logged once per attempt is one finding).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
-    /// compat-facts sources of the rule and the data it used.
+    /// public sources (`data/sources.toml`) of the rule and the data it used.
     pub sources: Vec<SourceRef>,
     /// What `--ignore`/`--severity` or the configuration file did to it
     /// (`analysis::policy`); None when nothing.
@@ -376,6 +377,34 @@ pub fn link_consequences(findings: &mut [Finding]) {
     }
     link_effects(findings);
     close_causes(findings);
+    raise_causes(findings);
+}
+
+/// A consequence's severity is carried by its causes (issue 9, class 4:
+/// rank by effect): two CUDA runtime majors are only a warning until
+/// cudnn-frontend refuses them with an error, and then the finding that
+/// names who brought the second one must outrank the message it explains.
+/// When one of its causes is already that severe, the others keep theirs:
+/// the error is explained, and their own ranking among them stands.
+fn raise_causes(findings: &mut [Finding]) {
+    let mut raise: Vec<(&'static str, Severity)> = Vec::new();
+    for s in findings.iter().filter(|s| !s.consequence_of.is_empty()) {
+        let causes = || {
+            findings
+                .iter()
+                .filter(|c| s.consequence_of.contains(&c.code))
+        };
+        if causes().all(|c| c.severity < s.severity) {
+            raise.extend(causes().map(|c| (c.code, s.severity)));
+        }
+    }
+    for f in findings.iter_mut() {
+        for (code, sev) in &raise {
+            if f.code == *code && f.severity < *sev {
+                f.severity = *sev;
+            }
+        }
+    }
 }
 
 /// A consequence of a consequence follows from the root too: XLA's
@@ -657,6 +686,7 @@ mod tests {
             count: None,
             sources: Vec::new(),
             policy: None,
+            count: None,
         };
         let mut fs = vec![
             f("CDT010", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
@@ -681,6 +711,43 @@ mod tests {
                 ("CDT008", vec![]),
                 ("CDT004", vec!["CDT008"]),
                 ("CDT010", vec!["CDT004", "CDT008"]),
+            ]
+        );
+    }
+
+    /// A warning whose consequence is an error is raised to an error and
+    /// ranks first (two CUDA runtime majors, then cudnn-frontend's
+    /// "Multiple libcudart libraries found", cudnn-frontend#267); a
+    /// warning nothing follows from stays a warning.
+    #[test]
+    fn a_cause_is_as_severe_as_its_consequences() {
+        let f = |code, severity, path: &str| Finding {
+            code,
+            severity,
+            title: String::new(),
+            fix: String::new(),
+            alternatives: Vec::new(),
+            evidence: vec![Evidence::new("loaded").path(path)],
+            consequence_of: Vec::new(),
+            sources: Vec::new(),
+            policy: None,
+            count: None,
+        };
+        let rt = "/usr/local/tcpxo/lib64/libcudart.so.12";
+        let mut fs = vec![
+            f("CDT010", Severity::Error, rt),
+            f("CDT001", Severity::Warning, rt),
+            f("CDT008", Severity::Warning, "/opt/other/libcudnn.so.9"),
+        ];
+        link_consequences(&mut fs);
+        fs.sort_by(rank);
+        let got: Vec<(&str, Severity)> = fs.iter().map(|f| (f.code, f.severity)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("CDT001", Severity::Error),
+                ("CDT010", Severity::Error),
+                ("CDT008", Severity::Warning),
             ]
         );
     }

@@ -312,7 +312,7 @@ pub fn none(fs: &[Finding], code: &str) -> bool {
     true
 }
 
-/// The PyTorch mix-up of the GPU probe (compat-facts §4.5, E-probe):
+/// The PyTorch mix-up of the GPU probe ([E-probe], E-probe):
 /// pip cuDNN 9.19 with PyTorch, the system 9.14 first on LD_LIBRARY_PATH.
 pub fn probe_trace() -> Trace {
     let sp = "/opt/torch/.venv/lib/python3.12/site-packages";

@@ -1,5 +1,5 @@
 //! CDT001: two or more files of one library in a process; CDT002: cuDNN
-//! sub-libraries of different versions (compat-facts §3.3, rule 7).
+//! sub-libraries of different versions ([R17][E6][E7]).
 
 use super::remedies::{self, how_to_avoid};
 use super::{entry_of, finding, loaded};
@@ -19,7 +19,7 @@ fn overlap(a: &Lib<'_>, b: &Lib<'_>) -> bool {
 /// Same soname twice is an error (the second copy's symbols are bound
 /// against the first's, or it runs beside it with its own state); two cudart
 /// majors (or cuDNN 8 and 9) can coexist through symbol versioning
-/// (compat-facts §1.3: every symbol carries the soname as version tag), so
+/// ([R7][R8][E1]: every symbol carries the soname as version tag), so
 /// that is a warning.
 pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let mut groups: BTreeMap<(String, String), Vec<&Lib<'_>>> = BTreeMap::new();
@@ -97,6 +97,9 @@ pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let fixes: Vec<String> = live[1..]
             .iter()
             .map(|l| {
+                if let Some(fix) = runtime_brought_by_library(keep, l) {
+                    return fix;
+                }
                 let e = entry_of(f, ctx, l);
                 format!(
                     "{}: {}",
@@ -131,6 +134,27 @@ pub fn duplicates(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     out
 }
 
+/// A CUDA runtime of another major than the process's first one, brought
+/// by a library that asked for it (an NCCL net plugin, a kernel package):
+/// that library is a build for the other CUDA major, and what fixes it is
+/// its build for the process's major, not hiding its directory (it would
+/// then fail to load at all). cudnn-frontend refuses the mix ("Multiple
+/// libcudart libraries found", NVIDIA/cudnn-frontend#267, [F-fe-267]).
+fn runtime_brought_by_library(keep: &Lib<'_>, l: &Lib<'_>) -> Option<String> {
+    let (mine, other) = (keep.major?, l.major?);
+    if l.family != "cudart" || mine == other {
+        return None;
+    }
+    let by = l.load.requester.as_deref().filter(|r| !r.is_empty())?;
+    Some(format!(
+        "{} is a CUDA {other} build: it brought {} ({}) into a process whose CUDA runtime is CUDA {mine} ({}); it needs a CUDA {mine} build (of {by} or of the package that ships it), or the program a CUDA {other} stack; a library that picks its runtime by name can be told which one to use (cudnn-frontend: CUDNN_FRONTEND_CUDART_LIB_NAME=libcudart.so.{mine})",
+        basename(by),
+        basename(l.path()),
+        l.path(),
+        keep.path()
+    ))
+}
+
 /// One reason to think a sub-library does not belong with the reference.
 struct Odd<'l, 'a> {
     lib: Option<&'l Lib<'a>>,
@@ -141,10 +165,10 @@ struct Odd<'l, 'a> {
 
 /// CDT002: within one cuDNN major, a sub-library whose version differs from
 /// the reference (v9 `libcudnn_graph`, v8 `libcudnn_ops_infer`; the one that
-/// answers the version queries, §1.2), known from the libraries' own
+/// answers the version queries, [R2][E3]), known from the libraries' own
 /// answers, the file names, a `*VersionCheck` result (1002 in v9, 14 in v8;
 /// rule 7) or a loader error `undefined symbol: …, version libcudnn_X.so.8`
-/// (§3.3, [R46]); also cuDNN files of one major from several directories.
+/// ([R17][E6][E7], [R46]); also cuDNN files of one major from several directories.
 pub fn sublibrary_versions(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     cudnn_by_major(f)
         .into_iter()
@@ -655,6 +679,35 @@ mod tests {
         assert!(f.title.contains("different majors (12, 13)"), "{}", f.title);
     }
 
+    /// A plugin that brings a CUDA runtime of another major than the
+    /// process's is answered by purpose: it needs a build for the
+    /// process's major (cudnn-frontend#267: GKE's NCCL plugin, CUDA 12, in
+    /// a CUDA 13 container); hiding its directory would only make it fail.
+    #[test]
+    fn a_plugin_of_another_cuda_major_needs_a_build_for_the_process() {
+        let plugin = "/usr/local/tcpxo/lib64/libnccl-net.so";
+        let t = Trace::new()
+            .env("LD_LIBRARY_PATH", "/usr/local/tcpxo/lib64")
+            .load(
+                "/v/nvidia/cu13/lib/libcudart.so.13",
+                "RPATH",
+                "/v/bin/python3",
+            )
+            .load(
+                "/usr/local/tcpxo/lib64/libcudart.so.12",
+                "LD_LIBRARY_PATH",
+                plugin,
+            );
+        let f = only(&t.findings(), "CDT001").clone();
+        assert!(
+            f.fix.contains("libnccl-net.so is a CUDA 12 build")
+                && f.fix.contains("it needs a CUDA 13 build")
+                && !f.fix.contains("remove /usr/local/tcpxo/lib64"),
+            "{}",
+            f.fix
+        );
+    }
+
     /// A RUNPATH entry is named as its owner's file has it (`$ORIGIN/…`),
     /// and an LD_LIBRARY_PATH entry as the variable has it.
     #[test]
@@ -668,7 +721,7 @@ mod tests {
                 "/v/torch/lib/libtorch_cuda.so",
             )
             .load(
-                "/v/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12",
+                "/v/site-packages/nvidia/cuda_runtime/lib/libcudart.so.13",
                 "RUNPATH",
                 plugin,
             )
@@ -733,7 +786,7 @@ mod tests {
     }
 
     /// cuDNN 9 sub-libraries from two installs; the version check fails
-    /// (compat-facts E5/E11: graph 9.19 + ops 9.14 → cudnnOpsVersionCheck 1002).
+    /// ([E5][E11]: graph 9.19 + ops 9.14 → cudnnOpsVersionCheck 1002).
     #[test]
     fn cudnn9_sublibrary_version_mismatch() {
         let pip = "/v/site-packages/nvidia/cudnn/lib";
@@ -832,7 +885,7 @@ mod tests {
         );
     }
 
-    /// cuDNN 8 from two installs: the loader's symbol-version error (§3.3, R46).
+    /// cuDNN 8 from two installs: the loader's symbol-version error ([R17][E6][E7], R46).
     #[test]
     fn cudnn8_two_installs_undefined_symbol() {
         let pip = "/venv/lib/python3.10/site-packages/nvidia/cudnn/lib";

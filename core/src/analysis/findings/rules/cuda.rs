@@ -1,7 +1,7 @@
 //! The CUDA runtime, the driver and cuDNN's CUDA build: CDT003 (build vs
 //! runtime major), CDT004 (driver too old, minor-version compatibility),
 //! CDT005 (forward-compatibility libcuda, 803/804), CDT007 (cudnnCreate /
-//! cuInit failed) and CDT011 (stub libcuda). Facts: compat-facts §1.3, §2.
+//! cuInit failed) and CDT011 (stub libcuda). Facts: [R7][R8][E1][R10][R11][R11b].
 
 use super::remedies::how_to_avoid;
 use super::{entry_of, finding, loaded};
@@ -41,7 +41,7 @@ fn observed(o: &Observed, k: &Knowledge) -> Evidence {
 }
 
 /// The CUDA major cuDNN was built for, with the evidence: its own
-/// `cudnnGetCudartVersion()` (compat-facts §1.2, rule 4), or failing that
+/// `cudnnGetCudartVersion()` ([R2][E3]), or failing that
 /// the major of the cuBLAS(Lt)/NVRTC it loads or asks for (rule 8: "tell
 /// them apart by … the libcublasLt.so.12/.13 string").
 fn cudnn_build(f: &Facts<'_>) -> Option<(Ver, Vec<Evidence>, bool)> {
@@ -110,7 +110,7 @@ fn cudnn_build(f: &Facts<'_>) -> Option<(Ver, Vec<Evidence>, bool)> {
 }
 
 /// CDT003: cuDNN built for CUDA major X while the process loaded the CUDA
-/// runtime of major Y. cuDNN links cudart statically (§1.2, [R14]), so it
+/// runtime of major Y. cuDNN links cudart statically ([R2][E3][R14]), so it
 /// does not use the process's cudart; but the cuBLAS(Lt) and NVRTC it loads
 /// are of its own major, and pip's cu12 and cu13 cuDNN wheels install the
 /// same file names in the same place (rule 8), so a mismatch usually means
@@ -170,7 +170,7 @@ struct Driver {
     cuda: Option<(Ver, Evidence)>,
     /// The driver's own version (`libcuda.so.580.159.04`).
     file: Option<(Ver, Evidence)>,
-    /// `cudaDriverGetVersion` said 0: no driver (§1.3, [R7][E2]).
+    /// `cudaDriverGetVersion` said 0: no driver ([R7][R8][E1][E2]).
     none: Option<Evidence>,
 }
 
@@ -337,7 +337,7 @@ fn needers(f: &Facts<'_>) -> Vec<Needer> {
 
 /// CDT004: the driver is too old for the runtime or for cuDNN's CUDA
 /// build. From CUDA 11 on, a driver at or above the major's minimum runs
-/// every minor of that major (minor-version compatibility, §2.1): below it
+/// every minor of that major (minor-version compatibility, [R10][R9]): below it
 /// is an error; above it but below the toolkit's own driver is MVC (info:
 /// APIs of the newer minor fail with 36, newer PTX with 222). CUDA 10.x
 /// needs its own toolkit driver. Also: `cudaDriverGetVersion` = 0 (no
@@ -529,7 +529,7 @@ fn upgrade_remedy(k: &Knowledge, d: &Driver, error_needs: &[Ver]) -> String {
     let top = error_needs.iter().map(Ver::major).max();
     match top.and_then(|m| k.family(m).map(|x| (m, x))) {
         Some((m, x)) if x.mvc => format!(
-            "upgrade the NVIDIA driver to {} or newer (the minimum for CUDA {m}.x, compat-facts §2.1){}; or use builds for the CUDA major the driver supports{}; on data-center GPUs the forward-compatibility package cuda-compat-{m}-<minor> is another way (§2.2)",
+            "upgrade the NVIDIA driver to {} or newer (the minimum for CUDA {m}.x in NVIDIA's CUDA compatibility guide){}; or use builds for the CUDA major the driver supports{}; on data-center GPUs the forward-compatibility package cuda-compat-{m}-<minor> is another way ([R11])",
             x.mvc_min_driver.as_deref().unwrap_or("?"),
             error_needs
                 .iter()
@@ -542,7 +542,7 @@ fn upgrade_remedy(k: &Knowledge, d: &Driver, error_needs: &[Ver]) -> String {
         Some((m, _)) => format!(
             "upgrade the NVIDIA driver to the one CUDA {m} needs, or use builds for the CUDA version the driver supports"
         ),
-        None => "upgrade the NVIDIA driver to one that supports the runtime's CUDA major (13.x: >= 580, 12.x: >= 525.60.13, 11.x: >= 450.80.02; compat-facts §2.1), or use builds for the CUDA major the driver supports (nvidia-smi shows it as \"CUDA Version\")".to_string(),
+        None => "upgrade the NVIDIA driver to one that supports the runtime's CUDA major (13.x: >= 580, 12.x: >= 525.60.13, 11.x: >= 450.80.02, NVIDIA's CUDA compatibility guide), or use builds for the CUDA major the driver supports (nvidia-smi shows it as \"CUDA Version\")".to_string(),
     }
 }
 
@@ -555,7 +555,7 @@ fn fmt_need(v: &Ver, mvc: bool) -> String {
 }
 
 /// Whether a libcuda is a forward-compatibility copy (`cuda-compat`
-/// installs into `/usr/local/cuda-X.Y/compat/`, §2.2 [R11]).
+/// installs into `/usr/local/cuda-X.Y/compat/`, [R11]).
 fn is_compat(l: &Lib<'_>) -> bool {
     l.path().contains("/compat/") || l.real().contains("/compat/")
 }
@@ -580,7 +580,7 @@ fn kernel(f: &Facts<'_>, ctx: &Context<'_>) -> Option<Ver> {
 }
 
 /// CDT005: a forward-compatibility libcuda (`…/compat/libcuda.so.*`) in
-/// the process (§2.2): worth knowing; an error with 803 (its version does
+/// the process ([R11]): worth knowing; an error with 803 (its version does
 /// not match the kernel module's, e.g. compat 580.95.05 on kernel
 /// 580.159.04 [E10]) or 804 (a GPU outside forward compatibility's scope
 /// [R11]). 803/804 without a compat copy are reported here too.
@@ -682,7 +682,7 @@ pub fn forward_compat(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 /// CDT007: `cudnnCreate` or `cuInit` returned an error. A cuDNN status is
 /// decoded with the numbering of the major of the copy that returned it
 /// (v7/v8 count 0, 1, 2…, v9 uses categories: 1001 is v9's
-/// NOT_INITIALIZED, 1 is v8's; §3.4), with the likely causes of the table
+/// NOT_INITIALIZED, 1 is v8's; [R4][R5][R42]), with the likely causes of the table
 /// and what the trace shows (cuInit's result, CUDA_VISIBLE_DEVICES, whether
 /// a libcuda was loaded at all). 803/804/34 from cuInit are left to CDT005
 /// and CDT011.
@@ -821,7 +821,7 @@ pub fn init_failed(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
 }
 
 /// CDT011: the CUDA toolkit's stub `libcuda.so` (`…/stubs/`, for linking
-/// only) was loaded instead of the driver's, or error 34 was seen (§1.3).
+/// only) was loaded instead of the driver's, or error 34 was seen ([R7][R8][E1]).
 pub fn stub_driver(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     let stubs: Vec<&Lib<'_>> = f.family("cuda").filter(|l| l.is_stub()).collect();
     let seen: Vec<&Observed> = f.observed.iter().filter(|o| o.value == 34).collect();

@@ -1,8 +1,8 @@
 //! CDT009: the GPU's compute capability against the loaded cuDNN's support
-//! range (compat-facts §3.2: Kepler dropped by 8.9.5, Maxwell/Pascal/Volta
+//! range ([R15]: Kepler dropped by 8.9.5, Maxwell/Pascal/Volta
 //! at 9.11, every "for CUDA 13.x" build starts at SM 7.5; above the newest SM
 //! a cuDNN knows (`cudnnGetMaxDeviceVersion`) only its "hardware forward
-//! compatible" graph operations run, §3.1 [R3][R16]).
+//! compatible" graph operations run, [R16] [R3][R16]).
 //!
 //! Needs the program's own device-property calls (`call` events, see
 //! `CallEvent::compute_capability`): without them nothing is said.
@@ -155,7 +155,7 @@ pub fn gpu_support(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let row_note = if *verified {
             "support matrix"
         } else {
-            "support matrix row marked UNVERIFIED in compat-facts"
+            "support matrix row marked UNVERIFIED (no public page states it)"
         };
         ev.push(Evidence::new("fact").detail(format!(
             "{vtext}{build_text} supports SM {min} and newer ({row_note})"

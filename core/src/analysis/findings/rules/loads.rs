@@ -2,13 +2,14 @@
 //! tried, and the copies that exist on the machine) and CDT008 (found
 //! through LD_LIBRARY_PATH while the requester's RPATH/RUNPATH held another
 //! copy: glibc searches LD_LIBRARY_PATH before the caller's RUNPATH,
-//! compat-facts §4.5 [R34]).
+//! [E-probe] [R34]).
 
 use super::copies::symbol_version_error;
 use super::{and_list, finding, loaded, remedies};
 use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
-use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
+use crate::analysis::findings::knowledge::CudnnPackage;
+use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Remedy, Severity, Ver};
 use crate::machine::{Copy, Fit};
 use crate::model::stem;
 use crate::model::trace::Failed;
@@ -33,41 +34,17 @@ pub(super) fn copy_evidence(c: &Copy) -> Evidence {
         .detail(d)
 }
 
-/// The packages that ship cuDNN, per cuDNN major: (CUDA major, pip
-/// distribution, Debian package and version glob of NVIDIA's repository).
-/// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7, the
-/// cuDNN 8 Debian package is `libcudnn8` with a `+cudaX.Y` version suffix,
-/// cuDNN 9's are `libcudnn9-cuda-N`. Sources: pypi.org/project/nvidia-cudnn-cu11,
-/// -cu12, -cu13 (release histories); developer.download.nvidia.com/compute/cuda/repos
-/// (the package lists of the ubuntu2004/2204 repositories).
-const CUDNN_PACKAGES: &[(u32, u32, Option<&str>, &str)] = &[
-    (7, 10, None, "libcudnn7='7.6.5.*+cuda10.2'"),
-    (
-        8,
-        11,
-        Some("nvidia-cudnn-cu11==8.*"),
-        "libcudnn8='8.*+cuda11.8'",
-    ),
-    (
-        8,
-        12,
-        Some("nvidia-cudnn-cu12==8.*"),
-        "libcudnn8='8.*+cuda12.2'",
-    ),
-    (9, 11, Some("nvidia-cudnn-cu11==9.*"), "libcudnn9-cuda-11"),
-    (9, 12, Some("nvidia-cudnn-cu12==9.*"), "libcudnn9-cuda-12"),
-    (9, 13, Some("nvidia-cudnn-cu13==9.*"), "libcudnn9-cuda-13"),
-];
-
 /// Where to get cuDNN `major` for the CUDA majors the process uses (all
 /// the builds there are when it has no CUDA runtime yet).
-fn cudnn_install_hint(major: Option<u32>, cuda: &[u32]) -> String {
+/// The packages are `cudnn-packages.toml`'s: only ones that exist.
+fn cudnn_install_hint(k: &Knowledge, major: Option<u32>, cuda: &[u32]) -> String {
     let Some(m) = major else {
         return "install cuDNN of the CUDA major the program uses".into();
     };
-    let rows: Vec<&(u32, u32, Option<&str>, &str)> = CUDNN_PACKAGES
+    let rows: Vec<&CudnnPackage> = k
+        .packages
         .iter()
-        .filter(|r| r.0 == m && (cuda.is_empty() || cuda.contains(&r.1)))
+        .filter(|r| r.cudnn == m && (cuda.is_empty() || cuda.contains(&r.cuda)))
         .collect();
     if rows.is_empty() {
         return format!(
@@ -77,28 +54,30 @@ fn cudnn_install_hint(major: Option<u32>, cuda: &[u32]) -> String {
     }
     let ways: Vec<String> = rows
         .iter()
-        .map(|(_, c, pip, apt)| {
-            let pip = pip
+        .map(|r| {
+            let pip = r
+                .pip
+                .as_deref()
                 .map(|p| format!("pip install '{p}' or "))
                 .unwrap_or_default();
-            format!("for CUDA {c}: {pip}sudo apt-get install {apt}")
+            format!("for CUDA {}: {pip}sudo apt-get install {}", r.cuda, r.apt)
         })
         .collect();
     format!("install cuDNN {m} ({})", ways.join("; "))
 }
 
-/// Where to get a missing library (compat-facts §5.1, §6).
-fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
+/// Where to get a missing library ([R30][R32][R35][R31]).
+fn install_hint(k: &Knowledge, family: Option<&str>, name: &str, cuda: &[u32]) -> String {
     let m = soname_major(name);
     let mj = m.map(|m| m.to_string()).unwrap_or_else(|| "N".into());
     match family {
-        Some("cudnn") => cudnn_install_hint(m, cuda),
+        Some("cudnn") => cudnn_install_hint(k, m, cuda),
         Some("cudart") => match m {
             Some(13) => "install the CUDA 13 runtime (pip: nvidia-cuda-runtime, into site-packages/nvidia/cu13/lib; or the toolkit's cuda-cudart-13-x)".into(),
             Some(m) => format!("install the CUDA {m} runtime (pip: nvidia-cuda-runtime-cu{m}; or the toolkit's cuda-cudart-{m}-x)"),
             None => "install the CUDA runtime of the major the program was built for".into(),
         },
-        Some("cuda") => "libcuda.so.1 comes with the NVIDIA driver, not with the CUDA toolkit: install the driver (in a container: run it with GPU support)".into(),
+        Some("cuda") => "libcuda.so.1 comes with the NVIDIA driver, not with the CUDA toolkit: install the driver; in a container, start it with the NVIDIA container runtime (docker run --gpus all, or --runtime=nvidia), which mounts the host driver's libraries into it".into(),
         Some("cublas" | "cublasLt") => format!(
             "install cuBLAS of CUDA {mj} (pip: nvidia-cublas-cu{mj}, or nvidia-cublas for CUDA 13)"
         ),
@@ -109,7 +88,7 @@ fn install_hint(family: Option<&str>, name: &str, cuda: &[u32]) -> String {
 
 /// Whether the same requester got the same library under another name
 /// (cuDNN 9's dispatcher tries `NAME.so.9.MIN.PATCH`, `NAME.so.9.MIN`,
-/// `NAME.so.9`, `NAME.so` in turn, §3.3: those misses are its search
+/// `NAME.so.9`, `NAME.so` in turn, [R17][E6][E7]: those misses are its search
 /// order). At any time, not only after: the dispatcher repeats the whole
 /// sequence on later calls, and the shim records a request served by an
 /// already-loaded object once, so later rounds have no load event of their
@@ -303,6 +282,9 @@ impl<'a> Failure<'a> {
             }
             e
         }));
+        if super::local(f, ctx) {
+            ev.extend(absent_search_dirs(f, ctx));
+        }
         let looks = self.where_requester_looks(f, ctx);
         let copies: Vec<Copy> = copies.into_iter().filter(|c| !c.is_stub()).collect();
         let remedy = match self.vanished_pin(f, ctx) {
@@ -336,8 +318,8 @@ impl<'a> Failure<'a> {
     /// there and the requester has no RPATH/RUNPATH that searches it: glibc
     /// never searches a library's own directory by itself, and RUNPATH is
     /// not inherited from whoever loaded the requester (cuDNN 8 tarballs'
-    /// sub-libraries, the aarch64 cuDNN 9.1 wheel's graph, compat-facts
-    /// §3.3).
+    /// sub-libraries, the aarch64 cuDNN 9.1 wheel's graph,
+    /// [R17][E6][E7]).
     fn beside_requester(&self, f: &Facts<'_>, ctx: &Context<'_>) -> Option<String> {
         let req = self.requester.as_deref().filter(|r| r.starts_with('/'))?;
         if !super::local(f, ctx) {
@@ -405,7 +387,7 @@ impl<'a> Failure<'a> {
         let mut cuda: Vec<u32> = f.family("cudart").filter_map(|l| l.major).collect();
         cuda.sort();
         cuda.dedup();
-        Remedy::new(self.remedy(copies, looks, &cuda))
+        Remedy::new(self.remedy(ctx.knowledge, copies, looks, &cuda))
     }
 
     /// A directory the loader searched holds the library under another
@@ -608,7 +590,7 @@ impl<'a> Failure<'a> {
     /// What to do, given the copies of the library on the machine: replace
     /// a rejected file, make a copy findable, or install one. `looks`: where
     /// the requester looks (its RUNPATH entries as written).
-    fn remedy(&self, copies: &[Copy], looks: Option<&str>, cuda: &[u32]) -> String {
+    fn remedy(&self, k: &Knowledge, copies: &[Copy], looks: Option<&str>, cuda: &[u32]) -> String {
         let rejected: Vec<String> = self
             .tried
             .iter()
@@ -648,7 +630,7 @@ impl<'a> Failure<'a> {
             }
             return r;
         }
-        let hint = install_hint(self.family().as_deref(), &self.name, cuda);
+        let hint = install_hint(k, self.family().as_deref(), &self.name, cuda);
         if copies.is_empty() {
             return format!("no copy was found on this machine: {hint}");
         }
@@ -682,6 +664,29 @@ impl<'a> Failure<'a> {
             looks.map(|l| format!(" ({l})")).unwrap_or_default()
         )
     }
+}
+
+/// `LD_LIBRARY_PATH` entries that do not exist on this machine. glibc marks
+/// such a directory nonexistent at its first search and never tries it
+/// again, so no later request lists it among its candidates; yet it is
+/// often the very place the library was meant to come from (a container
+/// image's `/usr/local/nvidia/lib64`, where the NVIDIA container runtime
+/// mounts the host's driver libraries).
+fn absent_search_dirs(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Evidence> {
+    f.img
+        .ld_library_path()
+        .into_iter()
+        // A directory the process loaded from existed then, whatever the
+        // disk says now.
+        .filter(|d| d.starts_with('/') && !ctx.machine.exists(d))
+        .filter(|d| !f.libs.iter().any(|l| l.dir() == d.trim_end_matches('/')))
+        .map(|d| {
+            Evidence::new("tried")
+                .path(d)
+                .reason("LD_LIBRARY_PATH")
+                .detail("does not exist on this machine (glibc skips it): whatever was meant to be installed or mounted there is not")
+        })
+        .collect()
 }
 
 /// What makes a library find its sibling: the directory on the search
@@ -762,7 +767,7 @@ fn fold_hwcaps<'t>(tried: &[&'t Tried]) -> Vec<(&'t Tried, usize)> {
 
 /// CDT008: a CUDA-family library found through LD_LIBRARY_PATH while the
 /// RPATH/RUNPATH of the object that asked for it holds another copy: the
-/// "conflicting cuDNN in LD_LIBRARY_PATH" (PyTorch's words, §4.2). The
+/// "conflicting cuDNN in LD_LIBRARY_PATH" (PyTorch's words, [R24]). The
 /// requester's dynamic section is read from disk.
 pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     if !super::local(f, ctx) {
@@ -802,7 +807,7 @@ pub fn shadowed_runpath(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
         let Some((cand, entry)) = other else { continue };
         let cand_real = ctx.machine.canonical(&cand).unwrap_or_else(|| cand.clone());
         // The version of the other copy: its file name, else its pip package
-        // (`*.dist-info`, compat-facts §5.2).
+        // (`*.dist-info`, [R30]).
         let package = ctx.machine.package_of(dirname(&cand));
         // Else what the file says when asked (in a probe process).
         let asked = || {
@@ -943,11 +948,14 @@ fn shadow_severity(lib: &Lib<'_>, other: Option<&Ver>) -> Severity {
 #[cfg(test)]
 mod package_tests {
     use super::cudnn_install_hint;
+    use crate::analysis::findings::Knowledge;
 
     /// Only packages that exist: no cuDNN 8 for CUDA 13, no pip cuDNN 7,
     /// cuDNN 8's Debian package is libcudnn8 (a +cudaX.Y version).
     #[test]
     fn cudnn_packages_exist_for_the_cuda_major() {
+        let k = Knowledge::embedded().unwrap();
+        let cudnn_install_hint = |m, c: &[u32]| cudnn_install_hint(&k, m, c);
         let h = cudnn_install_hint(Some(8), &[11]);
         assert!(h.contains("pip install 'nvidia-cudnn-cu11==8.*'"), "{h}");
         assert!(
@@ -1233,7 +1241,7 @@ mod tests {
 
     #[test]
     fn failures_followed_by_a_load_are_not_findings() {
-        // pip cuDNN: .so.9.19.0 and .so.9.19 fail, .so.9 loads (§3.3).
+        // pip cuDNN: .so.9.19.0 and .so.9.19 fail, .so.9 loads ([R17][E6][E7]).
         let d = "/v/nvidia/cudnn/lib";
         let disp = format!("{d}/libcudnn.so.9");
         let t = Trace::new()

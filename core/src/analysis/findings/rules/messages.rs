@@ -38,7 +38,7 @@ fn copy_version(c: &Copy) -> Option<Ver> {
         .or_else(|| package_version(c))
 }
 
-/// The cuDNN file that tells an install's version, per major (§1.2).
+/// The cuDNN file that tells an install's version, per major ([R2][E3]).
 fn reference_name(major: u32) -> String {
     match major {
         8 => "libcudnn_ops_infer.so.8".into(),
@@ -921,7 +921,7 @@ mod tests {
         );
     }
 
-    /// TensorFlow 1.x's "compatibility version" message (§4.1).
+    /// TensorFlow 1.x's "compatibility version" message ([R19][R21][R23]).
     #[test]
     fn tensorflow_old_message_explained() {
         let t = Trace::new()
@@ -950,7 +950,7 @@ mod tests {
             == Some("a cuDNN that fits the build (7.0.4): /opt/cudnn-7.0/lib64/libcudnn.so.7.0.4 [7.0.4], on disk, found via ld.so.cache")), "{:#?}", f.evidence);
     }
 
-    /// JAX's "Outdated cuDNN installation" (§4.3).
+    /// JAX's "Outdated cuDNN installation" ([R27]).
     #[test]
     fn jax_message_explained() {
         let t = Trace::new()
@@ -975,7 +975,7 @@ mod tests {
             .any(|r| r.contains("JAX_SKIP_CUDA_CONSTRAINTS_CHECK")));
     }
 
-    /// ONNX Runtime: "Require cuDNN 9.* and CUDA 12.*" with its "Failed to load library" line (§4.4).
+    /// ONNX Runtime: "Require cuDNN 9.* and CUDA 12.*" with its "Failed to load library" line ([R28]).
     #[test]
     fn onnxruntime_messages_explained() {
         let t = Trace::new()

@@ -18,91 +18,25 @@ use super::remedies::owner_fix;
 use super::{finding, local};
 use crate::analysis::files;
 use crate::analysis::findings::facts::{basename, dirname, Facts};
-use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
+use crate::analysis::findings::knowledge::FrameworkImport;
+use crate::analysis::findings::{Context, Evidence, Finding, Knowledge, Remedy, Severity, Ver};
 use crate::machine::loader::{Hit, Request};
 use crate::model::name_version::{self, NameVersion};
 use cudnn_trace_format::read::Load;
 
-/// Frameworks by the `site-packages` directory their libraries live in,
-/// and how a program makes one of them load its CUDA libraries first.
-/// Sources: jax-ml/jax#18032 (jax.devices() before importing torch),
-/// PaddlePaddle/Paddle#66947 (import paddle before torch).
-const FRAMEWORKS: &[(&str, &str, &str, &str)] = &[
-    (
-        "jax_plugins",
-        "JAX",
-        "jax",
-        "import jax and initialise its backend (jax.devices())",
-    ),
-    (
-        "jaxlib",
-        "JAX",
-        "jax",
-        "import jax and initialise its backend (jax.devices())",
-    ),
-    (
-        "torch",
-        "PyTorch",
-        "torch",
-        "import torch (and touch the GPU)",
-    ),
-    (
-        "tensorflow",
-        "TensorFlow",
-        "tensorflow",
-        "import tensorflow",
-    ),
-    ("paddle", "Paddle", "paddle", "import paddle"),
-    (
-        "onnxruntime",
-        "ONNX Runtime",
-        "onnxruntime",
-        "import onnxruntime and create its CUDA session",
-    ),
-    (
-        "ctranslate2",
-        "CTranslate2",
-        "ctranslate2",
-        "import ctranslate2",
-    ),
-    (
-        "ctranslate2.libs",
-        "CTranslate2",
-        "ctranslate2",
-        "import ctranslate2",
-    ),
-    ("cupy", "CuPy", "cupy", "import cupy"),
-    ("cupy_backends", "CuPy", "cupy", "import cupy"),
-];
-
-/// A framework of [`FRAMEWORKS`].
-#[derive(Clone, Copy)]
-struct Framework {
-    name: &'static str,
-    module: &'static str,
-    first: &'static str,
-}
-
-/// The framework an object belongs to.
-fn framework(path: &str) -> Option<Framework> {
+/// The framework an object belongs to, by the `site-packages` directory
+/// it lives in (`framework-imports.toml`).
+fn framework<'k>(k: &'k Knowledge, path: &str) -> Option<&'k FrameworkImport> {
     let rest = path
         .split_once("/site-packages/")
         .or_else(|| path.split_once("/dist-packages/"))?
         .1;
-    let top = rest.split('/').next()?;
-    FRAMEWORKS
-        .iter()
-        .find(|(dir, ..)| *dir == top)
-        .map(|&(_, name, module, first)| Framework {
-            name,
-            module,
-            first,
-        })
+    k.framework_import(rest.split('/').next()?)
 }
 
 /// A short name for an object: its framework, else its file name.
-fn who(path: &str) -> String {
-    match framework(path) {
+fn who(k: &Knowledge, path: &str) -> String {
+    match framework(k, path) {
         Some(fw) => format!("{}'s {}", fw.name, basename(path)),
         None if path.is_empty() => "the main program".into(),
         None => basename(path).to_string(),
@@ -238,8 +172,8 @@ fn explain(f: &Facts<'_>, ctx: &Context<'_>, r: &Reuse<'_>) -> Finding {
     };
     let title = format!(
         "{name} asked by {} was served by the copy {} made resident first ({}{}); {own_words}",
-        who(req),
-        who(by),
+        who(ctx.knowledge, req),
+        who(ctx.knowledge, by),
         r.first.path,
         v(&res_v)
     );
@@ -336,12 +270,12 @@ fn remedy(
         return Remedy::new(format!(
             "nothing to change for this request: {} works only because {} loaded {name} first; make {} find it itself (its directory on LD_LIBRARY_PATH) if it must also work alone",
             basename(req),
-            who(by),
+            who(ctx.knowledge, by),
             basename(req)
         ));
     };
-    let later = framework(req);
-    let earlier = framework(by);
+    let later = framework(ctx.knowledge, req);
+    let earlier = framework(ctx.knowledge, by);
     let order = match (later, earlier) {
         (Some(l), Some(e)) => format!("{} before importing {}", l.first, e.module),
         (Some(l), None) => format!("{} before the code that loads {}", l.first, basename(by)),
