@@ -628,13 +628,32 @@ fn from_requests(img: &Image, l: &Load) -> Option<Found> {
 /// The version of the pip distribution whose `RECORD` lists the file with
 /// the size the trace recorded (a file replaced since installing is not
 /// the distribution's).
+/// The major in a library's file name (`libcudnn.so.8.7.0` → 8), if any.
+fn file_major(path: &str) -> Option<u32> {
+    let base = path.rsplit('/').next()?;
+    let (_, after) = base.split_once(".so.")?;
+    after.split('.').next()?.parse().ok()
+}
+
 fn from_package(machine: &Machine, l: &Load) -> Option<Found> {
     let o = machine.package_owner(file_of(l))?;
     if o.size.is_none() || o.size != l.size {
         return None;
     }
+    // A distribution's version is the library's only when the package is
+    // the library's own release: torch's wheel (1.13.1) carries
+    // libcudnn.so.8, and a date-versioned wheel (2022.5.19) is no cuDNN
+    // release either. A version whose major is not the file's own
+    // (`libcudnn.so.8` → 8) says nothing about the file.
+    let version = Ver::parse(&o.version);
+    let major = file_major(file_of(l));
+    if let (Some(v), Some(m)) = (&version, major) {
+        if v.major() != m {
+            return None;
+        }
+    }
     Some(Found {
-        version: Ver::parse(&o.version).map(|v| v.to_string()),
+        version: version.map(|v| v.to_string()),
         cuda_build: None,
         max_device: None,
         status: None,

@@ -683,7 +683,6 @@ mod tests {
             alternatives: Vec::new(),
             evidence: vec![Evidence::new("loaded").path(path)],
             consequence_of: Vec::new(),
-            count: None,
             sources: Vec::new(),
             policy: None,
             count: None,

@@ -84,6 +84,9 @@ pub fn resident_first(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
             continue;
         }
         seen.push(key);
+        if same_release(f, ctx, &r) {
+            continue;
+        }
         out.push(explain(f, ctx, &r));
     }
     out
@@ -135,6 +138,21 @@ fn reuses<'a>(f: &Facts<'a>, ctx: &Context<'_>, llp: &[String]) -> Vec<Reuse<'a>
         }
     }
     out
+}
+
+/// The requester's own copy and the resident one are the same release (full
+/// versions known and equal): it gets what it would have loaded itself, and
+/// a fix (load order, one version for both) would change nothing.
+fn same_release(f: &Facts<'_>, ctx: &Context<'_>, r: &Reuse<'_>) -> bool {
+    let Some(own) = r.own.as_ref().and_then(|h| disk_version(ctx, &h.path)) else {
+        return false;
+    };
+    let resident = resident_version(f, ctx, r.first);
+    match (resident.as_deref().and_then(Ver::parse), Ver::parse(&own)) {
+        // Three parts or more: "13" and "13" say nothing about the release.
+        (Some(a), Some(b)) => a.to_string().matches('.').count() >= 2 && a == b,
+        _ => false,
+    }
 }
 
 /// The version of the resident copy as the facts know it.
