@@ -24,6 +24,13 @@ const WRAPPED: &[&str] = &[
     "fstatat64",
     "statx",
     "gettid",
+    // std's thread-local destructor registration, which an unoptimised
+    // build keeps although the shim registers none (its thread-locals are
+    // const and Drop-free: audit.rs says why); see `src/floor.rs`.
+    "pthread_key_create",
+    "pthread_key_delete",
+    "pthread_setspecific",
+    "__cxa_thread_atexit_impl",
 ];
 
 fn main() {

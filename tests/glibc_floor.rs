@@ -33,3 +33,24 @@ fn embedded_shim_files_need_nothing_newer_than_glibc_2_17() {
         "{text}"
     );
 }
+
+/// The development build of the audit library (`target/debug/libcdtrace.so`,
+/// which tests and developers load with `CUDNN_TRACE_SHIM_PATH`) is held to
+/// the same floor: unoptimised, it keeps std code the release build drops.
+#[test]
+fn development_shim_needs_nothing_newer_than_glibc_2_17() {
+    let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
+    let script = tools::workspace_root().join("scripts/glibc-floor.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(["--max", "2.17"])
+        .arg(&t.shim)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{} failed:\n{text}", script.display());
+}

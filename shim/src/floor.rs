@@ -120,6 +120,54 @@ pub unsafe extern "C" fn __wrap_gettid() -> libc::pid_t {
     libc::syscall(libc::SYS_gettid) as libc::pid_t
 }
 
+// std's thread-local destructor registration (`pthread_key_*` moved to
+// GLIBC_2.34 with libpthread's merge into libc; `__cxa_thread_atexit_impl`
+// is GLIBC_2.18). The shim's thread-locals are const-initialised and have
+// no destructor, on purpose: the audit namespace's libc never sees the
+// program's threads exit, so a destructor would never run. Nothing in the
+// shim registers one, so these are never called; an unoptimised build only
+// keeps std's code that could. Should that change, registration fails
+// cleanly (an error code std turns into a panic, which every FFI entry
+// point catches) instead of the shim failing to load on an older glibc.
+
+/// # Safety
+/// Never called (see above).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __wrap_pthread_key_create(
+    _key: *mut libc::pthread_key_t,
+    _dtor: Option<unsafe extern "C" fn(*mut libc::c_void)>,
+) -> c_int {
+    libc::EAGAIN
+}
+
+/// # Safety
+/// Never called (see above).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __wrap_pthread_key_delete(_key: libc::pthread_key_t) -> c_int {
+    libc::EINVAL
+}
+
+/// # Safety
+/// Never called (see above).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __wrap_pthread_setspecific(
+    _key: libc::pthread_key_t,
+    _value: *const libc::c_void,
+) -> c_int {
+    libc::EINVAL
+}
+
+/// # Safety
+/// Never called (see above): a destructor is not registered (`-1`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __wrap___cxa_thread_atexit_impl(
+    _dtor: unsafe extern "C" fn(*mut libc::c_void),
+    _obj: *mut libc::c_void,
+    _dso: *mut libc::c_void,
+) -> c_int {
+    -1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
