@@ -509,7 +509,8 @@ fn machine_provides(name: &str) -> bool {
 // ---------------------------------------------------------------------------
 /// A process's header line (`pid {PID2} (ppid {PID1})  PROGRAM  → exit
 /// status 1`) wraps where its real pids' digits put the end of the line,
-/// which changes from run to run: its continuation lines (indented four
+/// and the `paths: …/ stands for DIR` legend where the checkout's path
+/// does, both of which change from run to run and machine to machine: its continuation lines (indented four
 /// spaces) are joined back to it, so the golden holds one line whatever the
 /// pids were. Every other wrap stays as the 80-column output has it.
 fn unwrap_pid_headers(text: &str) -> String {
@@ -523,7 +524,7 @@ fn unwrap_pid_headers(text: &str) -> String {
             out.push_str(line.trim_start());
             continue;
         }
-        in_header = line.starts_with("pid {PID");
+        in_header = line.starts_with("pid {PID") || line.starts_with("paths: ");
         out.push_str(line);
     }
     out
