@@ -21,7 +21,7 @@
 //! ```
 
 use cudnn_trace_integration::launcher_support::{
-    build_stack, cc, launcher, launcher_record, run, run_cc, work_dir, Output,
+    build_stack, cc, launcher, launcher_record, run, run_cc, work_dir, work_dir_for_others, Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -105,7 +105,7 @@ fn children_that_drop_privileges_are_traced_and_others_cannot_list() {
         eprintln!("skipped: needs root (a program that drops root's privileges)");
         return;
     }
-    let d = work_dir("safety-drop");
+    let d = work_dir_for_others("safety-drop");
     fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).unwrap();
     compile("noisy.c", &d.join("noisy"));
     for (name, out) in [("--out", Some(d.join("run"))), ("default", None)] {
@@ -177,7 +177,7 @@ fn a_users_run_directory_is_private() {
         eprintln!("skipped: needs root (to run the launcher as another user)");
         return;
     }
-    let d = work_dir("safety-user");
+    let d = work_dir_for_others("safety-user");
     fs::set_permissions(&d, fs::Permissions::from_mode(0o777)).unwrap();
     compile("noisy.c", &d.join("noisy"));
     let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));

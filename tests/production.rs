@@ -22,7 +22,9 @@
 //! cargo test -p cudnn-trace-integration --test production
 //! ```
 
-use cudnn_trace_integration::launcher_support::{cc, run, run_cc, work_dir, Output};
+use cudnn_trace_integration::launcher_support::{
+    cc, run, run_cc, work_dir, work_dir_for_others, Output,
+};
 use cudnn_trace_integration::tools;
 use serde_json::Value;
 use std::fs;
@@ -335,7 +337,7 @@ fn setuid_program_is_neither_traced_nor_pinned() {
         return;
     }
     let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
-    let d = work_dir("prod-secure");
+    let d = work_dir_for_others("prod-secure");
     let prog = d.join("secure");
     compile("secure.c", &prog, &[]);
     fs::set_permissions(&prog, fs::Permissions::from_mode(0o4755)).unwrap();

@@ -37,6 +37,46 @@ pub fn work_dir(name: &str) -> PathBuf {
     d
 }
 
+/// A fresh work directory that another user (uid 65534 in the root-only
+/// tests) can reach by absolute path: `work_dir(name)` when every ancestor
+/// of the target directory lets others search it, else a directory under
+/// the system's temporary directory (CI clones into a 0700 directory, and a
+/// umask of 077 makes `target/` itself unreachable).
+pub fn work_dir_for_others(name: &str) -> PathBuf {
+    let d = work_dir(name);
+    if searchable_by_others(&d) {
+        return d;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let base = std::env::temp_dir().join(format!("cdt-launcher-tests-{uid}"));
+    let d = base.join(name);
+    if d.exists() {
+        std::fs::remove_dir_all(&d).unwrap_or_else(|e| panic!("removing {}: {e}", d.display()));
+    }
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("creating {}: {e}", d.display()));
+    use std::os::unix::fs::PermissionsExt;
+    for p in [&base, &d] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("chmod {}: {e}", p.display()));
+    }
+    assert!(
+        searchable_by_others(&d),
+        "no directory that other users can reach: {} has an ancestor they cannot search",
+        d.display()
+    );
+    d
+}
+
+/// Whether every ancestor of `dir` (not `dir` itself) has the search bit
+/// for others.
+fn searchable_by_others(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    dir.ancestors()
+        .skip(1)
+        .all(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
 /// `${CC:-cc}` as a command (CC may carry arguments, as make allows).
 pub fn cc() -> Command {
     let cc = std::env::var("CC")
