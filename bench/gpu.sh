@@ -5,6 +5,11 @@
 # traced/bare ratio (target: at most 1.01 over at least 10 runs). JAX
 # (tests/gpu/jax_conv.py) is measured too when it imports.
 #
+# Three sides: bare; "shim", the program with the launcher's environment
+# (LD_AUDIT, LD_PRELOAD, CUDNN_TRACE_*) but no launcher, which is what a
+# production process pays; and "traced", the whole launcher, which adds its
+# own start-up, the stderr copy and the end-of-run report on top.
+#
 # usage: bench/gpu.sh [CUDNN_TRACE_BINARY] [OUT_DIR]
 #   binary default: target/release/cudnn-trace (built on an x86_64 glibc >= 2.35 machine)
 #   OUT_DIR default: /tmp/cudnn-trace-gpu-bench (JSON results, one per framework)
@@ -33,7 +38,17 @@ echo "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2
     "glibc $(getconf GNU_LIBC_VERSION | cut -d' ' -f2) python $py"
 echo "cudnn-trace: $("$bin" --version)"
 
-# bench_one SCRIPT: bare and traced runs of SCRIPT, interleaved; skipped when
+# The environment the launcher gives its program, read from a child of one
+# launcher run (the shim stays in its cache after the run): the "shim" side.
+shim_env=()
+while IFS= read -r kv; do
+    case $kv in CUDNN_TRACE_DIR=*) ;; LD_AUDIT=* | LD_PRELOAD=* | CUDNN_TRACE_*) shim_env+=("$kv") ;; esac
+done < <("$bin" -q --out "$out/env-probe" -- env)
+rm -rf "$out/env-probe"
+[ "${#shim_env[@]}" -gt 0 ] || die "the launcher gave its child no LD_AUDIT"
+echo "shim side: ${shim_env[*]}"
+
+# bench_one SCRIPT: bare, shim-only and traced runs of SCRIPT, interleaved; skipped when
 # the script's framework does not import.
 bench_one() {
     local script=$1 name
@@ -45,11 +60,12 @@ bench_one() {
     fi
     echo "== $name: $runs interleaved rounds (plus one warm-up), wall time of the whole process"
     python3 "$root/bench/tools/compare.py" --runs "$runs" --json "$out/$name.json" \
-        :: bare "$py" "$script" \
+        :: bare env "$py" "$script" \
+        :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script" \
         :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
 }
 
 for s in "${scripts[@]}"; do
     bench_one "$s"
 done
-echo "results: $out (the 'ratio' column of 'traced' is the figure; target <= 1.01)"
+echo "results: $out (the 'ratio' column is the figure, target <= 1.01: 'shim' is the traced process alone, 'traced' the launcher around it)"
