@@ -13,10 +13,8 @@
 //! cargo test -p cudnn-trace-integration --test cli
 //! ```
 
-use cudnn_trace_integration::launcher_support::{
-    build_stack, cc, launcher, launcher_record, run, run_cc, work_dir, Output,
-};
-use cudnn_trace_integration::tools;
+use cudnn_trace_integration::launcher_support::{launcher, launcher_record, run, work_dir, Output};
+use cudnn_trace_integration::two_installs::TwoInstalls;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,7 +27,7 @@ struct Situation {
     /// The work directory; the trace is `dir/t`.
     dir: PathBuf,
     prog: PathBuf,
-    /// LD_LIBRARY_PATH for the program.
+    /// LD_LIBRARY_PATH for the program: the bad one.
     llp: String,
 }
 
@@ -37,51 +35,20 @@ fn s(p: &Path) -> String {
     p.to_str().expect("UTF-8 path").to_string()
 }
 
-/// The situation, built and traced (into `t`) once per test process.
+/// The two-installs situation, with the pip wheel's dist-info, built and
+/// traced (into `t`) once per test process.
 fn situation() -> &'static Situation {
     static S: OnceLock<Situation> = OnceLock::new();
     S.get_or_init(|| {
-        let dir = work_dir("cli-policy");
-        let site = dir.join("venv/lib/python3.12/site-packages");
-        let pip = site.join("nvidia/cudnn/lib");
-        build_stack("cudnn9", &pip, &["--version", "9.19.0", "--cuda", "13.0"]);
+        let two = TwoInstalls::build(work_dir("cli-policy"));
+        let site = two.dir.join("venv/lib/python3.12/site-packages");
         fs::create_dir_all(site.join("nvidia_cudnn_cu13-9.19.0.56.dist-info")).unwrap();
-        let system = dir.join("usr/lib/x86_64-linux-gnu");
-        build_stack(
-            "cudnn9",
-            &system,
-            &["--version", "9.14.0", "--versioned-files"],
-        );
-        let drv = dir.join("usr/local/nvidia/lib64");
-        build_stack("cuda", &drv, &["--driver", "580.159.04", "--cuda", "13.0"]);
-        // The system's graph and engines only, as in the real report.
-        let graph = dir.join("opt/cudnn-9.14-graph/lib");
-        fs::create_dir_all(&graph).unwrap();
-        for e in fs::read_dir(&system).unwrap() {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            let keep = ["libcudnn_graph", "libcudnn_engines", "libcudnn_heuristic"];
-            if keep.iter().any(|k| name.starts_with(k)) {
-                std::os::unix::fs::symlink(system.join(&name), graph.join(&name)).unwrap();
-            }
-        }
-        let prog = dir.join("venv/bin/python3.12");
-        fs::create_dir_all(prog.parent().unwrap()).unwrap();
-        let mut cmd = cc();
-        cmd.args(["-std=gnu11", "-O2", "-Wall", "-Wextra"])
-            .arg(format!(
-                "-I{}",
-                s(&tools::package_dir().join("fixtures/stack"))
-            ))
-            .arg("-o")
-            .arg(&prog)
-            .arg(tools::package_dir().join("findings/02_cudnn9_two_installs/main.c"))
-            .arg(format!("-L{}", s(&pip)))
-            .arg("-l:libcudnn.so.9")
-            .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", s(&pip)))
-            .arg("-ldl");
-        run_cc(&mut cmd, "02_cudnn9_two_installs", true);
-        let llp = format!("{}:{}", s(&graph), s(&drv));
-        let sit = Situation { dir, prog, llp };
+        let llp = two.ld_path(true);
+        let sit = Situation {
+            dir: two.dir,
+            prog: two.prog,
+            llp,
+        };
         let t = sit.launch(&sit.dir, &["-q", "--no-config", "--out", "t"]);
         assert_eq!(t.code(), Some(0), "{}", t.show());
         sit

@@ -12,10 +12,8 @@
 //!
 //! Work directories: `<target>/cdt-launcher/compare-*`.
 
-use cudnn_trace_integration::launcher_support::{
-    build_stack, cc, launcher, run, run_cc, work_dir, Output,
-};
-use cudnn_trace_integration::tools;
+use cudnn_trace_integration::launcher_support::{launcher, run, work_dir, Output};
+use cudnn_trace_integration::two_installs::TwoInstalls;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -25,75 +23,21 @@ fn s(p: &Path) -> String {
     p.to_str().expect("UTF-8 path").to_string()
 }
 
-/// The situation: a pip cuDNN 9.19 (wheel layout) the program links
-/// through DT_RPATH, a directory holding only the system 9.14's graph and
-/// engines (the sub-library directory that makes a run bad when it is on
-/// LD_LIBRARY_PATH), and the driver.
-struct Stack {
-    dir: PathBuf,
-    graph: PathBuf,
-    driver: PathBuf,
-    prog: PathBuf,
+/// The two-installs situation (`cudnn_trace_integration::two_installs`):
+/// a good run has the driver only on LD_LIBRARY_PATH, a bad one the system
+/// 9.14's graph directory first.
+struct Stack(TwoInstalls);
+
+impl std::ops::Deref for Stack {
+    type Target = TwoInstalls;
+    fn deref(&self) -> &TwoInstalls {
+        &self.0
+    }
 }
 
 impl Stack {
     fn new(name: &str) -> Stack {
-        let dir = work_dir(&format!("compare-{name}"));
-        let pip = dir.join("venv/lib/python3.12/site-packages/nvidia/cudnn/lib");
-        build_stack("cudnn9", &pip, &["--version", "9.19.0", "--cuda", "13.0"]);
-        let system = dir.join("usr/lib/x86_64-linux-gnu");
-        build_stack(
-            "cudnn9",
-            &system,
-            &["--version", "9.14.0", "--versioned-files"],
-        );
-        let driver = dir.join("usr/local/nvidia/lib64");
-        build_stack(
-            "cuda",
-            &driver,
-            &["--driver", "580.159.04", "--cuda", "13.0"],
-        );
-        let graph = dir.join("opt/cudnn-9.14-graph/lib");
-        fs::create_dir_all(&graph).unwrap();
-        for e in fs::read_dir(&system).unwrap() {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            let keep = ["libcudnn_graph", "libcudnn_engines", "libcudnn_heuristic"];
-            if keep.iter().any(|k| name.starts_with(k)) {
-                std::os::unix::fs::symlink(system.join(&name), graph.join(&name)).unwrap();
-            }
-        }
-        let prog = dir.join("venv/bin/python3.12");
-        fs::create_dir_all(prog.parent().unwrap()).unwrap();
-        let mut cmd = cc();
-        cmd.args(["-std=gnu11", "-O2", "-Wall"])
-            .arg(format!(
-                "-I{}",
-                s(&tools::package_dir().join("fixtures/stack"))
-            ))
-            .arg("-o")
-            .arg(&prog)
-            .arg(tools::package_dir().join("findings/02_cudnn9_two_installs/main.c"))
-            .arg(format!("-L{}", s(&pip)))
-            .arg("-l:libcudnn.so.9")
-            .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", s(&pip)))
-            .arg("-ldl");
-        run_cc(&mut cmd, "02_cudnn9_two_installs", true);
-        Stack {
-            dir,
-            graph,
-            driver,
-            prog,
-        }
-    }
-
-    /// LD_LIBRARY_PATH of a good run (the driver only) or a bad one (the
-    /// 9.14 graph directory first).
-    fn ld_path(&self, bad: bool) -> String {
-        if bad {
-            format!("{}:{}", s(&self.graph), s(&self.driver))
-        } else {
-            s(&self.driver)
-        }
+        Stack(TwoInstalls::build(work_dir(&format!("compare-{name}"))))
     }
 
     /// `cudnn-trace -q --out OUT -- PROG` with `env`; must exit 0.

@@ -13,6 +13,7 @@
 //! * [`pin`]: the pinned runs of pin scenarios (`pin DIR`, docs/pin.md).
 //! * [`launcher_support`]: helpers of the launcher tests (`tests/launcher.rs`).
 //! * [`pty`]: a test terminal for the terminal tests (`tests/terminal.rs`).
+//! * [`two_installs`]: the pip-9.19-and-system-9.14 situation of `tests/cli.rs` and `tests/compare.rs`.
 
 pub mod calls;
 pub mod check;
@@ -25,6 +26,7 @@ pub mod run;
 pub mod spec;
 pub mod tools;
 pub mod trace;
+pub mod two_installs;
 
 pub use check::{assert_scenario, check_scenario, Outcome};
 pub use lddebug::{ld_debug_loaded, LdObject};
