@@ -240,7 +240,7 @@ fn unused_copies(f: &Facts<'_>, ctx: &Context<'_>, lib: &Lib<'_>) -> Vec<(String
         if lib.load.reason == "LD_LIBRARY_PATH" && on_runpath.contains(&dir) {
             continue;
         }
-        if loaded_from(f, ctx, &dir, lib) || served_instead(f, ctx, name, &dir) {
+        if loaded_from(f, ctx, &dir, lib) || served_instead(f, ctx, &dir) {
             continue;
         }
         out.push((dir, copy));
@@ -289,15 +289,21 @@ fn loaded_from(f: &Facts<'_>, ctx: &Context<'_>, dir: &str, lib: &Lib<'_>) -> bo
         .any(|x| x.stem == lib.stem && (x.dir() == dir || x.dir() == canon))
 }
 
-/// Whether a later request of `name` was served by the resident copy where
-/// its requester's own search would have found `dir`'s: CDT012 says that.
-fn served_instead(f: &Facts<'_>, ctx: &Context<'_>, name: &str, dir: &str) -> bool {
+/// Whether a later request by name was served by a resident copy where
+/// its requester's own search would have found `dir`'s file: CDT012 says
+/// that, and the wheel's other files went unused for the same reason (JAX's
+/// plugin asked for `libcudnn.so.9`, torch's was resident, and with it
+/// torch's sub-libraries).
+fn served_instead(f: &Facts<'_>, ctx: &Context<'_>, dir: &str) -> bool {
     let llp = f.img.ld_library_path();
     f.img
         .loads
         .iter()
-        .filter(|l| !l.new && l.name.as_deref() == Some(name))
+        .filter(|l| !l.new && l.family.is_some())
         .any(|l| {
+            let Some(name) = l.name.as_deref().filter(|n| !n.contains('/')) else {
+                return false;
+            };
             let hit = ctx.machine.would_find(&Request {
                 name,
                 requester: l.requester.as_deref(),
@@ -543,6 +549,42 @@ mod tests {
         // Not on the requester's RUNPATH, but in its site-packages: the same
         // environment still.
         assert_eq!(all(&torch_1131(false).findings(), "CDT014").len(), 1);
+    }
+
+    /// JAX's plugin asked for libcudnn.so.9 after torch made its own copy
+    /// resident (jax#19004): CDT012 explains why the wheel went unused,
+    /// for its dispatcher and the sub-libraries alike; no second finding.
+    #[test]
+    fn a_wheel_left_unused_by_a_resident_copy_is_cdt012s() {
+        let torch = format!("{SP}/torch/lib");
+        let wheel = format!("{SP}/nvidia/cudnn/lib");
+        let plugin = format!("{SP}/jax_plugins/xla_cuda12/xla_cuda_plugin.so");
+        let disp = format!("{torch}/libcudnn.so.9");
+        let t = Trace::new()
+            .machine(|m| {
+                m.elf(
+                    &plugin,
+                    DynInfo {
+                        runpath: vec!["$ORIGIN/../../nvidia/cudnn/lib".into()],
+                        ..Default::default()
+                    },
+                );
+                m.file(&disp)
+                    .file(&format!("{torch}/libcudnn_graph.so.9"))
+                    .file(&format!("{wheel}/libcudnn.so.9"))
+                    .file(&format!("{wheel}/libcudnn_graph.so.9"))
+                    .dir(&format!("{SP}/nvidia_cudnn_cu12-9.8.0.87.dist-info"));
+            })
+            .load(&disp, "RPATH", &format!("{torch}/libtorch_cuda.so"))
+            .load(&format!("{torch}/libcudnn_graph.so.9"), "RUNPATH", &disp)
+            .load(&plugin, "path", "")
+            .raw(serde_json::json!({
+                "ev": "load", "name": "libcudnn.so.9", "path": disp, "realpath": disp,
+                "reason": "already-loaded", "requester": plugin, "via": "dlopen", "lmid": 0,
+                "family": "cudnn", "new": false, "tried": []
+            }));
+        let fs = t.findings();
+        assert!(none(&fs, "CDT014"), "{fs:#?}");
     }
 
     /// A wheel of another environment, or one the process did load from,
