@@ -504,10 +504,7 @@ fn cudnn_version(
     let want = m.minimum_version(b).unwrap_or_else(|| b.clone());
     match good.first() {
         Some((p, v, how)) => {
-            fixes.push(format!(
-                "put {} first on LD_LIBRARY_PATH (its cuDNN {v} fits the build)",
-                dirname(p)
-            ));
+            fixes.extend(use_fitting_dir(f, ctx, dirname(p), v, b.major()));
             ev.push(Evidence::new("fact").detail(format!(
                 "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
             )));
@@ -517,6 +514,52 @@ fn cudnn_version(
             fixes.push(no_fitting_copy(f, ctx, &want, &wrong, &copies));
         }
     }
+}
+
+/// How to make the process load its cuDNN `major` from `dir` (which holds
+/// a copy that fits the build, version `v`), checked against how each file
+/// came in: LD_LIBRARY_PATH is searched after a requester's DT_RPATH and
+/// never for a file loaded by its path, so when a file of another directory
+/// came that way, putting `dir` on it would change nothing (or mix the
+/// installs: torch 1.13's RPATH-loaded dispatcher with the other
+/// directory's sub-libraries; jax#19004, torch's copy resident first). Then
+/// the pin, which rewrites every request, where `dir` holds every cuDNN
+/// file the process loaded.
+fn use_fitting_dir(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    dir: &str,
+    v: &str,
+    major: u32,
+) -> Option<String> {
+    let mine: Vec<&Lib<'_>> = f
+        .family("cudnn")
+        .filter(|l| l.major == Some(major))
+        .collect();
+    let before_llp = |l: &&&Lib<'_>| {
+        l.dir() != dir
+            && dirname(l.path()) != dir
+            && matches!(l.load.reason.as_str(), "RPATH" | "path" | "pin")
+    };
+    let Some(blocked) = mine.iter().find(before_llp) else {
+        return Some(format!(
+            "put {dir} first on LD_LIBRARY_PATH (its cuDNN {v} fits the build)"
+        ));
+    };
+    let how = match blocked.load.reason.as_str() {
+        "path" => "was loaded by its path".to_string(),
+        r => format!("came through {r}, which the loader searches before LD_LIBRARY_PATH"),
+    };
+    let complete = super::local(f, ctx)
+        && mine
+            .iter()
+            .all(|l| remedies::dir_has(ctx, dir, l) == Some(true));
+    complete.then(|| {
+        format!(
+            "pin cuDNN to {dir} (its cuDNN {v} fits the build): cudnn-trace --pin {dir}; LD_LIBRARY_PATH would not do it: {} {how}",
+            blocked.path()
+        )
+    })
 }
 
 /// No copy that fits is on the machine: the package that installed the
@@ -894,6 +937,53 @@ mod tests {
         // The same process also gets the structural findings.
         assert_eq!(only(&fs, "CDT008").severity, Severity::Error);
         assert!(all(&fs, "CDT002").len() == 1);
+    }
+
+    /// jax#19004: torch's cuDNN 9.1.0 (its dispatcher through libtorch_cuda.so's
+    /// DT_RPATH) is resident when XLA, built with 9.8.0, checks it. A
+    /// cuDNN that fits is in the wheel's directory, but LD_LIBRARY_PATH is
+    /// searched after DT_RPATH: putting the wheel there would change nothing
+    /// for the dispatcher and mix the sub-libraries. The pin can do it.
+    #[test]
+    fn ld_library_path_is_not_offered_where_rpath_comes_first() {
+        let torch = format!("{SP}/torch/lib");
+        let wheel = format!("{SP}/nvidia/cudnn/lib");
+        let disp = format!("{torch}/libcudnn.so.9.1.0");
+        let graph = format!("{torch}/libcudnn_graph.so.9.1.0");
+        let t = Trace::new()
+            .exe("/opt/torch/.venv/bin/python3.12")
+            .load(&disp, "RPATH", &format!("{torch}/libtorch_cuda.so"))
+            .load(&graph, "RUNPATH", &disp)
+            .machine(|m| {
+                m.file(&disp)
+                    .file(&graph)
+                    .file(&format!("{wheel}/libcudnn.so.9"))
+                    .file(&format!("{wheel}/libcudnn_graph.so.9.8.0"))
+                    .link(
+                        &format!("{wheel}/libcudnn_graph.so.9"),
+                        &format!("{wheel}/libcudnn_graph.so.9.8.0"),
+                    );
+            })
+            .stderr("E0000 00:00:1702678321.123456 2801 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n");
+        let fs = t.findings();
+        let f = all(&fs, "CDT010")
+            .into_iter()
+            .find(|f| f.title.contains("built with cuDNN 9.8.0"))
+            .unwrap_or_else(|| panic!("{fs:#?}"));
+        let fixes: Vec<&String> = std::iter::once(&f.fix).chain(&f.alternatives).collect();
+        assert!(
+            !fixes
+                .iter()
+                .any(|x| x.contains(&format!("put {wheel} first on LD_LIBRARY_PATH"))),
+            "{fixes:#?}"
+        );
+        assert!(
+            fixes
+                .iter()
+                .any(|x| x.contains(&format!("cudnn-trace --pin {wheel}"))
+                    && x.contains("came through RPATH")),
+            "{fixes:#?}"
+        );
     }
 
     /// XLA's current message [R21], cuDNN 9.1.0 from a CUDA
