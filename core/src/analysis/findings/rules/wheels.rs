@@ -198,9 +198,10 @@ pub fn unused_wheels(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     if !local(f, ctx) {
         return Vec::new();
     }
+    let served = served_instead(f, ctx);
     let mut by_dir: BTreeMap<String, Vec<Unused<'_, '_>>> = BTreeMap::new();
     for lib in f.libs.iter().filter(|l| l.load.new && !l.is_stub()) {
-        for (dir, copy) in unused_copies(f, ctx, lib) {
+        for (dir, copy) in unused_copies(f, ctx, lib, &served) {
             by_dir.entry(dir).or_default().push(Unused { lib, copy });
         }
     }
@@ -220,8 +221,14 @@ fn asked_name<'l>(lib: &'l Lib<'_>) -> &'l str {
 
 /// The wheel directories in `lib`'s requester's environment with another
 /// file of the name `lib` was asked by, that nothing in the process was
-/// loaded from: `(directory, file)`.
-fn unused_copies(f: &Facts<'_>, ctx: &Context<'_>, lib: &Lib<'_>) -> Vec<(String, String)> {
+/// loaded from, nor left unused by a resident copy (`served`, CDT012's):
+/// `(directory, file)`.
+fn unused_copies(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    lib: &Lib<'_>,
+    served: &[String],
+) -> Vec<(String, String)> {
     let m = ctx.machine;
     let Some(req) = lib.load.requester.as_deref().filter(|r| r.starts_with('/')) else {
         return Vec::new();
@@ -240,7 +247,7 @@ fn unused_copies(f: &Facts<'_>, ctx: &Context<'_>, lib: &Lib<'_>) -> Vec<(String
         if lib.load.reason == "LD_LIBRARY_PATH" && on_runpath.contains(&dir) {
             continue;
         }
-        if loaded_from(f, ctx, &dir, lib) || served_instead(f, ctx, &dir) {
+        if served.contains(&dir) || loaded_from(f, ctx, &dir, lib) {
             continue;
         }
         out.push((dir, copy));
@@ -289,30 +296,37 @@ fn loaded_from(f: &Facts<'_>, ctx: &Context<'_>, dir: &str, lib: &Lib<'_>) -> bo
         .any(|x| x.stem == lib.stem && (x.dir() == dir || x.dir() == canon))
 }
 
-/// Whether a later request by name was served by a resident copy where
-/// its requester's own search would have found `dir`'s file: CDT012 says
-/// that, and the wheel's other files went unused for the same reason (JAX's
-/// plugin asked for `libcudnn.so.9`, torch's was resident, and with it
-/// torch's sub-libraries).
-fn served_instead(f: &Facts<'_>, ctx: &Context<'_>, dir: &str) -> bool {
+/// The directories where the requests by name that a resident copy
+/// served would have been found by their requesters' own search: CDT012
+/// says that, and the wheel's other files went unused for the same reason
+/// (JAX's plugin asked for `libcudnn.so.9`, torch's was resident, and with
+/// it torch's sub-libraries).
+fn served_instead(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<String> {
     let llp = f.img.ld_library_path();
-    f.img
-        .loads
-        .iter()
-        .filter(|l| !l.new && l.family.is_some())
-        .any(|l| {
-            let Some(name) = l.name.as_deref().filter(|n| !n.contains('/')) else {
-                return false;
-            };
-            let hit = ctx.machine.would_find(&Request {
-                name,
-                requester: l.requester.as_deref(),
-                requester_real: None,
-                exe: f.img.header.exe.as_deref(),
-                ld_library_path: &llp,
-            });
-            hit.is_some_and(|h| dirname(&h.path) == dir)
-        })
+    let mut dirs: Vec<String> = Vec::new();
+    let mut asked: std::collections::BTreeSet<(&str, Option<&str>)> = Default::default();
+    for l in f.img.loads.iter().filter(|l| !l.new && l.family.is_some()) {
+        let Some(name) = l.name.as_deref().filter(|n| !n.contains('/')) else {
+            continue;
+        };
+        // A program that dlopens the same name again and again asks once.
+        if !asked.insert((name, l.requester.as_deref())) {
+            continue;
+        }
+        let hit = ctx.machine.would_find(&Request {
+            name,
+            requester: l.requester.as_deref(),
+            requester_real: None,
+            exe: f.img.header.exe.as_deref(),
+            ld_library_path: &llp,
+        });
+        if let Some(d) = hit.map(|h| dirname(&h.path).to_string()) {
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+    }
+    dirs
 }
 
 fn unused_finding(
