@@ -311,6 +311,18 @@ impl VersionMessage<'_> {
         }
     }
 
+    /// The versions that pass, in words: "7.0.x" where the minor must be
+    /// the build's (TF 1.x's compatibility version: a newer 7.1 fails as
+    /// well), "7.0.5" where the version must be equal, else "7.0+".
+    fn wanted_words(&self, b: &Ver) -> String {
+        let mm = format!("{}.{}", b.major(), b.minor().unwrap_or(0));
+        match self.check {
+            Some("compat-version-eq") => format!("{mm}.x"),
+            Some("equal") => b.prefix(3).to_string(),
+            _ => format!("{mm}+"),
+        }
+    }
+
     /// JAX 0.4.30+: `minimum <= installed`. A minimum that is the build's
     /// `// 100` compares major.minor; an absolute one (9100) is compared
     /// with the installed integer as it is.
@@ -511,7 +523,7 @@ fn cudnn_version(
         }
         None => {
             fixes.extend(owner_reinstall(f, ctx, m, &want, &wrong));
-            fixes.push(no_fitting_copy(f, ctx, &want, &wrong, &copies));
+            fixes.push(no_fitting_copy(f, ctx, m, &want, &wrong, &copies));
         }
     }
 }
@@ -651,6 +663,7 @@ fn how_they_came(
 fn no_fitting_copy(
     f: &Facts<'_>,
     ctx: &Context<'_>,
+    m: &VersionMessage<'_>,
     b: &Ver,
     wrong: &[&Lib<'_>],
     copies: &[Copy],
@@ -677,9 +690,8 @@ fn no_fitting_copy(
         )
     };
     format!(
-        "no cuDNN {}.{}+ was found on this machine{hint}: install one",
-        b.major(),
-        b.minor().unwrap_or(0)
+        "no cuDNN {} was found on this machine{hint}: install one",
+        m.wanted_words(b)
     )
 }
 
@@ -1038,6 +1050,26 @@ mod tests {
         );
         assert!(f.evidence.iter().any(|e| e.detail.as_deref()
             == Some("a cuDNN that fits the build (7.0.4): /opt/cudnn-7.0/lib64/libcudnn.so.7.0.4 [7.0.4], on disk, found via ld.so.cache")), "{:#?}", f.evidence);
+    }
+
+    /// TF 1.x wants the build's major.minor: with only a newer minor on
+    /// the machine, "no cuDNN 7.0+ was found" would be false (7.1.3 is
+    /// loaded) and point the wrong way (qianguih/voxelnet#50).
+    #[test]
+    fn tensorflow_old_message_without_a_fitting_copy_wants_the_same_minor() {
+        let t = Trace::new()
+            .load("/env/lib/libcudnn.so.7.1.3", "RUNPATH", "/env/lib/python3.6/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so")
+            .stderr("E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 7103 (compatibility version 7100) but source was compiled with 7005 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match.\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        let fixes: Vec<&String> = std::iter::once(&f.fix).chain(&f.alternatives).collect();
+        assert!(
+            fixes
+                .iter()
+                .any(|a| a.starts_with("no cuDNN 7.0.x was found on this machine")),
+            "{fixes:?}"
+        );
+        assert!(!fixes.iter().any(|a| a.contains("7.0+")), "{fixes:?}");
     }
 
     /// JAX's "Outdated cuDNN installation" ([R27]).
