@@ -18,7 +18,7 @@
 
 use super::remedies::dir_has;
 use super::{finding, is_pip, loaded, local};
-use crate::analysis::findings::facts::{basename, dirname, Facts, Lib};
+use crate::analysis::findings::facts::{basename, dirname, soname_major, Facts, Lib};
 use crate::analysis::findings::{Context, Evidence, Finding, Remedy, Severity, Ver};
 use crate::machine::loader::Request;
 use std::collections::BTreeMap;
@@ -105,44 +105,76 @@ fn library_words(family: &str) -> &str {
     }
 }
 
+/// A file of a date-numbered wheel that the process loaded or tried.
+struct DatedFile {
+    evidence: Evidence,
+    family: String,
+    /// The soname's major (`libcudnn.so.8` → 8).
+    major: Option<u32>,
+}
+
 /// CDT013: each NVIDIA wheel numbered with a date that installed a library
-/// the process loaded, once.
+/// the process loaded (or tried to load and failed on), once.
 pub fn date_versioned(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     if !local(f, ctx) {
         return Vec::new();
     }
-    let mut by_wheel: BTreeMap<String, (Wheel, Vec<&Lib<'_>>)> = BTreeMap::new();
-    for lib in f.libs.iter().filter(|l| is_pip(l.real()) && !l.is_stub()) {
-        if !ctx.knowledge.wheel_numbered_like_library(&lib.family) {
-            continue;
+    let mut by_wheel: BTreeMap<String, (Wheel, Vec<DatedFile>)> = BTreeMap::new();
+    let mut add = |path: &str, file: DatedFile| {
+        if !is_pip(path) || !ctx.knowledge.wheel_numbered_like_library(&file.family) {
+            return;
         }
-        let Some(w) = nvidia_wheel(ctx, lib.real()) else {
-            continue;
+        let Some(w) = nvidia_wheel(ctx, path).filter(|w| date_version(&w.version).is_some()) else {
+            return;
         };
-        if date_version(&w.version).is_none() {
-            continue;
-        }
         by_wheel
             .entry(w.dist_info.clone())
             .or_insert_with(|| (w, Vec::new()))
             .1
-            .push(lib);
+            .push(file);
+    };
+    for lib in f.libs.iter().filter(|l| !l.is_stub()) {
+        let file = DatedFile {
+            evidence: loaded(lib),
+            family: lib.family.clone(),
+            major: lib.major,
+        };
+        add(lib.real(), file);
+    }
+    // A file of the wheel that was found but failed to load (a dependency
+    // of its own missing) is the wheel's too.
+    for fl in &f.failed {
+        for t in fl.ev.tried.iter().filter(|t| t.result != "missing") {
+            let Some(family) = cudnn_trace_format::cuda_family(t.path.as_bytes()) else {
+                continue;
+            };
+            let file = DatedFile {
+                evidence: Evidence::new("failed")
+                    .path(t.path.clone())
+                    .reason(t.reason.clone())
+                    .requester_opt(fl.ev.requester.as_deref())
+                    .seq(fl.ev.seq),
+                family: family.to_string(),
+                major: soname_major(&t.path),
+            };
+            add(&t.path, file);
+        }
     }
     by_wheel
         .into_values()
-        .map(|(w, libs)| date_finding(ctx, &w, &libs))
+        .map(|(w, files)| date_finding(ctx, &w, files))
         .collect()
 }
 
-fn date_finding(ctx: &Context<'_>, w: &Wheel, libs: &[&Lib<'_>]) -> Finding {
-    let lib = libs[0];
-    let what = library_words(&lib.family);
+fn date_finding(ctx: &Context<'_>, w: &Wheel, files: Vec<DatedFile>) -> Finding {
+    let what = library_words(&files[0].family).to_string();
+    let remedy = date_remedy(ctx, w, &files[0]);
     let (y, m, d) = date_version(&w.version).unwrap_or_default();
     let title = format!(
         "{} {} is not a {what} release: its version is a date ({y}-{m:02}-{d:02}), so the {what} it installed is of unknown version",
         w.name, w.version
     );
-    let mut evidence: Vec<Evidence> = libs.iter().map(|l| loaded(l)).collect();
+    let mut evidence: Vec<Evidence> = files.into_iter().map(|x| x.evidence).collect();
     evidence.push(
         Evidence::new("package")
             .path(w.dist_info.clone())
@@ -157,17 +189,17 @@ fn date_finding(ctx: &Context<'_>, w: &Wheel, libs: &[&Lib<'_>]) -> Finding {
         Severity::Warning,
         title,
         evidence,
-        date_remedy(ctx, w, lib),
+        remedy,
         &["R30", "R30d", "R30e"],
     )
 }
 
-/// A real release to pin: the same project with the major of the loaded
-/// file's soname (for cuDNN, the package table's wheel of that cuDNN and
-/// CUDA major, which exists).
-fn date_remedy(ctx: &Context<'_>, w: &Wheel, lib: &Lib<'_>) -> Remedy {
+/// A real release to pin: the same project with the major of the file's
+/// soname (for cuDNN, the package table's wheel of that cuDNN and CUDA
+/// major, which exists).
+fn date_remedy(ctx: &Context<'_>, w: &Wheel, file: &DatedFile) -> Remedy {
     let why = "pin it in requirements files too, so that pip never picks the date again";
-    let pin = match (lib.family.as_str(), lib.major, w.cuda) {
+    let pin = match (file.family.as_str(), file.major, w.cuda) {
         ("cudnn", Some(m), Some(c)) => ctx.knowledge.cudnn_wheel(m, c).map(str::to_string),
         ("cudnn", _, _) => None,
         (_, Some(m), _) => Some(format!("{}=={m}.*", w.name)),
@@ -475,6 +507,27 @@ mod tests {
         let f = only(&t.findings(), "CDT013").clone();
         assert!(
             f.fix.contains("pip install 'nvidia-cublas-cu11==11.*'"),
+            "{}",
+            f.fix
+        );
+        // Only a failed load from the wheel: its dispatcher found, its own
+        // dependency missing.
+        let t = Trace::new()
+            .failed(
+                "libcudnn.so.8",
+                &format!("{SP}/jaxlib/xla_extension.so"),
+                &[(&format!("{lib}/libcudnn.so.8"), "RUNPATH", "rejected")],
+                Some(
+                    "libcublasLt.so.11: cannot open shared object file: No such file or directory",
+                ),
+            )
+            .machine(|m| {
+                m.file(&format!("{lib}/libcudnn.so.8"))
+                    .dir(&format!("{SP}/nvidia_cudnn_cu11-2022.5.19.dist-info"));
+            });
+        let f = only(&t.findings(), "CDT013").clone();
+        assert!(
+            f.fix.contains("pip install 'nvidia-cudnn-cu11==8.*'"),
             "{}",
             f.fix
         );
