@@ -509,9 +509,22 @@ fn settle(
 }
 
 /// How the file on disk differs from the one traced, if it does.
+///
+/// A device number alone may differ for the same file: an overlay (a
+/// container's root, a mount namespace's overlay) gets a new anonymous
+/// device each time it is mounted, while a file's inode is its lower
+/// layer's. So another device with the same inode, size and build-id is the
+/// same file seen through another mount of it (the report run in a new
+/// container, or in another namespace than the traced program's); without
+/// a build-id to vouch for the content, another device is another file.
 pub fn changed(t: &TraceId, s: &Stamp) -> Option<String> {
     let mut what = Vec::new();
-    if t.dev.is_some_and(|d| d != s.dev) || t.ino.is_some_and(|i| i != s.ino) {
+    let remounted = t.ino == Some(s.ino)
+        && t.size.is_none_or(|n| n == s.size)
+        && t.build_id.is_some()
+        && t.build_id == s.build_id;
+    let other_dev = t.dev.is_some_and(|d| d != s.dev) && !remounted;
+    if other_dev || t.ino.is_some_and(|i| i != s.ino) {
         what.push("another file (device and inode differ)".to_string());
     }
     if let Some(size) = t.size.filter(|&n| n != s.size) {
@@ -754,6 +767,35 @@ mod tests {
             m.ask_versions(&[want("libcudnn_graph.so.9", Role::CudnnCore { major: 9 }, 1)]),
             vec![Asked::Off]
         );
+    }
+
+    /// The same file through another mount of an overlay: a new device
+    /// number, the same inode, size and build-id (the cases' namespaces;
+    /// a container started again). Without a build-id, another device is
+    /// another file.
+    #[test]
+    fn a_remounted_overlay_is_the_same_file() {
+        let on_disk = Stamp {
+            dev: 47,
+            ..stamp(5)
+        };
+        assert_eq!(changed(&tid(5), &on_disk), None);
+        let no_id = TraceId {
+            build_id: None,
+            ..tid(5)
+        };
+        let on_disk_no_id = Stamp {
+            build_id: None,
+            ..on_disk.clone()
+        };
+        assert!(changed(&no_id, &on_disk_no_id).is_some());
+        // Another inode, or another build, is another file whatever the device.
+        assert!(changed(&tid(6), &on_disk).is_some());
+        let rebuilt = Stamp {
+            build_id: Some("other".into()),
+            ..on_disk
+        };
+        assert!(changed(&tid(5), &rebuilt).is_some());
     }
 
     #[test]
