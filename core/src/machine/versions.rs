@@ -814,6 +814,35 @@ mod tests {
         );
     }
 
+    /// The same file through another mount of an overlay: a new device
+    /// number, the same inode, size and build-id (the cases' namespaces;
+    /// a container started again). Without a build-id, another device is
+    /// another file.
+    #[test]
+    fn a_remounted_overlay_is_the_same_file() {
+        let on_disk = Stamp {
+            dev: 47,
+            ..stamp(5)
+        };
+        assert_eq!(changed(&tid(5), &on_disk), None);
+        let no_id = TraceId {
+            build_id: None,
+            ..tid(5)
+        };
+        let on_disk_no_id = Stamp {
+            build_id: None,
+            ..on_disk.clone()
+        };
+        assert!(changed(&no_id, &on_disk_no_id).is_some());
+        // Another inode, or another build, is another file whatever the device.
+        assert!(changed(&tid(6), &on_disk).is_some());
+        let rebuilt = Stamp {
+            build_id: Some("other".into()),
+            ..on_disk
+        };
+        assert!(changed(&tid(5), &rebuilt).is_some());
+    }
+
     #[test]
     fn runtime_and_driver_each_in_their_own_process() {
         let mut p = FakeProber::default();

@@ -159,6 +159,26 @@ fn finding(v: &Value, pid: Option<u64>, rank: usize) -> Finding {
     }
 }
 
+/// The libraries whose version the report could not ask at report time,
+/// and why (`processes[].versions_not_asked`): a finding that needs such a
+/// version (a cuDNN's CUDA build) is missing then, and a failing case says
+/// so instead of leaving it to be guessed.
+pub fn not_asked(doc: &Value) -> Vec<String> {
+    doc["processes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["versions_not_asked"].as_array().into_iter().flatten())
+        .map(|n| {
+            format!(
+                "{}: {}",
+                n["path"].as_str().unwrap_or("?"),
+                n["why"].as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
 /// Every finding of a `report --json` document.
 pub fn findings(doc: &Value) -> Vec<Finding> {
     let mut out = Vec::new();

@@ -224,6 +224,9 @@ fn evaluate(
     for f in &found {
         shown.push_str(&f.show());
     }
+    for n in adapter::not_asked(&doc) {
+        shown.push_str(&format!("  version not asked: {n}\n"));
+    }
     let stage_dir = work.join("root");
     let ctx = expect::Ctx {
         work: &work,
