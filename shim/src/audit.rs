@@ -764,6 +764,7 @@ unsafe fn finish_unmapped(
             l.opt_str("family", fam);
             write_tried(l, &s, false);
             l.null("error").opt_i64("errno", errno.map(i64::from));
+            crate::environ::write_now(l);
             write_start(l, &s);
         });
         Some(seq)
@@ -791,6 +792,7 @@ unsafe fn finish_unmapped(
             l.opt_str("family", fam);
             write_tried(l, &s, true);
             l.bool("new", false);
+            crate::environ::write_now(l);
             write_start(l, &s);
         });
         None
@@ -1123,6 +1125,7 @@ pub unsafe fn objopen(
         }
         l.bool("new", true);
         if let Some(s) = &search {
+            crate::environ::write_now(l);
             write_start(l, s);
         }
     });
@@ -1318,6 +1321,7 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
             l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
             l.null("error").i64("errno", errno as i64);
             l.bool("dependency_failed", dep_failed);
+            crate::environ::write_now(l);
         });
         if seq != 0 {
             set_awaiting(Some(AwaitingText { seq, names }));
@@ -1400,6 +1404,7 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
         l.opt_str("family", fam);
         l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
         l.bool("new", false);
+        crate::environ::write_now(l);
     });
 }
 
