@@ -1202,6 +1202,14 @@ fn ld_library_path_set_inside_the_program_is_recorded_and_explained() {
             "the finding must say the program added {pip_s} after start-up: {:#}",
             p["findings"]
         );
+        // The fix: set it before the program starts, with the directory
+        // that holds the library (checked on disk).
+        let fix = arr(&p["findings"])
+            .iter()
+            .map(|x| s(&x["fix"]))
+            .find(|x| x.contains("before the program starts"))
+            .unwrap_or_else(|| panic!("no fix to set it before start: {:#}", p["findings"]));
+        assert!(fix.contains(&format!("LD_LIBRARY_PATH={pip_s}:")), "{fix}");
         // The launcher's own summary says it too.
         assert!(t.err().contains("after start-up"), "{}", t.show());
 
