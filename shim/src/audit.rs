@@ -1146,10 +1146,16 @@ pub unsafe fn objclose(cookie: *mut usize) {
         key,
         EXITING.load(Ordering::Relaxed) || DELETE_PENDING.load(Ordering::Relaxed),
     );
+    // A closed object's address may be reused by a later one, so nothing
+    // may keep naming it as its requester; at exit nothing loads again,
+    // and clearing it for each of N objects would cost N² steps.
+    let exiting = EXITING.load(Ordering::Relaxed);
     let Some(obj) = OBJECTS.with(|o| {
         let obj = o.remove(&key);
-        for other in o.values_mut().filter(|x| x.requester == key) {
-            other.requester = 0;
+        if !exiting && obj.is_some() {
+            for other in o.values_mut().filter(|x| x.requester == key) {
+                other.requester = 0;
+            }
         }
         obj
     }) else {
