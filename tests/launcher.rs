@@ -1261,7 +1261,8 @@ fn ld_library_path_set_inside_the_program_is_recorded_and_explained() {
 /// Another thread keeps adding variables to the environment (moving and
 /// freeing glibc's array) while the main thread's requests are recorded,
 /// each reading the program's environment: the program must run as it does
-/// bare, and every recorded value is the one the program set.
+/// bare, and every recorded value is the one the program set (almost every
+/// request records it).
 #[test]
 fn reading_the_environment_survives_concurrent_setenv() {
     let d = work_dir("setenv-race");
@@ -1273,9 +1274,20 @@ fn reading_the_environment_survives_concurrent_setenv() {
         assert!(t.out().contains("loaded 0 of 3000"), "{}", t.show());
         let fails = events_for(&d.join(&out), "load_failed", "libcudnn_graph.so.9");
         assert!(fails.len() >= 3000, "{} events", fails.len());
+        // A reading that met the array while it was being moved is left
+        // out (no field) rather than guessed; one that is there is right.
+        let mut recorded = 0;
         for f in &fails {
-            assert_eq!(f["ld_library_path_now"], "/cdt-added", "{f:#}");
+            if let Some(v) = f.get("ld_library_path_now") {
+                assert_eq!(v, "/cdt-added", "{f:#}");
+                recorded += 1;
+            }
         }
+        assert!(
+            recorded * 10 >= fails.len() * 9,
+            "{recorded} of {}",
+            fails.len()
+        );
     }
 }
 
