@@ -101,10 +101,10 @@ def render(res: dict) -> str:
     rows = ["| | per dlopen+dlclose, plain | per dlopen+dlclose, CUDA-named (2 events) "
             "| per re-open among 1,000 | 1,000 opens | RSS | private |",
             "|---|---|---|---|---|---|---|"]
-    for name, r in res.items():
-        if name.startswith("_") or name == "bare":
-            continue
-        d = r["added"]
+    order = ["floor-version-nolibc", "floor-callbacks-nolibc", "floor-version", "floor-callbacks",
+             "shim"]
+    for name in [n for n in order if n in res]:
+        d = res[name]["added"]
         rows.append(f"| {name} | {d['cycle_plain']:+,.0f} | {d['cycle_cuda']:+,.0f} "
                     f"| {d['reopen']:+,.0f} | {d['heavy_opens'] / 1e6:+,.1f} M "
                     f"| {d['rss_kb'] / 1024:+.2f} MB | {d['private_kb'] / 1024:+.2f} MB |")

@@ -231,8 +231,14 @@ def sec_heavy(h: dict) -> str:
     rows = [[names[k], stat(w[k], 3), f_(w[k]["median"] / bare), f_(w[k]["median"] / traced)]
             for k in names]
     lt = h["ltrace"]
-    rows.append(["`ltrace -f -e dlopen` (extrapolated, see below)", f"≈ {f_(lt['extrapolated_full_s'], 0)}",
-                 f"≈ {f_(lt['extrapolated_ratio'], 0)}", f"≈ {f_(lt['extrapolated_full_s'] / traced, 0)}"])
+    if lt["extrapolated_full_s"] > 0:
+        rows.append(["`ltrace -f -e dlopen` (extrapolated, see below)",
+                     f"≈ {f_(lt['extrapolated_full_s'], 0)}", f"≈ {f_(lt['extrapolated_ratio'], 0)}",
+                     f"≈ {f_(lt['extrapolated_full_s'] / traced, 0)}"])
+    else:
+        # Under load the three small sizes may not fit a growing curve.
+        rows.append(["`ltrace -f -e dlopen`", "not extrapolated (its three sizes do not fit a "
+                     "growing curve in this run)", "", ""])
     s.append(table(["run", "wall s, median (min–max)", "÷ bare", "÷ traced"], rows))
     i = h["instructions"]
     s.append(f"\nInstructions (callgrind, {i['nlibs']:,} libraries, {i['nreopen']:,} re-opens): "
