@@ -1116,6 +1116,182 @@ fn mixup_shows_pip_dispatcher_by_rpath_and_system_graph_by_ld_library_path() {
 }
 
 // ---------------------------------------------------------------------------
+// 9b. LD_LIBRARY_PATH changed inside the running program (issue 9, class 5)
+
+/// `setenv_dlopen.c`, built plain and with a copy relocation of `environ`
+/// in the executable (`-DUSE_ENVIRON`): the program's environment is then
+/// the executable's copy, which neither the audit namespace's libc nor
+/// libc's own `__environ` symbol holds.
+fn build_setenv_programs(d: &Path) -> [PathBuf; 2] {
+    let plain = d.join("setenv_dlopen");
+    let copy = d.join("setenv_dlopen_environ");
+    compile("setenv_dlopen.c", &plain, &["-pthread", "-ldl"]);
+    compile(
+        "setenv_dlopen.c",
+        &copy,
+        &["-DUSE_ENVIRON", "-pthread", "-ldl"],
+    );
+    [plain, copy]
+}
+
+/// Runs `prog ARGS` bare and under the launcher (trace in `cwd/out`), with
+/// `LD_LIBRARY_PATH` set to `llp` at start-up (None: unset); both must end
+/// the same way, with the same output. The traced run.
+fn setenv_run(prog: &Path, cwd: &Path, out: &str, llp: Option<&Path>, args: &[&OsStr]) -> Output {
+    let with = |mut c: Command| {
+        if let Some(v) = llp {
+            c.env("LD_LIBRARY_PATH", v);
+        }
+        c
+    };
+    let mut b = with(bare(prog, cwd));
+    b.args(args);
+    let b = run(b, None);
+    assert_eq!(b.code(), Some(0), "{}", b.show());
+    let mut t = with(launcher(cwd));
+    t.args(["--out", out, "--"]).arg(prog).args(args);
+    let t = run(t, None);
+    assert_eq!(t.code(), Some(0), "{}", t.show());
+    assert_eq!(t.stdout, b.stdout, "traced output differs:\n{}", t.show());
+    t
+}
+
+/// The events of kind `ev` for `name` in the program's trace file.
+fn events_for(dir: &Path, ev: &str, name: &str) -> Vec<Value> {
+    let text = fs::read_to_string(program_trace(dir)).unwrap();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["ev"] == ev && v["name"] == name)
+        .collect()
+}
+
+/// The program adds the pip cuDNN directory to LD_LIBRARY_PATH and then
+/// dlopens `libcudnn.so.9`: glibc searches the start-up value, so the load
+/// fails, bare and traced alike. The trace records the value the program
+/// held at the request (only because it differs from the start-up one),
+/// and the finding names the directory the program added and glibc never
+/// searched.
+#[test]
+fn ld_library_path_set_inside_the_program_is_recorded_and_explained() {
+    let pip = pip_cudnn_919();
+    let d = work_dir("setenv-llp");
+    let other = d.join("other");
+    fs::create_dir_all(&other).unwrap();
+    let progs = build_setenv_programs(&d);
+    let name = OsStr::new("libcudnn.so.9");
+    let pip_s = pip.to_str().unwrap();
+    for (i, prog) in progs.iter().enumerate() {
+        // Unset at start-up: setenv adds a variable, and glibc moves the
+        // program's environment to a new array.
+        let out = format!("t-added-{i}");
+        let t = setenv_run(prog, &d, &out, None, &[pip.as_os_str(), name]);
+        assert!(
+            t.out().contains("dlopen(libcudnn.so.9) failed"),
+            "{}",
+            t.show()
+        );
+        let fails = events_for(&d.join(&out), "load_failed", "libcudnn.so.9");
+        assert_eq!(fails.len(), 1, "{fails:#?}");
+        assert_eq!(fails[0]["ld_library_path_now"], pip_s, "{:#}", fails[0]);
+
+        let doc = report_ok(&d, &d.join(&out));
+        let p = &processes(&doc)[0];
+        let findings = serde_json::to_string(&p["findings"]).unwrap();
+        assert!(
+            findings.contains("after start-up") && findings.contains(pip_s),
+            "the finding must say the program added {pip_s} after start-up: {:#}",
+            p["findings"]
+        );
+        // The fix: set it before the program starts, with the directory
+        // that holds the library (checked on disk).
+        let fix = arr(&p["findings"])
+            .iter()
+            .map(|x| s(&x["fix"]))
+            .find(|x| x.contains("before the program starts"))
+            .unwrap_or_else(|| panic!("no fix to set it before start: {:#}", p["findings"]));
+        assert!(fix.contains(&format!("LD_LIBRARY_PATH={pip_s}:")), "{fix}");
+        // The launcher's own summary says it too.
+        assert!(t.err().contains("after start-up"), "{}", t.show());
+
+        // Set at start-up, changed in place.
+        let out = format!("t-changed-{i}");
+        let value = format!("{pip_s}:{}", other.display());
+        let t = setenv_run(prog, &d, &out, Some(&other), &[OsStr::new(&value), name]);
+        assert!(t.out().contains("failed"), "{}", t.show());
+        let fails = events_for(&d.join(&out), "load_failed", "libcudnn.so.9");
+        assert_eq!(fails.len(), 1, "{fails:#?}");
+        assert_eq!(
+            fails[0]["ld_library_path_now"],
+            value.as_str(),
+            "{:#}",
+            fails[0]
+        );
+
+        // Unset inside the program: recorded as null.
+        let out = format!("t-unset-{i}");
+        let t = setenv_run(prog, &d, &out, Some(&other), &[OsStr::new("!"), name]);
+        assert!(t.out().contains("failed"), "{}", t.show());
+        let fails = events_for(&d.join(&out), "load_failed", "libcudnn.so.9");
+        assert_eq!(fails.len(), 1, "{fails:#?}");
+        assert!(
+            fails[0]
+                .get("ld_library_path_now")
+                .is_some_and(Value::is_null),
+            "{:#}",
+            fails[0]
+        );
+
+        // Unchanged (or set to what it was): no field, and the load works.
+        for (value, tag) in [("-", "same"), (pip_s, "again")] {
+            let out = format!("t-{tag}-{i}");
+            let t = setenv_run(prog, &d, &out, Some(pip), &[OsStr::new(value), name]);
+            assert!(t.out().contains("loaded 1 of 1"), "{}", t.show());
+            let loads = events_for(&d.join(&out), "load", "libcudnn.so.9");
+            assert_eq!(loads.len(), 1, "{loads:#?}");
+            assert_eq!(loads[0]["reason"], "LD_LIBRARY_PATH", "{:#}", loads[0]);
+            assert!(
+                loads[0].get("ld_library_path_now").is_none(),
+                "{:#}",
+                loads[0]
+            );
+        }
+    }
+}
+
+/// Another thread keeps adding variables to the environment (moving and
+/// freeing glibc's array) while the main thread's requests are recorded,
+/// each reading the program's environment: the program must run as it does
+/// bare, and every recorded value is the one the program set (almost every
+/// request records it).
+#[test]
+fn reading_the_environment_survives_concurrent_setenv() {
+    let d = work_dir("setenv-race");
+    let progs = build_setenv_programs(&d);
+    for (i, prog) in progs.iter().enumerate() {
+        let out = format!("t-{i}");
+        let args = ["/cdt-added", "libcudnn_graph.so.9", "3000", "race"].map(OsStr::new);
+        let t = setenv_run(prog, &d, &out, None, &args);
+        assert!(t.out().contains("loaded 0 of 3000"), "{}", t.show());
+        let fails = events_for(&d.join(&out), "load_failed", "libcudnn_graph.so.9");
+        assert!(fails.len() >= 3000, "{} events", fails.len());
+        // A reading that met the array while it was being moved is left
+        // out (no field) rather than guessed; one that is there is right.
+        let mut recorded = 0;
+        for f in &fails {
+            if let Some(v) = f.get("ld_library_path_now") {
+                assert_eq!(v, "/cdt-added", "{f:#}");
+                recorded += 1;
+            }
+        }
+        assert!(
+            recorded * 10 >= fails.len() * 9,
+            "{recorded} of {}",
+            fails.len()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
 // A failed dlopen the hook cannot see
 
 /// The fake `libcudnn_engines_precompiled` (like the real one) calls

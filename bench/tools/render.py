@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 
@@ -230,8 +231,14 @@ def sec_heavy(h: dict) -> str:
     rows = [[names[k], stat(w[k], 3), f_(w[k]["median"] / bare), f_(w[k]["median"] / traced)]
             for k in names]
     lt = h["ltrace"]
-    rows.append(["`ltrace -f -e dlopen` (extrapolated, see below)", f"≈ {f_(lt['extrapolated_full_s'], 0)}",
-                 f"≈ {f_(lt['extrapolated_ratio'], 0)}", f"≈ {f_(lt['extrapolated_full_s'] / traced, 0)}"])
+    if lt["extrapolated_full_s"] > 0:
+        rows.append(["`ltrace -f -e dlopen` (extrapolated, see below)",
+                     f"≈ {f_(lt['extrapolated_full_s'], 0)}", f"≈ {f_(lt['extrapolated_ratio'], 0)}",
+                     f"≈ {f_(lt['extrapolated_full_s'] / traced, 0)}"])
+    else:
+        # Under load the three small sizes may not fit a growing curve.
+        rows.append(["`ltrace -f -e dlopen`", "not extrapolated (its three sizes do not fit a "
+                     "growing curve in this run)", "", ""])
     s.append(table(["run", "wall s, median (min–max)", "÷ bare", "÷ traced"], rows))
     i = h["instructions"]
     s.append(f"\nInstructions (callgrind, {i['nlibs']:,} libraries, {i['nreopen']:,} re-opens): "
@@ -409,14 +416,28 @@ def machine_section(m: dict, label: str) -> str:
     return "".join(s)
 
 
+def sec_floor(f: dict) -> str:
+    """bench/floor.sh: what LD_AUDIT itself costs, beside the shim."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import floor  # noqa: E402 (only when there is a floor.json)
+    return ("\n## 3b. The floor: what LD_AUDIT itself costs (`bench/floor.sh`)\n\n"
+            "Added to the program bare by do-nothing audit modules (`bench/c/audit_floor.c`: "
+            "`la_version` alone, or every callback the shim defines returning at once; linked "
+            "with libc, which makes glibc load a second `libc.so.6` into the audit namespace as "
+            "it does for the shim, or without), and by the shim with the launcher's environment. "
+            "Instructions from callgrind (growth between two loop sizes), memory from "
+            "`/proc/PID/smaps_rollup` at `memprobe`'s pause (medians of "
+            f"{floor.MEM_RUNS}).\n\n" + floor.render(f) + meta_note(f))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", type=Path, required=True)
     ap.add_argument("--doc", type=Path, required=True)
     ap.add_argument("--label", default="")
     a = ap.parse_args()
-    r = {n: load(a.results, n) for n in ("events", "idle", "heavy", "startup", "memory", "calls",
-                                          "report", "fleet")}
+    r = {n: load(a.results, n) for n in ("events", "idle", "heavy", "floor", "startup", "memory",
+                                          "calls", "report", "fleet")}
     m = load(a.results, "machine")
     if not m:
         raise SystemExit(f"{a.results}/machine.json missing: run bench/run.sh first")
@@ -431,7 +452,8 @@ def main() -> None:
         parts.append("\n" + sec_events(r["events"], r["idle"]))
     if r["idle"]:
         parts.append(sec_idle(r["idle"]))
-    for name, fn in (("heavy", sec_heavy), ("startup", sec_startup), ("memory", sec_memory),
+    for name, fn in (("heavy", sec_heavy), ("floor", sec_floor), ("startup", sec_startup),
+                     ("memory", sec_memory),
                      ("calls", sec_calls), ("report", sec_report)):
         if r[name]:
             parts.append(fn(r[name]))

@@ -223,6 +223,7 @@ fn write_u64(buf: &mut Vec<u8>, mut v: u64) {
 /// Writes `s` as a JSON string literal.
 pub fn write_str(buf: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    buf.reserve(s.len() + 2);
     buf.push(b'"');
     let mut rest = s;
     while !rest.is_empty() {
@@ -235,21 +236,30 @@ pub fn write_str(buf: &mut Vec<u8>, s: &[u8]) {
                 (v, e.error_len().unwrap_or(rest.len() - e.valid_up_to()))
             }
         };
-        for &c in valid.as_bytes() {
+        // Runs that need no escape (almost every byte of a path) are
+        // copied whole: this runs for every field of every event.
+        let bytes = valid.as_bytes();
+        let mut run = 0;
+        for (i, &c) in bytes.iter().enumerate() {
+            if c >= 0x20 && c != 0x7f && c != b'"' && c != b'\\' {
+                continue;
+            }
+            buf.extend_from_slice(&bytes[run..i]);
+            run = i + 1;
             match c {
                 b'"' => buf.extend_from_slice(b"\\\""),
                 b'\\' => buf.extend_from_slice(b"\\\\"),
                 b'\n' => buf.extend_from_slice(b"\\n"),
                 b'\r' => buf.extend_from_slice(b"\\r"),
                 b'\t' => buf.extend_from_slice(b"\\t"),
-                c if c < 0x20 || c == 0x7f => {
+                c => {
                     buf.extend_from_slice(b"\\u00");
                     buf.push(HEX[(c >> 4) as usize]);
                     buf.push(HEX[(c & 15) as usize]);
                 }
-                c => buf.push(c),
             }
         }
+        buf.extend_from_slice(&bytes[run..]);
         rest = &rest[valid.len()..];
         for &b in &rest[..bad.min(rest.len())] {
             buf.extend_from_slice(b"\\udc");
@@ -264,6 +274,19 @@ pub fn write_str(buf: &mut Vec<u8>, s: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_are_escaped_between_plain_runs() {
+        let mut buf = Vec::new();
+        write_str(&mut buf, b"caf\xc3\xa9/\x7f\"x\\\xff/end\t");
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "\"caf\u{e9}/\\u007f\\\"x\\\\\\udcff/end\\t\""
+        );
+        let mut buf = Vec::new();
+        write_str(&mut buf, b"");
+        assert_eq!(buf, b"\"\"");
+    }
 
     #[test]
     fn writes_one_line_with_escapes() {

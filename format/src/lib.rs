@@ -233,6 +233,9 @@ pub const CUDA_FAMILY: &[(&str, &str)] = &[
     ("libnccl", "nccl"),
 ];
 
+/// What every [`CUDA_FAMILY`] prefix starts with.
+const FAMILY_STARTS: [&[u8]; 3] = [b"libcu", b"libnv", b"libnc"];
+
 /// The part of a path after its last `/` (all of it when it has none).
 pub fn basename(path: &[u8]) -> &[u8] {
     match path.iter().rposition(|&c| c == b'/') {
@@ -247,7 +250,10 @@ pub fn basename(path: &[u8]) -> &[u8] {
 /// `libcudart_static.a` → none (not a shared object name).
 pub fn cuda_family(name: &[u8]) -> Option<&'static str> {
     let base = basename(name);
-    if !contains(base, b".so") {
+    // Every prefix of the table starts with one of these (a test holds it
+    // to that): the shim asks this of every name the loader searches and
+    // every object it maps, and most are rejected here.
+    if !FAMILY_STARTS.iter().any(|p| base.starts_with(p)) || !contains(base, b".so") {
         return None;
     }
     CUDA_FAMILY
@@ -308,6 +314,18 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_family_prefix_passes_the_quick_reject() {
+        for (prefix, fam) in CUDA_FAMILY {
+            let p = prefix.as_bytes();
+            assert!(FAMILY_STARTS.iter().any(|s| p.starts_with(s)), "{prefix}");
+            let name = format!("/x/{}.so.1", prefix.trim_end_matches(".so"));
+            assert_eq!(cuda_family(name.as_bytes()), Some(*fam), "{name}");
+        }
+        assert_eq!(cuda_family(b"/usr/lib/libc.so.6"), None);
+        assert_eq!(cuda_family(b"libcu"), None);
+    }
 
     #[test]
     fn family_of_names_and_paths() {

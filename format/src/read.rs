@@ -291,10 +291,31 @@ pub struct Load {
     /// False when the request was served by an object already loaded.
     #[serde(default = "yes")]
     pub new: bool,
+    /// [`LdLibraryPathNow`]: the program's LD_LIBRARY_PATH at the request,
+    /// when it had changed it after start-up.
+    #[serde(default, deserialize_with = "present")]
+    pub ld_library_path_now: LdLibraryPathNow,
 }
+
+/// The program's `LD_LIBRARY_PATH` when it made a request, written only
+/// when it differs from the start-up value that ld.so searches (the
+/// process header's `env.LD_LIBRARY_PATH`): `Some(Some(value))`, or
+/// `Some(None)` when the program had removed it. None when it was the
+/// start-up value, and in traces of older shims.
+pub type LdLibraryPathNow = Option<Option<String>>;
 
 fn yes() -> bool {
     true
+}
+
+/// A field that may be absent, null or a value: absent is `None`, null
+/// `Some(None)` (with `#[serde(default)]`).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// A failed load request.
@@ -330,6 +351,9 @@ pub struct LoadFailed {
     /// before the outcome was known (see docs/trace-format.md).
     #[serde(default)]
     pub fatal: bool,
+    /// As [`Load::ld_library_path_now`].
+    #[serde(default, deserialize_with = "present")]
+    pub ld_library_path_now: LdLibraryPathNow,
 }
 
 /// A library that left the process.
@@ -573,6 +597,21 @@ mod tests {
         assert_eq!((p.lost, p.lost_errno), (143, 28));
         assert_eq!(p.calls.as_deref(), Some("needs-glibc-2.35"));
         assert_eq!(p.origin, "reopen");
+    }
+
+    #[test]
+    fn ld_library_path_now_is_absent_null_or_a_value() {
+        let base = r#"{"ev":"load_failed","seq":2,"t_ns":5,"pid":1,"ppid":0,"tid":1,"name":"libcudnn.so.9","requester":"/p","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[],"error":null,"errno":2,"dependency_failed":false"#;
+        let now = |tail: &str| match parse_line(&format!("{base}{tail}}}")) {
+            Ok(Event::LoadFailed(f)) => f.ld_library_path_now,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(now(""), None);
+        assert_eq!(now(r#","ld_library_path_now":null"#), Some(None));
+        assert_eq!(
+            now(r#","ld_library_path_now":"/a:/b","t_start_ns":3"#),
+            Some(Some("/a:/b".to_string()))
+        );
     }
 
     #[test]

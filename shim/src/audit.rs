@@ -35,7 +35,7 @@ use crate::sys::*;
 use crate::trace;
 use cudnn_trace_format::{basename, cuda_family, ev, json::Line, reason, tried, via};
 use std::cell::Cell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -237,30 +237,47 @@ static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap:
 /// (requester, name) of `already-loaded`/`same-file` events written, so a
 /// program that opens the same library in a loop (cuDNN does) costs one
 /// event. Bounded: when full it starts over (a repeat is then recorded again,
-/// rather than later requests never being recorded). By requester, then
-/// name, so that a repeat is found without allocating.
-static REUSES: ForkSafeLock<Reuses> = ForkSafeLock::new((0, BTreeMap::new()));
-/// Names inserted since the last start-over, and the names by requester.
-type Reuses = (usize, BTreeMap<usize, BTreeSet<Vec<u8>>>);
+/// rather than later requests never being recorded). Kept as a sorted list
+/// of 64-bit fingerprints: a repeated request, the common case, is one
+/// binary search over a few contiguous cache lines (a set of names by
+/// requester compared a heap string at each step: about 150 instructions
+/// more per re-open in the dlopen-heavy program of issue 10).
+static REUSES: ForkSafeLock<Vec<u64>> = ForkSafeLock::new(Vec::new());
+
+/// Fingerprint of (requester, name): FNV-1a, 64 bits. Two pairs that share
+/// one would make the second's reuse go unrecorded (about one chance in
+/// 2^64 / 4096 per pair).
+fn reuse_key(requester: usize, name: &[u8]) -> u64 {
+    (requester as u64)
+        .to_le_bytes()
+        .iter()
+        .chain(name)
+        .fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
 
 fn first_reuse(requester: usize, name: &[u8]) -> bool {
-    REUSES.with(|(n, r)| {
-        if r.get(&requester).is_some_and(|names| names.contains(name)) {
+    let key = reuse_key(requester, name);
+    REUSES.with(|r| {
+        let Err(at) = r.binary_search(&key) else {
             return false;
-        }
-        if *n >= 4096 {
+        };
+        if r.len() >= 4096 {
             r.clear();
-            *n = 0;
+            r.push(key);
+        } else {
+            r.insert(at, key);
         }
-        *n += 1;
-        r.entry(requester).or_default().insert(name.to_vec())
+        true
     })
 }
 
 /// Whether an event was already written for `name` asked for by `requester`
 /// (see [`first_reuse`]): the fast way out of a repeated request.
 fn reuse_recorded(requester: usize, name: &[u8]) -> bool {
-    REUSES.with(|(_, r)| r.get(&requester).is_some_and(|names| names.contains(name)))
+    let key = reuse_key(requester, name);
+    REUSES.with(|r| r.binary_search(&key).is_ok())
 }
 static MAIN_MAP: AtomicUsize = AtomicUsize::new(0);
 /// Set by `la_preinit`: start-up (preloads and DT_NEEDED of the program) is over.
@@ -764,6 +781,7 @@ unsafe fn finish_unmapped(
             l.opt_str("family", fam);
             write_tried(l, &s, false);
             l.null("error").opt_i64("errno", errno.map(i64::from));
+            crate::environ::write_now(l);
             write_start(l, &s);
         });
         Some(seq)
@@ -791,6 +809,7 @@ unsafe fn finish_unmapped(
             l.opt_str("family", fam);
             write_tried(l, &s, true);
             l.bool("new", false);
+            crate::environ::write_now(l);
             write_start(l, &s);
         });
         None
@@ -1123,6 +1142,7 @@ pub unsafe fn objopen(
         }
         l.bool("new", true);
         if let Some(s) = &search {
+            crate::environ::write_now(l);
             write_start(l, s);
         }
     });
@@ -1143,10 +1163,16 @@ pub unsafe fn objclose(cookie: *mut usize) {
         key,
         EXITING.load(Ordering::Relaxed) || DELETE_PENDING.load(Ordering::Relaxed),
     );
+    // A closed object's address may be reused by a later one, so nothing
+    // may keep naming it as its requester; at exit nothing loads again,
+    // and clearing it for each of N objects would cost N² steps.
+    let exiting = EXITING.load(Ordering::Relaxed);
     let Some(obj) = OBJECTS.with(|o| {
         let obj = o.remove(&key);
-        for other in o.values_mut().filter(|x| x.requester == key) {
-            other.requester = 0;
+        if !exiting && obj.is_some() {
+            for other in o.values_mut().filter(|x| x.requester == key) {
+                other.requester = 0;
+            }
         }
         obj
     }) else {
@@ -1318,6 +1344,7 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
             l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
             l.null("error").i64("errno", errno as i64);
             l.bool("dependency_failed", dep_failed);
+            crate::environ::write_now(l);
         });
         if seq != 0 {
             set_awaiting(Some(AwaitingText { seq, names }));
@@ -1400,6 +1427,7 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
         l.opt_str("family", fam);
         l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
         l.bool("new", false);
+        crate::environ::write_now(l);
     });
 }
 

@@ -62,9 +62,12 @@ pub unsafe fn identify(map: *const LinkMap, path: &[u8], symbols: bool) -> Ident
         return found(f, BY_SONAME);
     }
     if symbols {
-        for (sym, f) in DEFINES {
-            if crate::elf::lookup(map, sym).is_some() {
-                return found(f, BY_SYMBOL);
+        // One reading of the dynamic section for the three names.
+        if let Some(table) = cdtrace_abi::elf::Symbols::of(map) {
+            for (sym, f) in DEFINES {
+                if table.find(sym, cdtrace_abi::elf::STT_FUNC).is_some() {
+                    return found(f, BY_SYMBOL);
+                }
             }
         }
     }

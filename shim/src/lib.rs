@@ -32,6 +32,7 @@ mod audit;
 mod bridge;
 mod calls;
 mod elf;
+mod environ;
 mod family;
 mod floor;
 mod ids;
@@ -107,6 +108,7 @@ pub extern "C" fn la_version(version: u32) -> u32 {
         quiet_panics();
         say::init();
         if tracing {
+            environ::init();
             calls::init();
             trace::ensure_open();
         }
@@ -218,6 +220,8 @@ pub unsafe extern "C" fn la_activity(_cookie: *mut usize, flag: u32) {
 pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
     guard((), audit::preinit);
     if tracing() {
+        // SAFETY: start-up is over and no program code has run yet.
+        guard((), || unsafe { environ::locate() });
         // Every start-up object is relocated and initialised now.
         guard((), versions::startup);
     }

@@ -447,7 +447,14 @@ fn header(cfg: &Config, origin: &str) -> Vec<u8> {
         .nested("env", |n| {
             n.object(|o| {
                 for name in HEADER_ENV {
-                    if let Some(v) = env_bytes(name) {
+                    // The value ld.so searches: a forked child's
+                    // environment may have changed since (environ.rs).
+                    let v = if *name == "LD_LIBRARY_PATH" {
+                        crate::environ::at_start().map(<[u8]>::to_vec)
+                    } else {
+                        env_bytes(name)
+                    };
+                    if let Some(v) = v {
                         o.bytes(name, &v);
                     }
                 }

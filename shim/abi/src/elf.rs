@@ -206,104 +206,144 @@ pub unsafe fn lookup(map: *const LinkMap, name: &[u8]) -> Option<usize> {
 /// # Safety
 /// As for [`lookup`].
 pub unsafe fn lookup_kind(map: *const LinkMap, name: &[u8], kind: u8) -> Option<usize> {
-    let base = (*map).l_addr;
-    let addr = |p: u64| dyn_addr(base, p);
-    let (mut symtab, mut strtab, mut gnu_hash, mut hash, mut versym) = (0, 0, 0, 0, 0);
-    for (tag, val) in dyn_entries(map) {
-        match tag {
-            DT_SYMTAB => symtab = addr(val),
-            DT_STRTAB => strtab = addr(val),
-            DT_GNU_HASH => gnu_hash = addr(val),
-            DT_HASH => hash = addr(val),
-            DT_VERSYM => versym = addr(val),
-            _ => {}
-        }
-    }
-    if symtab == 0 || strtab == 0 {
-        return None;
-    }
-    // Elf64_Sym: st_name u32, st_info u8, st_other u8, st_shndx u16,
-    // st_value u64, st_size u64.
-    let matches = |i: u32| -> Option<usize> {
-        let sym = symtab.wrapping_add(24 * i as usize) as *const u8;
-        let st_name = core::ptr::read_unaligned(sym as *const u32) as usize;
-        let st_info = *sym.add(4);
-        let st_shndx = core::ptr::read_unaligned(sym.add(6) as *const u16);
-        let st_value = core::ptr::read_unaligned(sym.add(8) as *const u64) as usize;
-        if st_shndx == 0 || st_value == 0 || st_info & 0xf != kind {
-            return None;
-        }
-        // A hidden version (0x8000) is a compatibility alias, not the default.
-        if versym != 0 && *(versym as *const u16).add(i as usize) & 0x8000 != 0 {
-            return None;
-        }
-        let sname = c_bytes(strtab.wrapping_add(st_name) as *const c_char);
-        (bytes_eq(sname, name)).then_some(base.wrapping_add(st_value))
-    };
-    if gnu_hash != 0 {
-        let h = name
-            .iter()
-            .fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32));
-        let words = gnu_hash as *const u32;
-        let (nbuckets, symoffset, bloom_size) = (*words, *words.add(1), *words.add(2));
-        if nbuckets == 0 {
-            return None;
-        }
-        // The bloom filter (64-bit words on ELFCLASS64) settles most misses
-        // without touching the chains.
-        let bloom_shift = *words.add(3);
-        let bloom = words.add(4) as *const u64;
-        if bloom_size != 0 {
-            let word = *bloom.add(((h / 64) % bloom_size) as usize);
-            let mask = (1u64 << (h % 64)) | (1u64 << ((h >> (bloom_shift % 32)) % 64));
-            if word & mask != mask {
-                return None;
+    Symbols::of(map)?.find(name, kind)
+}
+
+/// A loaded object's dynamic symbol table, read from its dynamic section
+/// once for any number of lookups.
+#[derive(Clone, Copy)]
+pub struct Symbols {
+    base: usize,
+    symtab: usize,
+    strtab: usize,
+    gnu_hash: usize,
+    hash: usize,
+    versym: usize,
+}
+
+impl Symbols {
+    /// # Safety
+    /// As for [`lookup`].
+    pub unsafe fn of(map: *const LinkMap) -> Option<Symbols> {
+        let base = (*map).l_addr;
+        let addr = |p: u64| dyn_addr(base, p);
+        let mut t = Symbols {
+            base,
+            symtab: 0,
+            strtab: 0,
+            gnu_hash: 0,
+            hash: 0,
+            versym: 0,
+        };
+        for (tag, val) in dyn_entries(map) {
+            match tag {
+                DT_SYMTAB => t.symtab = addr(val),
+                DT_STRTAB => t.strtab = addr(val),
+                DT_GNU_HASH => t.gnu_hash = addr(val),
+                DT_HASH => t.hash = addr(val),
+                DT_VERSYM => t.versym = addr(val),
+                _ => {}
             }
         }
-        let buckets = words.add(4 + 2 * bloom_size as usize);
-        let chain = buckets.add(nbuckets as usize);
-        let mut i = *buckets.add((h % nbuckets) as usize);
-        if i < symoffset {
+        (t.symtab != 0 && t.strtab != 0).then_some(t)
+    }
+
+    /// The address of the default definition of `name`, of type `kind`.
+    ///
+    /// # Safety
+    /// The object read by [`Symbols::of`] is still mapped.
+    pub unsafe fn find(&self, name: &[u8], kind: u8) -> Option<usize> {
+        let Symbols {
+            base,
+            symtab,
+            strtab,
+            gnu_hash,
+            hash,
+            versym,
+        } = *self;
+        // Elf64_Sym: st_name u32, st_info u8, st_other u8, st_shndx u16,
+        // st_value u64, st_size u64.
+        let matches = |i: u32| -> Option<usize> {
+            let sym = symtab.wrapping_add(24 * i as usize) as *const u8;
+            let st_name = core::ptr::read_unaligned(sym as *const u32) as usize;
+            let st_info = *sym.add(4);
+            let st_shndx = core::ptr::read_unaligned(sym.add(6) as *const u16);
+            let st_value = core::ptr::read_unaligned(sym.add(8) as *const u64) as usize;
+            if st_shndx == 0 || st_value == 0 || st_info & 0xf != kind {
+                return None;
+            }
+            // A hidden version (0x8000) is a compatibility alias, not the default.
+            if versym != 0 && *(versym as *const u16).add(i as usize) & 0x8000 != 0 {
+                return None;
+            }
+            let sname = c_bytes(strtab.wrapping_add(st_name) as *const c_char);
+            (bytes_eq(sname, name)).then_some(base.wrapping_add(st_value))
+        };
+        if gnu_hash != 0 {
+            let h = name
+                .iter()
+                .fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32));
+            let words = gnu_hash as *const u32;
+            let (nbuckets, symoffset, bloom_size) = (*words, *words.add(1), *words.add(2));
+            if nbuckets == 0 {
+                return None;
+            }
+            // The bloom filter (64-bit words on ELFCLASS64) settles most misses
+            // without touching the chains.
+            let bloom_shift = *words.add(3);
+            let bloom = words.add(4) as *const u64;
+            if bloom_size != 0 {
+                let word = *bloom.add(((h / 64) % bloom_size) as usize);
+                let mask = (1u64 << (h % 64)) | (1u64 << ((h >> (bloom_shift % 32)) % 64));
+                if word & mask != mask {
+                    return None;
+                }
+            }
+            let buckets = words.add(4 + 2 * bloom_size as usize);
+            let chain = buckets.add(nbuckets as usize);
+            let mut i = *buckets.add((h % nbuckets) as usize);
+            if i < symoffset {
+                return None;
+            }
+            // Bounded like the dynamic section: a corrupt table cannot loop.
+            for _ in 0..1 << 24 {
+                let ch = *chain.add((i - symoffset) as usize);
+                if ch | 1 == h | 1 {
+                    if let Some(a) = matches(i) {
+                        return Some(a);
+                    }
+                }
+                if ch & 1 != 0 {
+                    return None;
+                }
+                i = i.wrapping_add(1);
+            }
             return None;
         }
-        // Bounded like the dynamic section: a corrupt table cannot loop.
-        for _ in 0..1 << 24 {
-            let ch = *chain.add((i - symoffset) as usize);
-            if ch | 1 == h | 1 {
+        if hash != 0 {
+            // SysV hash: nbucket, nchain, buckets[nbucket], chains[nchain].
+            let h = name.iter().fold(0u32, |h, &c| {
+                let h = (h << 4).wrapping_add(c as u32);
+                let g = h & 0xf000_0000;
+                (h ^ (g >> 24)) & !g
+            });
+            let words = hash as *const u32;
+            let (nbucket, nchain) = (*words, *words.add(1));
+            if nbucket == 0 {
+                return None;
+            }
+            let mut i = *words.add(2 + (h % nbucket) as usize);
+            let mut steps = 0;
+            while i != 0 && i < nchain && steps < nchain {
                 if let Some(a) = matches(i) {
                     return Some(a);
                 }
+                i = *words.add(2 + nbucket as usize + i as usize);
+                steps += 1;
             }
-            if ch & 1 != 0 {
-                return None;
-            }
-            i = i.wrapping_add(1);
         }
-        return None;
+        None
     }
-    if hash != 0 {
-        // SysV hash: nbucket, nchain, buckets[nbucket], chains[nchain].
-        let h = name.iter().fold(0u32, |h, &c| {
-            let h = (h << 4).wrapping_add(c as u32);
-            let g = h & 0xf000_0000;
-            (h ^ (g >> 24)) & !g
-        });
-        let words = hash as *const u32;
-        let (nbucket, nchain) = (*words, *words.add(1));
-        if nbucket == 0 {
-            return None;
-        }
-        let mut i = *words.add(2 + (h % nbucket) as usize);
-        let mut steps = 0;
-        while i != 0 && i < nchain && steps < nchain {
-            if let Some(a) = matches(i) {
-                return Some(a);
-            }
-            i = *words.add(2 + nbucket as usize + i as usize);
-            steps += 1;
-        }
-    }
-    None
 }
 
 /// Byte-slice equality without `memcmp` (the preload helper links no libc).

@@ -211,10 +211,7 @@ unsafe fn find_gadget(map: *mut LinkMap, ehdr: usize) -> usize {
             }
             let code = core::slice::from_raw_parts(addr as *const u8, SCAN);
             // add rsp, 8 ; ret
-            if let Some(i) = code
-                .windows(5)
-                .position(|w| elf::bytes_eq(w, &[0x48, 0x83, 0xc4, 0x08, 0xc3]))
-            {
+            if let Some(i) = code.windows(5).position(|w| elf::bytes_eq(w, &GADGET)) {
                 return addr + i + 4;
             }
         }
@@ -225,6 +222,39 @@ unsafe fn find_gadget(map: *mut LinkMap, ehdr: usize) -> usize {
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn find_gadget(_map: *mut LinkMap, _ehdr: usize) -> usize {
     0
+}
+
+/// The last caller's link map and the gadget found in it: a program calls
+/// `dlopen` from a few places, and finding a gadget reads the object's
+/// dynamic section, program headers and code (most of the hook's cost).
+static LAST_CALLER: AtomicUsize = AtomicUsize::new(0);
+static LAST_GADGET: AtomicUsize = AtomicUsize::new(0);
+
+/// `add rsp, 8 ; ret`, which [`find_gadget`] looks for (the gadget is its `ret`).
+const GADGET: [u8; 5] = [0x48, 0x83, 0xc4, 0x08, 0xc3];
+
+/// [`find_gadget`], from the last caller's when `map` is that caller and
+/// the address still holds the instruction in an executable segment of the
+/// object at `ehdr` (the object may have been replaced at the same address,
+/// and two threads may store the pair at once: whatever is read is checked
+/// as if it had just been found).
+unsafe fn gadget_of(map: *mut LinkMap, ehdr: usize) -> usize {
+    if LAST_CALLER.load(Ordering::Acquire) == map as usize {
+        let g = LAST_GADGET.load(Ordering::Acquire);
+        let at = g.wrapping_sub(4);
+        if g > 4
+            && in_exec_segment(ehdr, (*map).l_addr, at, GADGET.len())
+            && elf::bytes_eq(core::slice::from_raw_parts(at as *const u8, 5), &GADGET)
+        {
+            return g;
+        }
+    }
+    let g = find_gadget(map, ehdr);
+    if g != 0 {
+        LAST_GADGET.store(g, Ordering::Release);
+        LAST_CALLER.store(map as usize, Ordering::Release);
+    }
+    g
 }
 
 #[repr(C)]
@@ -336,7 +366,7 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
     let Some((caller, ehdr)) = find_object(ret) else {
         return none;
     };
-    let gadget = find_gadget(caller, ehdr);
+    let gadget = gadget_of(caller, ehdr);
     if gadget == 0 {
         return none;
     }

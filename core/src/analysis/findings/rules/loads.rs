@@ -285,8 +285,19 @@ impl<'a> Failure<'a> {
         if super::local(f, ctx) {
             ev.extend(absent_search_dirs(f, ctx));
         }
+        let set_late = self.set_after_start(f);
+        if let Some(late) = &set_late {
+            ev.extend(late.evidence());
+        }
         let looks = self.where_requester_looks(f, ctx);
         let copies: Vec<Copy> = copies.into_iter().filter(|c| !c.is_stub()).collect();
+        let late_copy = set_late.as_ref().and_then(|late| {
+            let asked: Vec<&str> = std::iter::once(self.name.as_str())
+                .chain(self.variants.iter().copied())
+                .collect();
+            let on_disk = |p: &str| super::local(f, ctx) && ctx.machine.exists(p);
+            late.remedy(&asked, &copies, on_disk)
+        });
         let remedy = match self.vanished_pin(f, ctx) {
             Some(dir) => {
                 ev.push(
@@ -301,17 +312,45 @@ impl<'a> Failure<'a> {
                     basename(&self.name)
                 ))
             }
-            None => self.usual_remedy(f, ctx, &copies, looks.as_deref()),
+            None => {
+                late_copy.unwrap_or_else(|| self.usual_remedy(f, ctx, &copies, looks.as_deref()))
+            }
         };
+        let mut title = self.title();
+        if let Some(late) = &set_late {
+            title.push_str(&late.title_part());
+        }
         finding(
             ctx,
             "CDT006",
             self.severity(ctx),
-            self.title(),
+            title,
             ev,
             remedy,
             &["R34", "E6", "E7", "R17"],
         )
+    }
+
+    /// The directories the program added to `LD_LIBRARY_PATH` after
+    /// start-up, as its requests recorded them: glibc searched none of
+    /// them (it reads the variable once, as the process starts).
+    fn set_after_start(&self, f: &Facts<'_>) -> Option<SetAfterStart> {
+        let value = self
+            .fails
+            .iter()
+            .find_map(|x| x.ev.ld_library_path_now.clone().flatten())?;
+        let at_start = f.img.ld_library_path();
+        let mut added: Vec<String> = Vec::new();
+        for d in value.split(':').filter(|d| !d.is_empty()) {
+            let d = d.trim_end_matches('/');
+            let d = if d.is_empty() { "/" } else { d };
+            if !at_start.iter().any(|s| s.trim_end_matches('/') == d)
+                && !added.iter().any(|a| a == d)
+            {
+                added.push(d.to_string());
+            }
+        }
+        (!added.is_empty()).then_some(SetAfterStart { value, added })
     }
 
     /// The requester's own directory, when a copy of the library lies
@@ -662,6 +701,79 @@ impl<'a> Failure<'a> {
             who.unwrap_or("the program"),
             who.unwrap_or("it"),
             looks.map(|l| format!(" ({l})")).unwrap_or_default()
+        )
+    }
+}
+
+/// `LD_LIBRARY_PATH` as the program set it after start-up (issue 9, class
+/// 5): the value its request recorded, and the directories in it that the
+/// start-up value, the one glibc searches, does not have.
+struct SetAfterStart {
+    value: String,
+    added: Vec<String>,
+}
+
+impl SetAfterStart {
+    fn dirs(&self) -> String {
+        and_list(&self.added)
+    }
+
+    fn title_part(&self) -> String {
+        format!(
+            "; the program added {} to LD_LIBRARY_PATH after start-up, which glibc never searches",
+            self.dirs()
+        )
+    }
+
+    fn evidence(&self) -> Vec<Evidence> {
+        self.added
+            .iter()
+            .map(|d| {
+                Evidence::new("environment")
+                    .path(d.clone())
+                    .reason("LD_LIBRARY_PATH")
+                    .detail(format!(
+                        "added by the program after start-up (LD_LIBRARY_PATH={} at the request): glibc reads LD_LIBRARY_PATH once, as the process starts, so it did not search this directory",
+                        self.value
+                    ))
+            })
+            .collect()
+    }
+
+    /// When a directory the program added holds the library (a copy found
+    /// on the machine, or a file of a name asked for, `on_disk`): the
+    /// variable must be set before the program starts, or the file loaded
+    /// by its path.
+    fn remedy(
+        &self,
+        asked: &[&str],
+        copies: &[Copy],
+        on_disk: impl Fn(&str) -> bool,
+    ) -> Option<Remedy> {
+        let known = copies
+            .iter()
+            .find(|c| {
+                !matches!(c.fit(asked[0]), Fit::OtherMajor(_))
+                    && self.added.iter().any(|d| dirname(&c.path) == d)
+            })
+            .map(|c| c.path.clone());
+        let path = known.or_else(|| {
+            self.added.iter().find_map(|d| {
+                asked
+                    .iter()
+                    .map(|n| format!("{}/{}", d.trim_end_matches('/'), basename(n)))
+                    .find(|p| on_disk(p))
+            })
+        })?;
+        let dir = dirname(&path);
+        Some(
+            Remedy::new(format!(
+                "set LD_LIBRARY_PATH={dir}:$LD_LIBRARY_PATH before the program starts (in the shell, the job script or the container's environment): the program set it to {} after start-up, inside the process (os.environ or setenv), and glibc reads LD_LIBRARY_PATH only once, as the process starts",
+                self.value
+            ))
+            .or(format!(
+                "load {path} first by its absolute path inside the program (ctypes.CDLL(\"{path}\") in Python), before the library that needs it"
+            )),
         )
     }
 }
