@@ -38,7 +38,11 @@ pub fn dirname(p: &str) -> &str {
 /// The stem of a library name: `libcudnn_graph.so.9.1.0` → `libcudnn_graph`.
 pub fn stem(name: &str) -> &str {
     let base = name.rsplit('/').next().unwrap_or(name);
-    match base.find(".so") {
+    // A byte loop, not `str::find`: the rules compare the stems of whole
+    // directories (a system library directory holds a thousand names), and
+    // `find` sets up a two-way searcher for each (issue 10: 2.9 M
+    // instructions of one report, a tenth of that now).
+    match base.as_bytes().windows(3).position(|w| w == b".so") {
         Some(i) => &base[..i],
         None => base,
     }

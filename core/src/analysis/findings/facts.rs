@@ -240,7 +240,9 @@ impl<'a> StderrFacts<'a> {
         let mut observed: Vec<Observed> = Vec::new();
         for e in &k.errors {
             for m in &e.messages {
-                if let Some(i) = text.find(m.as_str()) {
+                // memmem, not `str::find` (a two-way searcher per call):
+                // this runs for every stderr that is not blank.
+                if let Some(i) = memchr::memmem::find(text.as_bytes(), m.as_bytes()) {
                     let line = line_at(text, i, i + m.len());
                     if !observed
                         .iter()
