@@ -408,14 +408,13 @@ def launcher_programs(ctx: Ctx) -> dict:
     run: nothing to read (`/bin/true`, `python3 -c pass`), a few KB of
     ordinary stderr captured to a file (message recognition), and a program
     that loads the fake cuDNN 9 (the knowledge tables are read)."""
-    work = ctx.build / "work"
-    work.mkdir(parents=True, exist_ok=True)
-    log = work / "ordinary-stderr.txt"
-    log.write_text(ORDINARY_STDERR)
+    ctx.work.mkdir(parents=True, exist_ok=True)
+    text = ctx.work / "ordinary-stderr.txt"
+    text.write_text(ORDINARY_STDERR)
     progs = {
         "true": ["/bin/true"],
         "python": [ctx.python, "-c", "pass"],
-        "stderr": ["/bin/sh", "-c", f"cat {log} >&2"],
+        "stderr": ["/bin/sh", "-c", f"cat {text} >&2"],
         "cuda": [str(ctx.bin / "wrapcall"), "plt", "1"],
     }
     out: dict = {"stderr_bytes": len(ORDINARY_STDERR.encode())}
