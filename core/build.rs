@@ -13,11 +13,25 @@
 //! When the shim cannot be built (the workspace is not there, or the shim does
 //! not compile), an empty file is embedded and a cargo warning says why; the
 //! launcher then refuses to run and points at `CUDNN_TRACE_SHIM_PATH`.
+//!
+//! It also parses the knowledge tables (`data/*.toml`) with the library's own
+//! types and embeds them in a compact form, with the needles of the message
+//! patterns (`$OUT_DIR/knowledge.bin`, read by
+//! `src/analysis/findings/knowledge.rs`): reading that costs a fraction of
+//! parsing the TOML at every run (issue 10). A table that does not parse
+//! fails the build, with the file and the line.
 
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+// The library's own table types and needle derivation, compiled here too:
+// one definition for the build-time parse and the run-time read.
+#[path = "src/analysis/findings/knowledge/needles.rs"]
+mod needles;
+#[path = "src/analysis/findings/knowledge/tables.rs"]
+mod tables;
 
 /// Environment variables that the outer cargo sets (or that configure the
 /// outer build) and that must not leak into the nested build.
@@ -67,6 +81,7 @@ fn main() {
         .unwrap_or_default();
 
     println!("cargo:rerun-if-changed=build.rs");
+    embed_knowledge(&ws, &out_dir);
     println!("cargo:rerun-if-env-changed=CUDNN_TRACE_SKIP_SHIM_BUILD");
     for p in [
         "shim/src",
@@ -118,6 +133,55 @@ fn main() {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     fs::write(out_dir.join("embedded.hash"), format!("{h:016x}")).expect("write embedded.hash");
+}
+
+/// `data/*.toml` parsed into [`tables::Embedded`], written to
+/// `$OUT_DIR/knowledge.bin`. Panics (fails the build) on a table that does
+/// not parse: the binary must not ship without its knowledge.
+fn embed_knowledge(ws: &Path, out_dir: &Path) {
+    for p in [
+        "core/src/analysis/findings/knowledge/needles.rs",
+        "core/src/analysis/findings/knowledge/tables.rs",
+    ] {
+        println!("cargo:rerun-if-changed={}", ws.join(p).display());
+    }
+    let data = ws.join("data");
+    let mut parsed = Vec::new();
+    for name in tables::FILES {
+        let path = data.join(name);
+        println!("cargo:rerun-if-changed={}", path.display());
+        let text = fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let table =
+            tables::Table::parse(name, &text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        parsed.push(table);
+    }
+    let message_needles = parsed
+        .iter()
+        .find_map(|t| match t {
+            tables::Table::Frameworks(f) => Some(
+                f.message
+                    .iter()
+                    .map(|m| needles::of_pattern(&needles::multi_line(&m.pattern)))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let embedded = tables::Embedded {
+        tables: parsed,
+        message_needles,
+    };
+    let bytes = embedded
+        .encode()
+        .unwrap_or_else(|e| panic!("knowledge tables: cannot encode: {e}"));
+    // Read back here rather than at run time: a serde attribute that the
+    // compact form cannot carry (it is not self-describing) fails the build.
+    let again = tables::Embedded::decode(&bytes).and_then(|e| e.encode());
+    if again.as_deref() != Ok(&bytes[..]) {
+        panic!("knowledge tables: the compact form does not read back ({again:?})");
+    }
+    fs::write(out_dir.join("knowledge.bin"), bytes).expect("write knowledge.bin");
 }
 
 fn warn_empty(dest: &Path, why: &str) {

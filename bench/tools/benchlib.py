@@ -300,7 +300,7 @@ COLLECTED = re.compile(r"Collected : (\d+)")
 
 
 def callgrind_instructions(argv: list[str], env: dict[str, str], children: bool = False,
-                           out_file: Path | None = None) -> int:
+                           out_file: Path | None = None, stderr_file: Path | None = None) -> int:
     """Instructions executed by the program (callgrind's Ir); with
     `children`, summed over every process it starts. The variables go to
     valgrind's environment: the tool itself is static, and the program it runs
@@ -308,13 +308,17 @@ def callgrind_instructions(argv: list[str], env: dict[str, str], children: bool 
     only adds a header-only trace file). `out_file` keeps the profile.
     Valgrind's messages go to a log file, not to stderr: a child's stderr is
     the program's, and the launcher explains what a program writes there
-    (with valgrind's lines in it, it compiled every message pattern)."""
+    (with valgrind's lines in it, it compiled every message pattern).
+    `stderr_file`: where the program's stderr goes (a regular file, which the
+    launcher captures and reads back; /dev/null, which it leaves alone, when
+    not given)."""
     with tempfile.TemporaryDirectory() as logs:
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file or '/dev/null'}",
                f"--log-file={logs}/log.%p", f"--trace-children={'yes' if children else 'no'}",
                *argv]
-        subprocess.run(cmd, env=clean_env(env), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=True)
+        with open(stderr_file or os.devnull, "wb") as err:
+            subprocess.run(cmd, env=clean_env(env), stdout=subprocess.DEVNULL, stderr=err,
+                           check=True)
         text = "".join(sorted(f.read_text(errors="replace") for f in Path(logs).iterdir()))
     totals = [int(x) for x in COLLECTED.findall(text)]
     if not totals:

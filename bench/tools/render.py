@@ -286,6 +286,20 @@ def sec_startup(st: dict) -> str:
     ]))
     s.append("\nThe launcher's own profile (callgrind, inclusive) is kept in "
              "`raw/startup/launcher-profile.txt`.\n")
+    by = c.get("launcher_by_program")
+    if by:
+        s.append("\nInstructions of the launcher process alone (callgrind; the program's own not "
+                 "counted), by what the end of the run has to read. The program's stderr goes to "
+                 "a file, which the launcher captures and explains: "
+                 f"*ordinary stderr* is {by['stderr_bytes']:,} bytes of log lines with no known "
+                 "message in them; *fake cuDNN 9* is `wrapcall plt 1`, which loads the fake "
+                 "cuDNN 9 of `tests/fixtures` (the knowledge tables are read).\n\n")
+        s.append(table(["program", "launcher instructions"], [
+            ["`/bin/true`", f"{by['true']:,}"],
+            ["`python3 -c pass`", f"{by['python']:,}"],
+            ["ordinary stderr (`sh -c 'cat LOG >&2'`)", f"{by['stderr']:,}"],
+            ["fake cuDNN 9 (`wrapcall plt 1`)", f"{by['cuda']:,}"],
+        ]))
     return "".join(s)
 
 

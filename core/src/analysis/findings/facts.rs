@@ -167,7 +167,7 @@ pub struct Observed {
 }
 
 /// A framework (or cuDNN) message found in stderr.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageMatch {
     /// Index into `Knowledge::messages`.
     pub rule: usize,
@@ -240,7 +240,9 @@ impl<'a> StderrFacts<'a> {
         let mut observed: Vec<Observed> = Vec::new();
         for e in &k.errors {
             for m in &e.messages {
-                if let Some(i) = text.find(m.as_str()) {
+                // memmem, not `str::find` (a two-way searcher per call):
+                // this runs for every stderr that is not blank.
+                if let Some(i) = memchr::memmem::find(text.as_bytes(), m.as_bytes()) {
                     let line = line_at(text, i, i + m.len());
                     if !observed
                         .iter()
@@ -276,6 +278,8 @@ type Span = (usize, usize, usize);
 /// outer message says more (cuDNN 8's "Could not load library X. Error:
 /// <glibc's undefined symbol …>", an ImportError around a dlerror); for
 /// two matches of one span the rule listed first wins.
+/// Only the rules that can match somewhere in the text are compiled and
+/// run ([`Knowledge::messages_possibly_in`]): the others match nothing.
 fn messages_in(text: &str, k: &Knowledge) -> Vec<MessageMatch> {
     // No message can be in an empty (or blank) stderr: returning at once
     // keeps the patterns uncompiled (`LazyRegex`), the common case of a
@@ -283,8 +287,14 @@ fn messages_in(text: &str, k: &Knowledge) -> Vec<MessageMatch> {
     if text.trim().is_empty() {
         return Vec::new();
     }
+    messages_of_rules(text, k, k.messages_possibly_in(text))
+}
+
+/// [`messages_in`] with the rules `rules` (indices into `k.messages`).
+fn messages_of_rules(text: &str, k: &Knowledge, rules: Vec<usize>) -> Vec<MessageMatch> {
     let mut spans: Vec<Span> = Vec::new();
-    for (ri, rule) in k.messages.iter().enumerate() {
+    for ri in rules {
+        let rule = &k.messages[ri];
         spans.extend(rule.regex.find_iter(text).map(|m| (ri, m.start(), m.end())));
     }
     let mut messages: Vec<MessageMatch> = Vec::new();
@@ -577,14 +587,90 @@ pub fn line_at(text: &str, a: usize, b: usize) -> String {
 /// matches left to the outer one, and the quoted texts verbatim.
 #[cfg(test)]
 mod tests {
-    use super::StderrFacts;
+    use super::{messages_in, messages_of_rules, MessageMatch, StderrFacts};
     use crate::analysis::findings::knowledge::{message_version, Knowledge};
     use std::collections::BTreeMap;
 
+    /// The messages in `text` as every rule, compiled and run, finds them:
+    /// what the prefiltered path must find.
+    fn every_rule(k: &Knowledge, text: &str) -> Vec<MessageMatch> {
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        messages_of_rules(text, k, (0..k.messages.len()).collect())
+    }
+
+    /// The prefilter finds exactly what running every pattern finds, for
+    /// every example of `frameworks.toml` alone, inside ordinary output,
+    /// all of them in one text, and each with its needles' neighbourhood
+    /// changed (a letter dropped from the front or the back, so that some
+    /// needles no longer occur).
+    #[test]
+    fn the_prefilter_finds_what_every_pattern_finds() {
+        let k = Knowledge::embedded().unwrap();
+        let examples: Vec<&str> = k
+            .messages
+            .iter()
+            .flat_map(|m| m.spec.example.iter().map(|e| e.text.as_str()))
+            .collect();
+        let mut texts: Vec<String> = Vec::new();
+        for ex in &examples {
+            texts.push(ex.to_string());
+            texts.push(format!(
+                "INFO starting\nwarning: {ex} (retrying)\n\nDone.\n"
+            ));
+            let chars: Vec<char> = ex.chars().collect();
+            for cut in [1, chars.len() / 3, chars.len() / 2, chars.len() - 1] {
+                texts.push(chars[cut..].iter().collect());
+                texts.push(chars[..cut].iter().collect());
+                let mut gap = chars.clone();
+                gap.remove(cut);
+                texts.push(gap.into_iter().collect());
+            }
+        }
+        texts.push(examples.join("\n"));
+        texts.push(examples.join(""));
+        let mut found = 0;
+        for t in &texts {
+            let fast = messages_in(t, &k);
+            assert_eq!(fast, every_rule(&k, t), "{t}");
+            found += fast.len();
+        }
+        assert!(found >= examples.len() * 2, "{found}");
+        // Every built-in pattern has needles, or it would be compiled and
+        // run at the end of every run that printed anything.
+        for m in &k.messages {
+            assert!(m.needles.is_some(), "{}: no needle", m.spec.id);
+        }
+    }
+
+    /// Ordinary stderr (a few KB without any known message) compiles no
+    /// pattern: the launcher's end-of-run cost when a program logs.
+    #[test]
+    fn ordinary_stderr_compiles_no_pattern() {
+        // As the launcher loads them (`embedded()` validates, compiling all).
+        let (k, warnings) = Knowledge::load_from(None);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let line = "2026-11-24 19:30:00,123 INFO trainer.py:88] epoch 3/10 step 1200: loss=0.3125 lr=3e-4 (12.4 it/s); /usr/lib/python3/dist-packages/torch/utils/data/dataloader.py:558: UserWarning: This DataLoader will create 4 worker processes\n";
+        let text = line.repeat(4096 / line.len() + 1);
+        assert!(StderrFacts::new(&text, &k).messages.is_empty());
+        assert!(k.messages_possibly_in(&text).is_empty());
+        assert!(k.messages.iter().all(|m| !m.regex.is_compiled()));
+        // A known message compiles its own pattern, and not every other.
+        let ex = &k.messages[0].spec.example[0].text;
+        let found = StderrFacts::new(&format!("{text}{ex}\n"), &k).messages;
+        assert_eq!(found.len(), 1);
+        let compiled = k.messages.iter().filter(|m| m.regex.is_compiled()).count();
+        assert!((1..=3).contains(&compiled), "{compiled} patterns compiled");
+    }
+
     /// The messages found in `text` as the rules see them (a match inside
     /// another rule's is left to that one), with the version groups decoded.
+    /// Every text goes both ways here: the rules the needles leave, and
+    /// every rule (the prefilter must never change what is found).
     fn matches(k: &Knowledge, text: &str) -> Vec<(String, BTreeMap<String, String>)> {
         let found = StderrFacts::new(text, k).messages;
+        assert_eq!(found, every_rule(k, text), "{text}");
         found
             .into_iter()
             .map(|mm| {

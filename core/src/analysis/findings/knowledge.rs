@@ -3,46 +3,53 @@
 //! messages and the cuDNN file layout (`data/*.toml` at the repository root;
 //! every row names its public sources, `data/sources.toml`).
 //!
-//! The files are embedded in the binary (so `cargo install` works anywhere);
-//! a directory named by `CUDNN_TRACE_KNOWLEDGE_DIR` overrides any of them by
-//! file name, so updating the tables needs no rebuild. An override that does
-//! not parse or validate is reported and the embedded file is used instead.
+//! The files are embedded in the binary (so `cargo install` works anywhere),
+//! parsed at build time: `core/build.rs` reads `data/*.toml` with the types
+//! of [`tables`] and embeds them in a compact form, which is read at run
+//! time in a fraction of the time the TOML took (issue 10); the TOML stays
+//! the source of truth. A directory named by `CUDNN_TRACE_KNOWLEDGE_DIR`
+//! overrides any of them by file name, so updating the tables needs no
+//! rebuild. An override that does not parse or validate is reported and the
+//! embedded file is used instead.
 //!
-//! The table structs mirror the data files field for field, with
-//! `deny_unknown_fields` so that a typo in a file is an error, not a silently
-//! ignored row; some fields (notes, `since`, roles) are documentation that
-//! no rule reads yet, hence the `dead_code` allowance for this module.
+//! Some fields (notes, `since`, roles) are documentation that no rule reads
+//! yet, hence the `dead_code` allowance for this module.
 #![allow(dead_code)]
+
+pub mod needles;
+pub mod tables;
+
+pub use tables::{
+    CudaError, CudnnBuild, CudnnPackage, CudnnRelease, CudnnStatus, DriverFamily, DriversFile,
+    FindingDoc, FrameworkImport, LayoutLibrary, LayoutMajor, MessageExample, MessageSpec, Source,
+    StatusCategory, Toolkit, WheelNumbering, DRIVERS, ERRORS, FILES, FINDINGS, FRAMEWORKS, IMPORTS,
+    LAYOUT, PACKAGES, SOURCES, STATUS, SUPPORT,
+};
 
 use super::{SourceRef, Ver};
 use regex::Regex;
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use tables::{Embedded, Table};
 
 /// Directory whose `*.toml` files replace the embedded ones of the same name.
 pub const KNOWLEDGE_DIR_ENV: &str = "CUDNN_TRACE_KNOWLEDGE_DIR";
 
-pub const SOURCES: &str = "sources.toml";
-pub const DRIVERS: &str = "cuda-drivers.toml";
-pub const SUPPORT: &str = "cudnn-support.toml";
-pub const STATUS: &str = "cudnn-status.toml";
-pub const ERRORS: &str = "cuda-errors.toml";
-pub const FRAMEWORKS: &str = "frameworks.toml";
-pub const LAYOUT: &str = "cudnn-layout.toml";
-pub const FINDINGS: &str = "findings.toml";
-pub const PACKAGES: &str = "cudnn-packages.toml";
-pub const IMPORTS: &str = "framework-imports.toml";
+/// `data/*.toml`, parsed by `core/build.rs` ([`Embedded`]).
+static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/knowledge.bin"));
 
-/// A file of `data/` at the repository root, embedded in the binary.
+/// A file of `data/` at the repository root.
+#[cfg(test)]
 macro_rules! data {
     ($file:literal) => {
         include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/", $file))
     };
 }
 
-/// The embedded files, by name.
-pub const EMBEDDED: &[(&str, &str)] = &[
+/// The text of the files of `data/` (what the embedded tables were built
+/// from), by name: the tests check the two agree, and write overrides from it.
+#[cfg(test)]
+pub const TOML: &[(&str, &str)] = &[
     (SOURCES, data!("sources.toml")),
     (DRIVERS, data!("cuda-drivers.toml")),
     (SUPPORT, data!("cudnn-support.toml")),
@@ -55,218 +62,14 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (IMPORTS, data!("framework-imports.toml")),
 ];
 
-fn yes() -> bool {
-    true
-}
-
-/// A public source (`[source.R9]`), or an observation on public artifacts
-/// (`[source.E3]`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Source {
-    pub title: String,
-    #[serde(default)]
-    pub urls: Vec<String>,
-    /// An observation this project made on the public artifacts its URLs
-    /// name (`E1` …), rather than a page that states the fact.
-    #[serde(default)]
-    pub experiment: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SourcesFile {
-    source: BTreeMap<String, Source>,
-}
-
-/// A CUDA major's minor-version-compatibility range ([R10][R9]).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DriverFamily {
-    pub major: u32,
-    pub mvc: bool,
-    pub mvc_min_driver: Option<String>,
-    pub mvc_max_driver: Option<String>,
-    pub source: Vec<String>,
-}
-
-/// A toolkit minor and its bundled driver ([R9]).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Toolkit {
-    pub version: String,
-    /// GA first, then updates.
-    pub drivers: Vec<String>,
-    #[serde(default)]
-    pub releases: Vec<String>,
-    #[serde(default = "yes")]
-    pub verified: bool,
-    pub source: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DriversFile {
-    pub family: Vec<DriverFamily>,
-    pub toolkit: Vec<Toolkit>,
-}
-
-/// One CUDA flavour of a cuDNN release.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CudnnBuild {
-    /// `12`, `11.0`, `10.2`: the CUDA major (and minor, when builds were per minor).
-    pub cuda: String,
-    pub toolkits: String,
-    pub min_driver: Option<String>,
-    pub min_sm: Option<String>,
-    pub max_sm: Option<String>,
-}
-
-/// A range of cuDNN releases of the support matrix ([R15]).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CudnnRelease {
-    pub from: String,
-    pub to: String,
-    pub min_sm: Option<String>,
-    pub max_sm: Option<String>,
-    #[serde(default)]
-    pub compute_capabilities: Vec<String>,
-    #[serde(default = "yes")]
-    pub verified: bool,
-    pub notes: Option<String>,
-    pub source: Vec<String>,
-    #[serde(default)]
-    pub build: Vec<CudnnBuild>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SupportFile {
-    release: Vec<CudnnRelease>,
-}
-
-/// A v9 status category (`CUDNN_STATUS_CATEGORY(code)`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StatusCategory {
-    pub base: i64,
-    pub name: String,
-    pub meaning: String,
-    pub source: Vec<String>,
-}
-
-/// A `cudnnStatus_t` name and its value per major ([R4][R5][R42]).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CudnnStatus {
-    pub name: String,
-    pub v7: Option<i64>,
-    pub v8: Option<i64>,
-    pub v9: Option<i64>,
-    pub v9_name: Option<String>,
-    pub since: Option<String>,
-    pub meaning: String,
-    #[serde(default)]
-    pub create_causes: Vec<String>,
-    pub source: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StatusFile {
-    category: Vec<StatusCategory>,
-    status: Vec<CudnnStatus>,
-}
-
-/// A `cudaError_t` / `CUresult` code ([R7][R8][E1]).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CudaError {
-    pub value: i64,
-    pub runtime: Option<String>,
-    pub driver: Option<String>,
-    pub meaning: String,
-    #[serde(default)]
-    pub causes: Vec<String>,
-    #[serde(default)]
-    pub messages: Vec<String>,
-    #[serde(default)]
-    pub messages_verified: bool,
-    pub source: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ErrorsFile {
-    error: Vec<CudaError>,
-}
-
-/// An example a message pattern must match, with the values it must extract.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MessageExample {
-    pub text: String,
-    pub build: Option<String>,
-    pub runtime: Option<String>,
-    pub missing: Option<String>,
-    pub library: Option<String>,
-    pub cudnn_major: Option<String>,
-    pub cuda_major: Option<String>,
-    pub driver: Option<String>,
-    pub names: Option<String>,
-    pub path: Option<String>,
-    pub tag: Option<String>,
-    pub symbol: Option<String>,
-    pub file: Option<String>,
-    pub status: Option<String>,
-    pub minimum: Option<String>,
-    pub error: Option<String>,
-    /// `driver_cuda` decoded (`11040` → `11.4`).
-    pub driver_cuda: Option<String>,
-}
-
-/// A framework's (or cuDNN's) message, as written in `frameworks.toml`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MessageSpec {
-    pub id: String,
-    pub framework: String,
-    pub kind: String,
-    pub pattern: String,
-    pub version_format: Option<String>,
-    pub rule: String,
-    pub check: Option<String>,
-    pub remedy: String,
-    /// `jax-minimum`: the remedy when the minimum, not the build, is what
-    /// the loaded cuDNN fails (`{minimum}`: the version it stands for).
-    pub minimum_remedy: Option<String>,
-    /// `failed-load` / `failed-call`: the text is the loader's (or a
-    /// library's) own wording of a failure the trace records itself.
-    pub restates: Option<String>,
-    pub bypass: Option<String>,
-    pub source: Vec<String>,
-    #[serde(default)]
-    pub example: Vec<MessageExample>,
-}
-
-/// `frameworks.toml`: the messages, and the public pages they were read
-/// on (kept in the same file, so that a message and its source travel
-/// together; the ids live beside those of `sources.toml`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FrameworksFile {
-    message: Vec<MessageSpec>,
-    #[serde(default)]
-    source: BTreeMap<String, Source>,
-}
-
 /// A message rule and its pattern.
 #[derive(Debug, Clone)]
 pub struct MessageRule {
     pub spec: MessageSpec,
     pub regex: LazyRegex,
+    /// Texts every match of the pattern contains one of
+    /// ([`needles::of_pattern`]); `None`: the pattern is always run.
+    pub needles: Option<Vec<Vec<u8>>>,
 }
 
 /// A message pattern, compiled the first time it is used: compiling every
@@ -286,9 +89,15 @@ impl LazyRegex {
     /// the multi-line stderr text.
     pub fn new(pattern: &str) -> LazyRegex {
         LazyRegex {
-            pattern: format!("(?m){pattern}"),
+            pattern: needles::multi_line(pattern),
             compiled: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Whether the pattern has been compiled (the tests check that a
+    /// stderr without any pattern's needle compiles none).
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.get().is_some()
     }
 
     /// The compiled pattern, or why it does not compile.
@@ -361,106 +170,6 @@ pub const MESSAGE_GROUPS: &[&str] = &[
     "component",
 ];
 
-/// A cuDNN file of a major's layout ([R17][E6][E7]).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LayoutLibrary {
-    pub stem: String,
-    pub role: String,
-    pub required: bool,
-    pub version_check: Option<String>,
-    pub loads: Option<String>,
-    pub since: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LayoutMajor {
-    pub major: u32,
-    pub dispatcher: String,
-    pub reference: String,
-    pub notes: Option<String>,
-    pub source: Vec<String>,
-    pub library: Vec<LayoutLibrary>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LayoutFile {
-    major: Vec<LayoutMajor>,
-}
-
-/// A package that ships cuDNN `cudnn` built for CUDA `cuda`
-/// (`cudnn-packages.toml`): what a fix may tell the user to install.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CudnnPackage {
-    pub cudnn: u32,
-    pub cuda: u32,
-    /// The pip requirement, when a wheel exists.
-    pub pip: Option<String>,
-    /// The Debian package of NVIDIA's apt repositories (with a version glob).
-    pub apt: String,
-    pub source: Vec<String>,
-}
-
-/// The library families whose NVIDIA wheels are numbered with the
-/// library's own version (`cudnn-packages.toml`'s `[wheels]`): a release's
-/// major is the soname's, and one numbered otherwise (a date) is none of
-/// the library's.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WheelNumbering {
-    pub families: Vec<String>,
-    pub source: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PackagesFile {
-    package: Vec<CudnnPackage>,
-    #[serde(default)]
-    wheels: WheelNumbering,
-}
-
-/// A framework by the `site-packages` directory of its libraries, and how
-/// a program makes it load its CUDA libraries first
-/// (`framework-imports.toml`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FrameworkImport {
-    pub dir: String,
-    pub name: String,
-    pub module: String,
-    pub first: String,
-    pub source: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ImportsFile {
-    framework: Vec<FrameworkImport>,
-}
-
-/// The long text of a finding code (`cudnn-trace explain`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FindingDoc {
-    pub code: String,
-    pub name: String,
-    pub title: String,
-    /// The usual severity (a rule may choose another for a given case).
-    pub severity: String,
-    pub explain: String,
-    pub source: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FindingsFile {
-    finding: Vec<FindingDoc>,
-}
-
 /// Everything the rules know.
 #[derive(Debug, Clone)]
 pub struct Knowledge {
@@ -518,7 +227,7 @@ impl Knowledge {
             return Self::load_from(dir.as_deref());
         }
         let mut k = Self::empty();
-        for (name, _) in EMBEDDED {
+        for name in FILES {
             k.origin.insert(name.to_string(), "embedded".to_string());
         }
         (k, Vec::new())
@@ -554,7 +263,7 @@ impl Knowledge {
                 dir.display()
             ));
         }
-        for (name, _) in EMBEDDED {
+        for name in FILES {
             let p = dir.join(name);
             if !p.is_file() {
                 continue;
@@ -608,63 +317,97 @@ impl Knowledge {
         }
     }
 
-    /// The embedded files, parsed (not validated).
+    /// The embedded files, parsed at build time (not validated here: the
+    /// tests validate them).
     fn parse_embedded() -> Result<Knowledge, String> {
+        let embedded = Embedded::decode(EMBEDDED)
+            .map_err(|e| format!("the embedded tables do not read back: {e}"))?;
+        let mut needles = embedded.message_needles.into_iter();
         let mut k = Self::empty();
-        for (name, text) in EMBEDDED {
-            k.set_table(name, text, "embedded")?;
+        for table in embedded.tables {
+            k.install(table, "embedded", |_| needles.next().flatten())?;
         }
         Ok(k)
     }
 
     /// Parses the file `name` (its `text`, read from `origin`) into the
-    /// tables it holds, in place of theirs.
+    /// tables it holds, in place of theirs. Its message patterns are
+    /// compiled here (a bad one refuses the file).
     fn set_table(&mut self, name: &str, text: &str, origin: &str) -> Result<(), String> {
-        fn parse<T: for<'de> Deserialize<'de>>(
-            name: &str,
-            text: &str,
-            origin: &str,
-        ) -> Result<T, String> {
-            toml::from_str(text).map_err(|e| {
-                let msg = e.to_string();
-                format!("{origin} ({name}): {}", msg.trim_end())
-            })
-        }
-        match name {
-            SOURCES => self.sources = parse::<SourcesFile>(name, text, origin)?.source,
-            DRIVERS => self.drivers = parse(name, text, origin)?,
-            SUPPORT => self.releases = parse::<SupportFile>(name, text, origin)?.release,
-            STATUS => {
-                let status: StatusFile = parse(name, text, origin)?;
-                self.categories = status.category;
-                self.statuses = status.status;
+        let table = Table::parse(name, text).map_err(|e| format!("{origin} ({name}): {e}"))?;
+        self.install(table, origin, |spec| {
+            needles::of_pattern(&needles::multi_line(&spec.pattern))
+        })
+    }
+
+    /// Puts a parsed file in place of the tables it holds; `needles_of`
+    /// gives each message pattern's needles, in the file's order.
+    fn install(
+        &mut self,
+        table: Table,
+        origin: &str,
+        mut needles_of: impl FnMut(&MessageSpec) -> Option<Vec<Vec<u8>>>,
+    ) -> Result<(), String> {
+        let name = match table {
+            Table::Sources(f) => {
+                self.sources = f.source;
+                SOURCES
             }
-            ERRORS => self.errors = parse::<ErrorsFile>(name, text, origin)?.error,
-            FRAMEWORKS => {
-                let frameworks: FrameworksFile = parse(name, text, origin)?;
+            Table::Drivers(f) => {
+                self.drivers = f;
+                DRIVERS
+            }
+            Table::Support(f) => {
+                self.releases = f.release;
+                SUPPORT
+            }
+            Table::Status(f) => {
+                self.categories = f.category;
+                self.statuses = f.status;
+                STATUS
+            }
+            Table::Errors(f) => {
+                self.errors = f.error;
+                ERRORS
+            }
+            Table::Frameworks(f) => {
                 let mut messages = Vec::new();
-                for spec in frameworks.message {
+                for spec in f.message {
                     let regex = LazyRegex::new(&spec.pattern);
                     if origin != "embedded" {
                         regex.compiled().map_err(|e| {
                             format!("{FRAMEWORKS}: message {:?}: bad pattern: {e}", spec.id)
                         })?;
                     }
-                    messages.push(MessageRule { spec, regex });
+                    let needles = needles_of(&spec);
+                    messages.push(MessageRule {
+                        spec,
+                        regex,
+                        needles,
+                    });
                 }
                 self.messages = messages;
-                self.message_sources = frameworks.source;
+                self.message_sources = f.source;
+                FRAMEWORKS
             }
-            LAYOUT => self.layout = parse::<LayoutFile>(name, text, origin)?.major,
-            FINDINGS => self.findings = parse::<FindingsFile>(name, text, origin)?.finding,
-            PACKAGES => {
-                let packages: PackagesFile = parse(name, text, origin)?;
-                self.packages = packages.package;
-                self.wheels = packages.wheels;
+            Table::Layout(f) => {
+                self.layout = f.major;
+                LAYOUT
             }
-            IMPORTS => self.imports = parse::<ImportsFile>(name, text, origin)?.framework,
-            _ => return Err(format!("{name}: not a knowledge file")),
-        }
+            Table::Findings(f) => {
+                self.findings = f.finding;
+                FINDINGS
+            }
+            Table::Packages(f) => {
+                self.packages = f.package;
+                self.wheels = f.wheels;
+                PACKAGES
+            }
+            Table::Imports(f) => {
+                self.imports = f.framework;
+                IMPORTS
+            }
+        };
         self.origin.insert(name.to_string(), origin.to_string());
         Ok(())
     }
@@ -951,6 +694,28 @@ impl Knowledge {
         p
     }
 
+    /// The message rules that can match somewhere in `text` (indices into
+    /// `messages`, in order): those with a needle in it, and those without
+    /// needles. Only these are compiled and run, which for most stderr texts
+    /// is none. Each needle is looked for on its own (SIMD `memmem`), and a
+    /// rule's search stops at its first needle found: for a few KB of
+    /// ordinary stderr, well under a million instructions in all, where one
+    /// automaton over every needle cost ten times that to build.
+    pub fn messages_possibly_in(&self, text: &str) -> Vec<usize> {
+        let text = text.as_bytes();
+        let found = |needles: &Vec<Vec<u8>>| {
+            needles
+                .iter()
+                .any(|n| memchr::memmem::find(text, n).is_some())
+        };
+        self.messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.needles.as_ref().is_none_or(found))
+            .map(|(ri, _)| ri)
+            .collect()
+    }
+
     /// Resolves source ids to [`SourceRef`]s (unknown ids are kept, without URL).
     pub fn source_refs<S: AsRef<str>>(&self, ids: &[S]) -> Vec<SourceRef> {
         let mut out: Vec<SourceRef> = Vec::new();
@@ -1183,6 +948,22 @@ mod tests {
         assert!(k.origin.values().all(|o| o == "embedded"));
     }
 
+    /// The tables embedded at build time are those of the TOML files (the
+    /// source of truth), parsed here with the same types, message needles
+    /// included; every file is embedded.
+    #[test]
+    fn embedded_tables_are_the_toml_files() {
+        let embedded = Knowledge::parse_embedded().unwrap();
+        let mut from_toml = Knowledge::empty();
+        for (name, text) in TOML {
+            from_toml.set_table(name, text, "embedded").unwrap();
+        }
+        assert_eq!(format!("{embedded:?}"), format!("{from_toml:?}"));
+        let names: Vec<&str> = TOML.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, FILES);
+        assert_eq!(embedded.origin.len(), FILES.len());
+    }
+
     #[test]
     fn every_row_has_a_known_source_with_an_address() {
         let k = Knowledge::embedded().unwrap();
@@ -1406,7 +1187,7 @@ mod tests {
     fn override_directory_replaces_files_and_bad_ones_are_refused() {
         let d = tempdir("knowledge");
         // A valid override: a driver table with one more (made-up) toolkit.
-        let mut drivers = EMBEDDED
+        let mut drivers = TOML
             .iter()
             .find(|(n, _)| *n == DRIVERS)
             .unwrap()
@@ -1436,7 +1217,7 @@ mod tests {
             "{warnings:?}"
         );
         // A message whose example no longer matches is refused too.
-        let fw = EMBEDDED.iter().find(|(n, _)| *n == FRAMEWORKS).unwrap().1;
+        let fw = TOML.iter().find(|(n, _)| *n == FRAMEWORKS).unwrap().1;
         std::fs::write(
             d.join(FRAMEWORKS),
             fw.replace("build = \"9.19.0\"", "build = \"9.18.0\""),
