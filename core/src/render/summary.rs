@@ -1506,7 +1506,7 @@ mod tests {
         let mut chain: Vec<Image> = (0..N)
             .map(|k| image(9000, 8999, "exec", &[], &format!("9000.{k}.jsonl")))
             .collect();
-        chain.last_mut().unwrap().loads = set.images[N as usize - 1].loads.clone();
+        chain.last_mut().unwrap().events_mut().loads = set.images[N as usize - 1].loads.clone();
         set.images.extend(chain);
         let start = std::time::Instant::now();
         // A thread with a small stack: rendering must not recurse per level.
