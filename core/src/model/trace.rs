@@ -1104,6 +1104,85 @@ mod tests {
         )
     }
 
+    /// A worker's trace: LOAD, FAILED and its DLERROR `rounds` times, in
+    /// process `pid` (its own tid and times; the load with a search start).
+    fn worker(pid: u32, ppid: u32, rounds: u64) -> String {
+        let mut t = header(pid, ppid, "fork");
+        for r in 0..rounds {
+            let seq = 3 * r + 1;
+            let mine = |l: &str, seq: u64| {
+                at(l, seq, pid + 7)
+                    .replace(
+                        r#""pid":4242,"ppid":1,"#,
+                        &format!(r#""pid":{pid},"ppid":{ppid},"#),
+                    )
+                    .replace(r#""t_ns":"#, &format!(r#""t_ns":{pid}"#))
+            };
+            let load = mine(LOAD, seq);
+            let start = u64::from(pid) * 100 + r;
+            let load = format!(
+                r#"{},"t_start_ns":{start}}}"#,
+                load.strip_suffix('}').unwrap()
+            );
+            t += &format!("\n{load}\n{}\n", mine(FAILED, seq + 1));
+            t += &DLERROR
+                .replace(r#""seq":3"#, &format!(r#""seq":{}"#, seq + 2))
+                .replace(r#""req":2"#, &format!(r#""req":{}"#, seq + 1));
+        }
+        t + "\n"
+    }
+
+    #[test]
+    fn alike_images_share_their_events_and_a_class() {
+        let d = tempdir("classes");
+        for (pid, rounds) in [(11, 2), (12, 2), (13, 2), (14, 3)] {
+            fs::write(d.join(format!("{pid}.jsonl")), worker(pid, 10, rounds)).unwrap();
+        }
+        // The same events in another layout: not identified, not shared.
+        let other = worker(15, 10, 2).replace(r#"{"ev":"load","seq":"#, r#"{"ev":"load","seq" :"#);
+        fs::write(d.join("15.jsonl"), other).unwrap();
+        let set = read_paths(std::slice::from_ref(&d));
+        assert!(set.problems.is_empty(), "{:?}", set.problems);
+        let img = |pid: u32| set.images.iter().find(|i| i.header.pid == pid).unwrap();
+        assert!(img(11).alike(img(12)) && img(12).alike(img(13)));
+        assert!(Arc::ptr_eq(&img(11).events, &img(13).events));
+        assert_eq!(img(12).loads[0].count, 2);
+        // One more round: another count, another class.
+        assert!(!img(14).alike(img(11)) && img(14).class != UNIQUE);
+        assert_eq!(img(15).class, UNIQUE);
+        assert!(!img(15).alike(img(15)));
+        assert_eq!((img(13).header.pid, img(13).header.ppid), (13, 10));
+
+        // Read for the timeline: no classes, and each image's events are
+        // exactly what reading its file alone gives (an event met in an
+        // earlier file is copied and given this line's seq, times, pid and
+        // tid, never parsed again).
+        let timed = read_paths_timed(std::slice::from_ref(&d), &mut |_| {});
+        for t in &timed.images {
+            assert_eq!(t.class, UNIQUE);
+            let alone = parse_trace(&fs::read(&t.file).unwrap(), &t.file).0.unwrap();
+            assert_eq!(format!("{:?}", t.events), format!("{:?}", alone.events));
+            assert_eq!(t.loads[0].pid, t.header.pid);
+            assert_eq!(t.loads[0].t_start_ns, Some(u64::from(t.header.pid) * 100));
+        }
+        // With classes, an image's events are its class's first's: the
+        // same but for times, tids and pids.
+        let mask = |i: &Image| {
+            let mut e = (*i.events).clone();
+            for l in &mut e.loads {
+                (l.ev.t_ns, l.ev.t_start_ns, l.ev.pid, l.ev.tid, l.last_t_ns) = (0, None, 0, 0, 0);
+            }
+            for f in &mut e.failed {
+                (f.ev.t_ns, f.ev.pid, f.ev.tid) = (0, 0, 0);
+            }
+            format!("{e:?}")
+        };
+        for (a, b) in set.images.iter().zip(&timed.images) {
+            assert_eq!(a.file, b.file);
+            assert_eq!(mask(a), mask(b));
+        }
+    }
+
     #[test]
     fn repeated_identical_events_are_folded_with_a_count() {
         let unload = r#"{"ev":"unload","seq":2,"t_ns":1,"pid":4242,"ppid":1,"tid":4242,"path":"/v/nvidia/cudnn/lib/libcudnn.so.9","lmid":0,"family":"cudnn"}"#;
