@@ -305,8 +305,11 @@ pub struct Shared {
     events: FxHashMap<Box<[u8]>, (u32, Event)>,
     /// An image's content (see [`Builder::content_key`]) → its class and
     /// events; None: every image is of a class of its own.
-    classes: Option<FxHashMap<Box<[u8]>, (u32, Arc<Events>)>>,
+    classes: Option<Classes>,
 }
+
+/// An image's content key → its class and events ([`Shared::classes`]).
+type Classes = FxHashMap<Box<[u8]>, (u32, Arc<Events>)>;
 
 impl Shared {
     /// `classes`: whether images of the same content share their events.
