@@ -831,7 +831,7 @@ fn image_head(a: &View<'_>, block: &Block<'_>, pad: &str, multi_host: bool) -> S
 
 /// Pids as ranges, `100000–109999, 200000, …` (sorted first; at most
 /// [`PID_RANGES`] ranges, then how many more pids).
-fn pid_ranges(pids: &mut [u32]) -> String {
+pub(super) fn pid_ranges(pids: &mut [u32]) -> String {
     pids.sort_unstable();
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     for &p in pids.iter() {
