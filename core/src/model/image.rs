@@ -93,8 +93,8 @@ pub struct Image {
     /// The events, shared with the images of the same class.
     pub events: Arc<Events>,
     /// Images of one class have the same content but for identity: the
-    /// header's `pid`, `ppid`, `tid`, `t_ns`, `wall_ms`, the events'
-    /// `t_ns`, `tid`, `pid`, `ppid` (an image's times are those of the
+    /// header's `pid`, `ppid`, `tid`, `t_ns`, `wall_ms` and rank variables
+    /// ([`RANK_ENV`]), the events' `t_ns`, `tid`, `pid`, `ppid` (an image's times are those of the
     /// first image of its class; `report --format chrome` reads without
     /// classes). Unique per image unless the reader found its twin.
     pub class: u32,
@@ -156,6 +156,25 @@ impl std::ops::Deref for Image {
         &self.events
     }
 }
+
+/// Variables of the header's `env` that name which worker of a job a
+/// process is (torch.distributed, Slurm, Open MPI, MPICH, PMIx, MVAPICH,
+/// JAX; the same as `analysis::compare`'s rank variables): like the pid,
+/// no part of what makes two images alike (no rule reads them, and the
+/// summary does not show them; the JSON lists each process's own).
+pub const RANK_ENV: &[&str] = &[
+    "RANK",
+    "LOCAL_RANK",
+    "GROUP_RANK",
+    "SLURM_PROCID",
+    "SLURM_LOCALID",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "PMI_RANK",
+    "PMIX_RANK",
+    "MV2_COMM_WORLD_RANK",
+    "JAX_PROCESS_ID",
+];
 
 /// A class no other image has (see [`Image::class`]).
 pub const UNIQUE: u32 = u32::MAX;

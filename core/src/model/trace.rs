@@ -539,7 +539,7 @@ impl<'s> Builder<'s> {
     }
 
     /// What makes two images alike ([`Image::class`]): the header but for
-    /// identity and times, and each distinct event (by id) with its first
+    /// identity (pids, rank variables) and times, and each distinct event (by id) with its first
     /// `seq`, count and last `seq`, and the `dlerror` texts of failures.
     /// None when an event could not be identified.
     fn content_key(&self, header: &Process, events: &Events) -> Option<Vec<u8>> {
@@ -547,6 +547,9 @@ impl<'s> Builder<'s> {
         self.shared.classes.as_ref()?;
         let mut h = header.clone();
         (h.pid, h.ppid, h.tid, h.t_ns, h.wall_ms) = (0, 0, 0, 0, 0);
+        for v in super::image::RANK_ENV {
+            h.env.remove(*v);
+        }
         let mut key = format!("{h:?}").into_bytes();
         fn put(key: &mut Vec<u8>, n: u64) {
             key.extend_from_slice(&n.to_le_bytes());
@@ -1155,6 +1158,24 @@ mod tests {
         assert_eq!(img(15).class, UNIQUE);
         assert!(!img(15).alike(img(15)));
         assert_eq!((img(13).header.pid, img(13).header.ppid), (13, 10));
+        // Workers of a job differ in their rank variables: still alike
+        // (each keeps its own header); another GPU is another class.
+        let env = |pid: u32, var: &str, v: &str| {
+            let t =
+                worker(pid, 10, 2).replacen(r#""env":{"#, &format!(r#""env":{{"{var}":"{v}","#), 1);
+            fs::write(d.join(format!("{pid}.jsonl")), t).unwrap();
+        };
+        env(31, "RANK", "1");
+        env(32, "RANK", "2");
+        env(33, "CUDA_VISIBLE_DEVICES", "1");
+        let set = read_paths(std::slice::from_ref(&d));
+        let img = |pid: u32| set.images.iter().find(|i| i.header.pid == pid).unwrap();
+        assert!(img(31).alike(img(32)) && img(31).alike(img(11)));
+        assert_eq!(img(32).header.env["RANK"], "2");
+        assert!(!img(33).alike(img(11)));
+        for pid in [31, 32, 33] {
+            fs::remove_file(d.join(format!("{pid}.jsonl"))).unwrap();
+        }
 
         // Read for the timeline: no classes, and each image's events are
         // exactly what reading its file alone gives (an event met in an
