@@ -16,9 +16,10 @@
 //! (CDT010) are read from the program's stderr, which the launcher keeps as
 //! `stderr.txt` in the trace directory.
 
+use cudnn_trace_integration::case_dir::{link_rpath, machine_provides, CaseDir, PY};
 use cudnn_trace_integration::launcher_support::{
-    build_stack, cc, launcher, launcher_record, report_json, report_ok, run, run_cc, stderr_copy,
-    trace_files, work_dir, Output,
+    cc, launcher, launcher_record, report_json, report_ok, run, run_cc, stderr_copy, trace_files,
+    Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -48,18 +49,13 @@ fn calls_recorded_here(test: &str) -> bool {
     false
 }
 
-fn sources() -> PathBuf {
-    tools::package_dir().join("findings")
-}
-
 fn s(p: &Path) -> String {
     p.to_str().expect("UTF-8 path").to_string()
 }
 
 /// One situation: a fresh work directory `<target>/cdt-launcher/findings-NAME`.
-struct Case {
-    dir: PathBuf,
-}
+/// A situation's work directory (`findings-NAME`), with the runs.
+struct Case(CaseDir);
 
 /// A traced run: how the launcher ended and the trace directory.
 struct Traced {
@@ -67,84 +63,16 @@ struct Traced {
     trace: PathBuf,
 }
 
+impl std::ops::Deref for Case {
+    type Target = CaseDir;
+    fn deref(&self) -> &CaseDir {
+        &self.0
+    }
+}
+
 impl Case {
     fn new(name: &str) -> Case {
-        Case {
-            dir: work_dir(&format!("findings-{name}")),
-        }
-    }
-
-    fn p(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    /// A pip site-packages directory (`venv/lib/python3.12/site-packages`).
-    fn site(&self) -> PathBuf {
-        self.p("venv/lib/python3.12/site-packages")
-    }
-
-    /// `build-stack.sh KIND <dir>/REL OPTIONS...` (`args[0]` is KIND); the directory.
-    fn stack(&self, rel: &str, args: &[&str]) -> PathBuf {
-        let out = self.p(rel);
-        self.stack_at(&out, args);
-        out
-    }
-
-    fn stack_at(&self, out: &Path, args: &[&str]) {
-        build_stack(args[0], out, &args[1..]);
-    }
-
-    /// The wheel layout of a pip cuDNN: `SITE/nvidia/cudnn/lib` plus the
-    /// `nvidia_cudnn_cuM-V.dist-info` directory that names its version.
-    fn pip_cudnn(&self, version: &str, cuda: &str, extra: &[&str]) -> PathBuf {
-        let lib = self.site().join("nvidia/cudnn/lib");
-        let kind = if version.starts_with("8.") {
-            "cudnn8"
-        } else {
-            "cudnn9"
-        };
-        let mut args = vec![kind, "--version", version, "--cuda", cuda];
-        args.extend_from_slice(extra);
-        self.stack_at(&lib, &args);
-        let cu = cuda.split('.').next().unwrap();
-        let build = if version.starts_with("8.") {
-            "29"
-        } else {
-            "56"
-        };
-        fs::create_dir_all(
-            self.site()
-                .join(format!("nvidia_cudnn_cu{cu}-{version}.{build}.dist-info")),
-        )
-        .unwrap();
-        lib
-    }
-
-    /// The driver's libcuda where containers have it (`usr/local/nvidia/lib64`).
-    fn driver(&self, version: &str, cuda: &str, extra: &[&str]) -> PathBuf {
-        let mut args = vec!["cuda", "--driver", version, "--cuda", cuda];
-        args.extend_from_slice(extra);
-        self.stack("usr/local/nvidia/lib64", &args)
-    }
-
-    /// Compiles `tests/findings/SRC` into `<dir>/OUT` with `${CC:-cc}`, the
-    /// fake headers, `extra` flags and `-ldl`.
-    fn compile(&self, src: &str, out: &str, extra: &[String]) -> PathBuf {
-        let bin = self.p(out);
-        fs::create_dir_all(bin.parent().unwrap()).unwrap();
-        let mut cmd = cc();
-        cmd.args(["-std=gnu11", "-O2", "-Wall", "-Wextra"])
-            .arg(format!(
-                "-I{}",
-                s(&tools::package_dir().join("fixtures/stack"))
-            ))
-            .arg("-o")
-            .arg(&bin)
-            .arg(sources().join(src))
-            .args(extra)
-            .arg("-ldl");
-        run_cc(&mut cmd, src, true);
-        bin
+        Case(CaseDir::new(&format!("findings-{name}")))
     }
 
     /// [`Case::trace`] without options; the launcher must exit with `exit`.
@@ -192,17 +120,6 @@ impl Case {
 /// Directories joined for LD_LIBRARY_PATH.
 fn path_list(dirs: &[&Path]) -> String {
     dirs.iter().map(|d| s(d)).collect::<Vec<_>>().join(":")
-}
-
-/// `-L DIR -l:SONAME -Wl,--disable-new-dtags,-rpath,DIR`: linked like
-/// libtorch_cuda.so (DT_NEEDED found through a DT_RPATH, which beats
-/// LD_LIBRARY_PATH).
-fn link_rpath(dir: &Path, soname: &str) -> Vec<String> {
-    vec![
-        format!("-L{}", s(dir)),
-        format!("-l:{soname}"),
-        format!("-Wl,--disable-new-dtags,-rpath,{}", s(dir)),
-    ]
 }
 
 /// `-Wl,--enable-new-dtags,-rpath,DIR`: a DT_RUNPATH (loses to LD_LIBRARY_PATH).
@@ -332,33 +249,6 @@ fn assert_exit(t: &Traced, code: i32) {
     assert_eq!(t.out.code(), Some(code), "{}", t.out.show());
 }
 
-/// Whether the loader of this machine would find a `name*` without help (the
-/// ld.so cache, or a default directory): a situation about a library that
-/// cannot be found cannot be staged then (as in `fixtures/selftest.sh`).
-fn machine_provides(name: &str) -> bool {
-    let dirs = [
-        "/lib",
-        "/usr/lib",
-        "/lib64",
-        "/usr/lib64",
-        "/lib/x86_64-linux-gnu",
-        "/usr/lib/x86_64-linux-gnu",
-    ];
-    let listed = |d: &str| {
-        fs::read_dir(d).is_ok_and(|rd| {
-            rd.flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with(name))
-        })
-    };
-    if dirs.iter().any(|d| listed(d)) {
-        return true;
-    }
-    ["/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"]
-        .iter()
-        .find_map(|p| std::process::Command::new(p).arg("-p").output().ok())
-        .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains(name))
-}
-
 /// The program's stderr as the launcher kept it (`stderr.txt`).
 fn kept_stderr(t: &Traced) -> String {
     String::from_utf8_lossy(&stderr_copy(&t.trace)).into_owned()
@@ -366,8 +256,6 @@ fn kept_stderr(t: &Traced) -> String {
 
 // ---------------------------------------------------------------------------
 // Situations shared by several tests
-
-const PY: &str = "venv/bin/python3.12";
 
 /// The pip CUDA 13 runtime (`SITE/nvidia/cu13/lib/libcudart.so.13`).
 fn pip_cudart13(case: &Case) -> PathBuf {
@@ -1864,7 +1752,16 @@ fn text_findings_section_and_explain() {
     let out = run(cmd, None);
     assert_eq!(out.code(), Some(0), "{}", out.show());
     let list = out.out();
-    assert_eq!(list.lines().count(), 12, "{list}");
+    // One line per code of data/findings.toml.
+    let toml =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/findings.toml"))
+            .expect("data/findings.toml");
+    let codes = toml
+        .lines()
+        .filter(|l| l.starts_with("code = \"CDT"))
+        .count();
+    assert!(codes >= 12, "{codes} codes in data/findings.toml");
+    assert_eq!(list.lines().count(), codes, "{list}");
     for (i, l) in list.lines().enumerate() {
         assert!(l.starts_with(&format!("CDT{:03}  ", i + 1)), "{l}");
     }

@@ -20,9 +20,8 @@
 //! times, host name, thread ids, file identities, sizes, build-ids and the
 //! glibc version (which depend on the machine and its compiler).
 
-use cudnn_trace_integration::launcher_support::{
-    build_stack, cc, compile, launcher, run, run_cc, shim_cache, work_dir, Output,
-};
+use cudnn_trace_integration::case_dir::{link_rpath, machine_provides, CaseDir, PY};
+use cudnn_trace_integration::launcher_support::{compile, launcher, run, shim_cache, Output};
 use cudnn_trace_integration::tools;
 use serde_json::Value;
 use std::fs;
@@ -303,75 +302,39 @@ fn section(title: &str, out: &Output, n: &Normalizer) -> String {
 // ---------------------------------------------------------------------------
 // The situations (as in findings.rs)
 
-const PY: &str = "venv/bin/python3.12";
+/// A situation's work directory (`golden-NAME`), with the golden runs.
+struct Case(CaseDir);
 
-struct Case {
-    dir: PathBuf,
+impl std::ops::Deref for Case {
+    type Target = CaseDir;
+    fn deref(&self) -> &CaseDir {
+        &self.0
+    }
 }
 
 impl Case {
     fn new(name: &str) -> Case {
-        Case {
-            dir: work_dir(&format!("golden-{name}")),
-        }
-    }
-
-    fn p(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    fn site(&self) -> PathBuf {
-        self.p("venv/lib/python3.12/site-packages")
-    }
-
-    fn stack(&self, rel: &str, args: &[&str]) -> PathBuf {
-        let out = self.p(rel);
-        build_stack(args[0], &out, &args[1..]);
-        out
+        Case(CaseDir::new(&format!("golden-{name}")))
     }
 
     /// A pip cuDNN 9 in the wheel layout, with its dist-info directory.
     fn pip_cudnn9(&self, version: &str, cuda: &str) -> PathBuf {
-        let lib = self.site().join("nvidia/cudnn/lib");
-        build_stack("cudnn9", &lib, &["--version", version, "--cuda", cuda]);
-        let cu = cuda.split('.').next().unwrap();
-        fs::create_dir_all(
-            self.site()
-                .join(format!("nvidia_cudnn_cu{cu}-{version}.56.dist-info")),
-        )
-        .unwrap();
-        lib
+        self.pip_cudnn(version, cuda, &[])
     }
 
+    /// The driver of the H100 runs (580.159.04, CUDA 13.0).
     fn driver(&self) -> PathBuf {
-        self.stack(
-            "usr/local/nvidia/lib64",
-            &["cuda", "--driver", "580.159.04", "--cuda", "13.0"],
-        )
+        self.0.driver("580.159.04", "13.0", &[])
     }
 
     /// `tests/findings/SRC` compiled into the venv's bin, linked like
     /// libtorch_cuda.so: `-l:SONAME` found through a DT_RPATH to `dir`.
     fn compile(&self, src: &str, links: &[(&Path, &str)]) -> PathBuf {
-        let bin = self.p(PY);
-        fs::create_dir_all(bin.parent().unwrap()).unwrap();
-        let mut cmd = cc();
-        cmd.args(["-std=gnu11", "-O2", "-Wall", "-Wextra"])
-            .arg(format!(
-                "-I{}",
-                tools::package_dir().join("fixtures/stack").display()
-            ))
-            .arg("-o")
-            .arg(&bin)
-            .arg(tools::package_dir().join("findings").join(src));
-        for (dir, soname) in links {
-            cmd.arg(format!("-L{}", dir.display()))
-                .arg(format!("-l:{soname}"))
-                .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", dir.display()));
-        }
-        cmd.arg("-ldl");
-        run_cc(&mut cmd, src, true);
-        bin
+        let flags: Vec<String> = links
+            .iter()
+            .flat_map(|(dir, soname)| link_rpath(dir, soname))
+            .collect();
+        self.0.compile(src, PY, &flags)
     }
 
     /// The launcher with its summary (no `-q`), `report DIR` and `report
@@ -484,26 +447,6 @@ impl Case {
         assert!(!colour(&[], &[]), "no colour through a pipe");
         out
     }
-}
-
-/// Whether this machine's loader would find `name*` by itself (then a
-/// missing-library situation cannot be staged, as in findings.rs).
-fn machine_provides(name: &str) -> bool {
-    [
-        "/lib",
-        "/usr/lib",
-        "/lib64",
-        "/usr/lib64",
-        "/lib/x86_64-linux-gnu",
-        "/usr/lib/x86_64-linux-gnu",
-    ]
-    .iter()
-    .any(|d| {
-        fs::read_dir(d).is_ok_and(|rd| {
-            rd.flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with(name))
-        })
-    })
 }
 
 // ---------------------------------------------------------------------------

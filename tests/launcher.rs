@@ -1556,25 +1556,10 @@ mod stderr_capture {
     }
 
     fn test_pty(rows: u16, cols: u16, cooked: bool) -> TestPty {
-        // SAFETY: pty set-up calls on descriptors we own, with valid buffers.
+        let (master, slave, _) = cudnn_trace_integration::pty::open_pty();
+        let s = slave.as_raw_fd();
+        // SAFETY: termios calls on a descriptor we own, with a valid struct.
         unsafe {
-            let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
-            assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
-            let master = File::from_raw_fd(m);
-            assert_eq!(libc::grantpt(m), 0);
-            assert_eq!(libc::unlockpt(m), 0);
-            let mut name = [0 as libc::c_char; 128];
-            assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
-            let s = libc::open(
-                name.as_ptr(),
-                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-            );
-            assert!(
-                s >= 0,
-                "opening the slave: {}",
-                std::io::Error::last_os_error()
-            );
-            let slave = File::from_raw_fd(s);
             let mut t: libc::termios = std::mem::zeroed();
             assert_eq!(libc::tcgetattr(s, &mut t), 0);
             if cooked {
@@ -1583,9 +1568,9 @@ mod stderr_capture {
                 t.c_oflag &= !libc::OPOST;
             }
             assert_eq!(libc::tcsetattr(s, libc::TCSANOW, &t), 0);
-            set_size(&master, rows, cols);
-            TestPty { master, slave }
         }
+        set_size(&master, rows, cols);
+        TestPty { master, slave }
     }
 
     fn set_size(master: &File, rows: u16, cols: u16) {

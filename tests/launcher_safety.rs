@@ -47,6 +47,34 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Runs `bash -c SCRIPT bash CLI DIR` in a private mount namespace; None
+/// (and why, on the test's stderr) when no namespace or tmpfs can be made
+/// here (the script exits 99 when its `mount` fails).
+fn in_mount_namespace(script: &str, cli: &Path, dir: &Path) -> Option<Output> {
+    let mut cmd = Command::new("unshare");
+    cudnn_trace_integration::run::clear_env(&mut cmd);
+    cmd.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "bash",
+        "-c",
+        script,
+        "bash",
+    ])
+    .arg(cli)
+    .arg(dir);
+    let o = run(cmd, None);
+    if o.code() == Some(99) || o.err().starts_with("unshare: ") {
+        eprintln!(
+            "skipped: cannot make a mount namespace with a tmpfs here:\n{}",
+            o.show()
+        );
+        return None;
+    }
+    Some(o)
+}
+
 fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(dir)
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
@@ -224,27 +252,9 @@ fn no_copy_of_the_shim_is_left_in_tmp_per_run() {
         done
         ls -A /tmp
     "#;
-    let mut cmd = Command::new("unshare");
-    cudnn_trace_integration::run::clear_env(&mut cmd);
-    cmd.args([
-        "--mount",
-        "--propagation",
-        "private",
-        "bash",
-        "-c",
-        script,
-        "bash",
-    ])
-    .arg(&t.cli)
-    .arg(&d);
-    let o = run(cmd, None);
-    if o.code() == Some(99) || o.err().starts_with("unshare: ") {
-        eprintln!(
-            "skipped: cannot make a mount namespace with a tmpfs here:\n{}",
-            o.show()
-        );
+    let Some(o) = in_mount_namespace(script, &t.cli, &d) else {
         return;
-    }
+    };
     assert!(o.status.success(), "{}", o.show());
     for i in 1..=3 {
         let log = fs::read_to_string(d.join(format!("run{i}.log"))).unwrap();
@@ -284,25 +294,7 @@ fn full_disk_is_said_in_the_summary_and_not_blamed_on_a_kill() {
         XDG_CACHE_HOME="$d/cache" "$cli" report "$d/mnt/run" >"$d/report" 2>&1
         exit 0
     "#;
-    let mut cmd = Command::new("unshare");
-    cudnn_trace_integration::run::clear_env(&mut cmd);
-    cmd.args([
-        "--mount",
-        "--propagation",
-        "private",
-        "bash",
-        "-c",
-        script,
-        "bash",
-    ])
-    .arg(&t.cli)
-    .arg(&d);
-    let o = run(cmd, None);
-    if o.code() == Some(99) || o.err().starts_with("unshare: ") {
-        eprintln!(
-            "skipped: cannot make a mount namespace with a tmpfs here:\n{}",
-            o.show()
-        );
+    if in_mount_namespace(script, &t.cli, &d).is_none() {
         return;
     }
     let read = |n: &str| fs::read_to_string(d.join(n)).unwrap_or_default();

@@ -16,6 +16,7 @@
 //! * [`two_installs`]: the pip-9.19-and-system-9.14 situation of `tests/cli.rs` and `tests/compare.rs`.
 
 pub mod calls;
+pub mod case_dir;
 pub mod check;
 pub mod fuzz;
 pub mod launcher_support;

@@ -50,33 +50,39 @@ pub fn patience() -> Duration {
     crate::run::timeout().max(Duration::from_secs(60))
 }
 
+/// A new pseudo-terminal: its master, its slave (both close-on-exec, not
+/// the controlling terminal) and the slave's path.
+pub fn open_pty() -> (File, File, String) {
+    // SAFETY: pty set-up on descriptors we own, with valid buffers.
+    unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        let master = File::from_raw_fd(m);
+        assert_eq!(libc::grantpt(m), 0);
+        assert_eq!(libc::unlockpt(m), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
+        let s = libc::open(
+            name.as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        assert!(
+            s >= 0,
+            "opening the slave: {}",
+            std::io::Error::last_os_error()
+        );
+        let path = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        (master, File::from_raw_fd(s), path)
+    }
+}
+
 impl Term {
     /// A new terminal of `rows` × `cols`, in the modes a terminal emulator
     /// gives a new pty (cooked: echo, line editing, signals, `\n` → `\r\n`).
     pub fn new(rows: u16, cols: u16) -> Term {
-        // SAFETY: pty set-up on descriptors we own, with valid buffers.
-        let (master, slave, slave_path) = unsafe {
-            let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
-            assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
-            let master = File::from_raw_fd(m);
-            assert_eq!(libc::grantpt(m), 0);
-            assert_eq!(libc::unlockpt(m), 0);
-            let mut name = [0 as libc::c_char; 128];
-            assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
-            let s = libc::open(
-                name.as_ptr(),
-                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-            );
-            assert!(
-                s >= 0,
-                "opening the slave: {}",
-                std::io::Error::last_os_error()
-            );
-            let path = std::ffi::CStr::from_ptr(name.as_ptr())
-                .to_string_lossy()
-                .into_owned();
-            (master, File::from_raw_fd(s), path)
-        };
+        let (master, slave, slave_path) = open_pty();
         let screen = Arc::new((Mutex::new(Screen::default()), Condvar::new()));
         let master = Arc::new(master);
         let done = Arc::new(AtomicBool::new(false));

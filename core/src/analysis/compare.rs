@@ -309,7 +309,8 @@ fn version_number(v: &NameVersion) -> String {
         | NameVersion::Reported(x)
         | NameVersion::Asked(x)
         | NameVersion::Requested(x)
-        | NameVersion::Package(x) => x.clone(),
+        | NameVersion::Package(x)
+        | NameVersion::Install(x) => x.clone(),
     }
 }
 

@@ -17,7 +17,9 @@
 //!    for itself (cuDNN 9 asks for its sub-libraries with its own full
 //!    version first, `libcudnn_graph.so.9.19.0`, so the dispatcher, which
 //!    answers no version query of its own, tells it that way), else the pip
-//!    distribution whose `RECORD` lists the file with the size traced.
+//!    distribution whose `RECORD` lists the file with the size traced, else
+//!    (a dispatcher) the core library of its install that it loaded itself
+//!    from its own directory (cuDNN 8's `libcudnn_ops_infer.so.8`).
 //!
 //! The first is the model's; this module finds the others, once for the
 //! whole trace set (one batch of probe processes), so that the summary, the
@@ -120,6 +122,9 @@ pub enum Source {
     Requests,
     /// The pip distribution that installed it.
     Package,
+    /// The core library of its install (cuDNN 8's `libcudnn_ops_infer`)
+    /// that it loaded itself from its own directory.
+    Install,
 }
 
 impl Source {
@@ -129,6 +134,7 @@ impl Source {
             Source::Asked | Source::AskedCached => "asked in a separate process at report time",
             Source::Requests => "from the names it asked for",
             Source::Package => "from its pip package",
+            Source::Install => "from the core library it loaded from its own directory",
         }
     }
 }
@@ -569,8 +575,9 @@ fn derived_versions(img: &Image, machine: &Machine, local: bool, files: &mut Ima
         if l.stub || files.versions.contains_key(&l.path) || has_version(img, l) {
             continue;
         }
-        let found =
-            from_requests(img, l).or_else(|| local.then(|| from_package(machine, l)).flatten());
+        let found = from_requests(img, l)
+            .or_else(|| local.then(|| from_package(machine, l)).flatten())
+            .or_else(|| from_install(img, &files.versions, l));
         if let Some(f) = found {
             files.versions.insert(l.path.clone(), f);
         }
@@ -634,6 +641,56 @@ fn from_requests(img: &Image, l: &Load) -> Option<Found> {
         status: None,
         source: Source::Requests,
         detail: format!("it asked for {name}"),
+    })
+}
+
+/// A cuDNN dispatcher's version from the core library of its install
+/// that it loaded itself, from its own directory (cuDNN 8's dispatcher asks
+/// for `libcudnn_ops_infer.so.8` without a version; the dispatcher answers
+/// `cudnnGetVersion` with that library's version, [R2][E3]): torch 1.13.1's
+/// `torch/lib/libcudnn.so.8` is 8.7.0 by its `libcudnn_ops_infer.so.8`.
+/// `known`: the versions found so far (asked at report time).
+fn from_install(img: &Image, known: &BTreeMap<String, Found>, l: &Load) -> Option<Found> {
+    let major = cudnn_major(l)?;
+    let core = probe::core_stem(major)?;
+    if stem(identity_name(l)) != "libcudnn" {
+        return None;
+    }
+    let mine = |r: Option<&str>| r.is_some_and(|r| r == l.path || l.realpath.as_deref() == Some(r));
+    let x = img.loads.iter().find(|x| {
+        x.new
+            && mine(x.requester.as_deref())
+            && stem(identity_name(x)) == core
+            && dirname(file_of(x)) == dirname(file_of(l))
+    })?;
+    let said = |p: &str| p == x.path || x.realpath.as_deref() == Some(p);
+    let version = img
+        .versions
+        .iter()
+        .filter(|v| said(&v.path) && v.source == version_source::QUERY)
+        .find_map(|v| v.version.clone().filter(|s| s.contains('.')))
+        .or_else(|| {
+            known
+                .get(&x.path)
+                .filter(|f| matches!(f.source, Source::Asked | Source::AskedCached))
+                .and_then(|f| f.version.clone())
+        })
+        .or_else(
+            || match name_version::of_library(&x.path, x.realpath.as_deref()) {
+                Some(name_version::NameVersion::Full(v)) => Some(v),
+                _ => None,
+            },
+        )?;
+    Some(Found {
+        version: Some(version),
+        cuda_build: None,
+        max_device: None,
+        status: None,
+        source: Source::Install,
+        detail: format!(
+            "the version of {} it loaded from its own directory",
+            basename(file_of(x))
+        ),
     })
 }
 
@@ -729,6 +786,62 @@ mod tests {
             ctime_ns: 0,
             build_id: None,
         }
+    }
+
+    /// A cuDNN 8 dispatcher whose name has the major only, and whose
+    /// directory's RECORD names another package (torch 1.13.1's bundled
+    /// copy, pytorch#96595): its version is that of the
+    /// `libcudnn_ops_infer.so.8` it loaded from its own directory, not the
+    /// one it loaded from elsewhere.
+    #[test]
+    fn a_cudnn8_dispatcher_has_the_version_of_its_own_core_library() {
+        let torch = "/v/lib/python3.10/site-packages/torch/lib";
+        let disp = format!("{torch}/libcudnn.so.8");
+        let ops = format!("{torch}/libcudnn_ops_infer.so.8");
+        let mut d = FakeDisk::default();
+        d.with_stamp(&ops, stamp(2));
+        let s = set(&[
+            load(
+                1,
+                "libcudnn.so.8",
+                &disp,
+                &format!("{torch}/libtorch_cuda.so"),
+                1,
+            ),
+            load(2, "libcudnn_ops_infer.so.8", &ops, &disp, 2),
+        ]);
+        let mut p = FakeProber::default();
+        p.answers.insert(
+            ops.clone(),
+            Answer {
+                version: Some(8700),
+                ..Default::default()
+            },
+        );
+        let m = Machine::with_disk(d).with_prober(Some(Box::new(Arc::new(p))), None);
+        let files = of_set(&s, &m);
+        let v = &files[0].versions;
+        assert_eq!(v[&disp].version.as_deref(), Some("8.7.0"), "{v:#?}");
+        assert_eq!(v[&disp].source, Source::Install);
+        // Its core library from another directory says nothing about it.
+        let s = set(&[
+            load(
+                1,
+                "libcudnn.so.8",
+                &disp,
+                &format!("{torch}/libtorch_cuda.so"),
+                1,
+            ),
+            load(
+                2,
+                "libcudnn_ops_infer.so.8",
+                "/usr/lib/libcudnn_ops_infer.so.8.9.7",
+                &disp,
+                2,
+            ),
+        ]);
+        let files = of_set(&s, &Machine::with_disk(FakeDisk::default()));
+        assert!(!files[0].versions.contains_key(&disp), "{files:#?}");
     }
 
     #[test]

@@ -195,6 +195,7 @@ fn found_version(name: Option<NameVersion>, f: &Found) -> Option<NameVersion> {
         (Some(full @ NameVersion::Full(_)), _) => Some(full),
         (_, Source::Requests) => Some(NameVersion::Requested(said)),
         (_, Source::Package) => Some(NameVersion::Package(said)),
+        (_, Source::Install) => Some(NameVersion::Install(said)),
     }
 }
 

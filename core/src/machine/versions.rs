@@ -508,10 +508,17 @@ fn settle(
     }
 }
 
-/// How the file on disk differs from the one traced, if it does.
+/// How the file on disk differs from the one traced, if it does. Device
+/// and inode alone do not make another file when the build-id and the size
+/// are the same: an overlay or network mount made again between the run and
+/// the report (a container's root, a shared directory) numbers the same
+/// file anew, and the same build answers the same.
 pub fn changed(t: &TraceId, s: &Stamp) -> Option<String> {
     let mut what = Vec::new();
-    if t.dev.is_some_and(|d| d != s.dev) || t.ino.is_some_and(|i| i != s.ino) {
+    let same_build = matches!((&t.build_id, &s.build_id), (Some(a), Some(b)) if a == b)
+        && t.size.is_none_or(|n| n == s.size);
+    let moved = t.dev.is_some_and(|d| d != s.dev) || t.ino.is_some_and(|i| i != s.ino);
+    if moved && !same_build {
         what.push("another file (device and inode differ)".to_string());
     }
     if let Some(size) = t.size.filter(|&n| n != s.size) {
@@ -692,6 +699,57 @@ mod tests {
             &again[0],
             Asked::Answered { cached: true, core: Some((_, c)), .. } if c.version == Some(91900)
         ));
+    }
+
+    /// A file whose device number changed but whose build and size did not
+    /// is the same file seen through another mount (an overlay or NFS mount
+    /// made again between the run and the report: a container's root, a
+    /// cluster's shared directory): its answers still hold. Another build
+    /// at the same place is still another file.
+    #[test]
+    fn a_remounted_file_of_the_same_build_is_the_same_file() {
+        let traced = TraceId {
+            dev: Some(40),
+            ino: Some(7),
+            size: Some(10),
+            build_id: Some("b7".into()),
+        };
+        let mut s = Stamp {
+            dev: 41,
+            ino: 7,
+            size: 10,
+            mtime_ns: 5,
+            ctime_ns: 6,
+            build_id: Some("b7".into()),
+        };
+        assert_eq!(changed(&traced, &s), None);
+        s.ino = 8;
+        assert_eq!(
+            changed(&traced, &s),
+            None,
+            "overlayfs may renumber inodes too"
+        );
+        s.size = 11;
+        assert_eq!(
+            changed(&traced, &s).as_deref(),
+            Some("another file (device and inode differ), size 10 → 11")
+        );
+        s.size = 10;
+        s.build_id = Some("b8".into());
+        assert_eq!(
+            changed(&traced, &s).as_deref(),
+            Some("another file (device and inode differ), build-id b7 → b8")
+        );
+        let no_id = TraceId {
+            build_id: None,
+            ..traced
+        };
+        s.build_id = None;
+        assert_eq!(
+            changed(&no_id, &s).as_deref(),
+            Some("another file (device and inode differ)"),
+            "without a build-id, device and inode are all there is"
+        );
     }
 
     #[test]

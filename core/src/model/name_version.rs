@@ -7,9 +7,8 @@ use super::version::VersionDoc;
 use serde::{Serialize, Serializer};
 
 /// A version read from a file name. In JSON: its `kind` (`full`,
-/// `major-only`, `driver`, `reported`, `asked`, `requested`, `package`)
-/// and the numbers of
-/// [`VersionDoc`] (`{"kind":"full","major":9,"minor":14,"patch":0,
+/// `major-only`, `driver`, `reported`, `asked`, `requested`, `package`,
+/// `install`) and the numbers of [`VersionDoc`] (`{"kind":"full","major":9,"minor":14,"patch":0,
 /// "text":"9.14.0"}`), plus for libcuda the CUDA version the driver
 /// reported (`cuda`), when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +32,10 @@ pub enum NameVersion {
     /// Not from the name: the version of the pip distribution that
     /// installed the file.
     Package(String),
+    /// Not from the name: the version of the core library of its install
+    /// that it loaded from its own directory (a cuDNN 8 dispatcher's
+    /// `libcudnn_ops_infer.so.8`).
+    Install(String),
 }
 
 #[derive(Serialize)]
@@ -54,6 +57,7 @@ impl Serialize for NameVersion {
             NameVersion::Asked(v) => ("asked", v),
             NameVersion::Requested(v) => ("requested", v),
             NameVersion::Package(v) => ("package", v),
+            NameVersion::Install(v) => ("install", v),
         };
         // `580.159.04, CUDA 13.0`: the driver and the CUDA version it supports.
         let (own, cuda) = match v.split_once(", CUDA ") {
@@ -77,9 +81,10 @@ impl NameVersion {
             NameVersion::Full(v) => v.clone(),
             NameVersion::MajorOnly(v) => format!("{v}.x"),
             NameVersion::Driver(v) => format!("driver {v}"),
-            NameVersion::Reported(v) | NameVersion::Asked(v) | NameVersion::Requested(v) => {
-                v.clone()
-            }
+            NameVersion::Reported(v)
+            | NameVersion::Asked(v)
+            | NameVersion::Requested(v)
+            | NameVersion::Install(v) => v.clone(),
             NameVersion::Package(v) => format!("{v} (pip)"),
         }
     }
@@ -92,7 +97,8 @@ impl NameVersion {
             | NameVersion::Reported(v)
             | NameVersion::Asked(v)
             | NameVersion::Requested(v)
-            | NameVersion::Package(v) => v.split('.').count(),
+            | NameVersion::Package(v)
+            | NameVersion::Install(v) => v.split('.').count(),
         }
     }
 }

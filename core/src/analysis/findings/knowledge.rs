@@ -404,10 +404,23 @@ pub struct CudnnPackage {
     pub source: Vec<String>,
 }
 
+/// The library families whose NVIDIA wheels are numbered with the
+/// library's own version (`cudnn-packages.toml`'s `[wheels]`): a release's
+/// major is the soname's, and one numbered otherwise (a date) is none of
+/// the library's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WheelNumbering {
+    pub families: Vec<String>,
+    pub source: Vec<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PackagesFile {
     package: Vec<CudnnPackage>,
+    #[serde(default)]
+    wheels: WheelNumbering,
 }
 
 /// A framework by the `site-packages` directory of its libraries, and how
@@ -463,6 +476,7 @@ pub struct Knowledge {
     pub layout: Vec<LayoutMajor>,
     pub findings: Vec<FindingDoc>,
     pub packages: Vec<CudnnPackage>,
+    pub wheels: WheelNumbering,
     pub imports: Vec<FrameworkImport>,
     /// Where each file came from: `embedded` or the override's path.
     pub origin: BTreeMap<String, String>,
@@ -588,6 +602,7 @@ impl Knowledge {
             layout: Vec::new(),
             findings: Vec::new(),
             packages: Vec::new(),
+            wheels: WheelNumbering::default(),
             imports: Vec::new(),
             origin: BTreeMap::new(),
         }
@@ -642,7 +657,11 @@ impl Knowledge {
             }
             LAYOUT => self.layout = parse::<LayoutFile>(name, text, origin)?.major,
             FINDINGS => self.findings = parse::<FindingsFile>(name, text, origin)?.finding,
-            PACKAGES => self.packages = parse::<PackagesFile>(name, text, origin)?.package,
+            PACKAGES => {
+                let packages: PackagesFile = parse(name, text, origin)?;
+                self.packages = packages.package;
+                self.wheels = packages.wheels;
+            }
             IMPORTS => self.imports = parse::<ImportsFile>(name, text, origin)?.framework,
             _ => return Err(format!("{name}: not a knowledge file")),
         }
@@ -703,6 +722,9 @@ impl Knowledge {
                 &format!("cuDNN {} for CUDA {}", r.cudnn, r.cuda),
                 &r.source,
             );
+        }
+        if !self.wheels.families.is_empty() {
+            src(PACKAGES, "wheels", &self.wheels.source);
         }
         for fw in &self.imports {
             src(IMPORTS, &fw.dir, &fw.source);
@@ -979,6 +1001,22 @@ impl Knowledge {
     }
 
     /// The framework whose libraries live in `site-packages/<dir>`.
+    /// Whether NVIDIA's wheels of a library family are numbered with the
+    /// library's own version (`[wheels]` of `cudnn-packages.toml`).
+    pub fn wheel_numbered_like_library(&self, family: &str) -> bool {
+        self.wheels.families.iter().any(|f| f == family)
+    }
+
+    /// The pip requirement of cuDNN `cudnn` built for CUDA `cuda`, when
+    /// such a wheel exists (`cudnn-packages.toml`).
+    pub fn cudnn_wheel(&self, cudnn: u32, cuda: u32) -> Option<&str> {
+        self.packages
+            .iter()
+            .find(|r| (r.cudnn, r.cuda) == (cudnn, cuda))?
+            .pip
+            .as_deref()
+    }
+
     pub fn framework_import(&self, dir: &str) -> Option<&FrameworkImport> {
         self.imports.iter().find(|f| f.dir == dir)
     }

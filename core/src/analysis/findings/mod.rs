@@ -288,6 +288,8 @@ pub const CODES: &[(&str, &str)] = &[
     ("CDT010", "framework-message"),
     ("CDT011", "stub-driver"),
     ("CDT012", "resident-first"),
+    ("CDT013", "wheel-date-version"),
+    ("CDT014", "installed-wheel-unused"),
 ];
 
 /// The findings of one process image, as `report --json` carries them.

@@ -311,6 +311,18 @@ impl VersionMessage<'_> {
         }
     }
 
+    /// The versions that pass, in words: "7.0.x" where the minor must be
+    /// the build's (TF 1.x's compatibility version: a newer 7.1 fails as
+    /// well), "7.0.5" where the version must be equal, else "7.0+".
+    fn wanted_words(&self, b: &Ver) -> String {
+        let mm = format!("{}.{}", b.major(), b.minor().unwrap_or(0));
+        match self.check {
+            Some("compat-version-eq") => format!("{mm}.x"),
+            Some("equal") => b.prefix(3).to_string(),
+            _ => format!("{mm}+"),
+        }
+    }
+
     /// JAX 0.4.30+: `minimum <= installed`. A minimum that is the build's
     /// `// 100` compares major.minor; an absolute one (9100) is compared
     /// with the installed integer as it is.
@@ -504,19 +516,62 @@ fn cudnn_version(
     let want = m.minimum_version(b).unwrap_or_else(|| b.clone());
     match good.first() {
         Some((p, v, how)) => {
-            fixes.push(format!(
-                "put {} first on LD_LIBRARY_PATH (its cuDNN {v} fits the build)",
-                dirname(p)
-            ));
+            fixes.extend(use_fitting_dir(f, ctx, dirname(p), v, b.major()));
             ev.push(Evidence::new("fact").detail(format!(
                 "a cuDNN that fits the build ({b}): {p} [{v}], {how}"
             )));
         }
         None => {
             fixes.extend(owner_reinstall(f, ctx, m, &want, &wrong));
-            fixes.push(no_fitting_copy(f, ctx, &want, &wrong, &copies));
+            fixes.push(no_fitting_copy(f, ctx, m, &want, &wrong, &copies));
         }
     }
+}
+
+/// How to make the process load its cuDNN `major` from `dir` (which holds
+/// a copy that fits the build, version `v`), checked against how each file
+/// came in: LD_LIBRARY_PATH is searched after a requester's DT_RPATH and
+/// never for a file loaded by its path, so when a file of another directory
+/// came that way, putting `dir` on it would change nothing (or mix the
+/// installs: torch 1.13's RPATH-loaded dispatcher with the other
+/// directory's sub-libraries; jax#19004, torch's copy resident first). Then
+/// the pin, which rewrites every request, where `dir` holds every cuDNN
+/// file the process loaded.
+fn use_fitting_dir(
+    f: &Facts<'_>,
+    ctx: &Context<'_>,
+    dir: &str,
+    v: &str,
+    major: u32,
+) -> Option<String> {
+    let mine: Vec<&Lib<'_>> = f
+        .family("cudnn")
+        .filter(|l| l.major == Some(major))
+        .collect();
+    let before_llp = |l: &&&Lib<'_>| {
+        l.dir() != dir
+            && dirname(l.path()) != dir
+            && matches!(l.load.reason.as_str(), "RPATH" | "path" | "pin")
+    };
+    let Some(blocked) = mine.iter().find(before_llp) else {
+        return Some(format!(
+            "put {dir} first on LD_LIBRARY_PATH (its cuDNN {v} fits the build)"
+        ));
+    };
+    let how = match blocked.load.reason.as_str() {
+        "path" => "was loaded by its path".to_string(),
+        r => format!("came through {r}, which the loader searches before LD_LIBRARY_PATH"),
+    };
+    let complete = super::local(f, ctx)
+        && mine
+            .iter()
+            .all(|l| remedies::dir_has(ctx, dir, l) == Some(true));
+    complete.then(|| {
+        format!(
+            "pin cuDNN to {dir} (its cuDNN {v} fits the build): cudnn-trace --pin {dir}; LD_LIBRARY_PATH would not do it: {} {how}",
+            blocked.path()
+        )
+    })
 }
 
 /// No copy that fits is on the machine: the package that installed the
@@ -608,6 +663,7 @@ fn how_they_came(
 fn no_fitting_copy(
     f: &Facts<'_>,
     ctx: &Context<'_>,
+    m: &VersionMessage<'_>,
     b: &Ver,
     wrong: &[&Lib<'_>],
     copies: &[Copy],
@@ -634,9 +690,8 @@ fn no_fitting_copy(
         )
     };
     format!(
-        "no cuDNN {}.{}+ was found on this machine{hint}: install one",
-        b.major(),
-        b.minor().unwrap_or(0)
+        "no cuDNN {} was found on this machine{hint}: install one",
+        m.wanted_words(b)
     )
 }
 
@@ -896,6 +951,53 @@ mod tests {
         assert!(all(&fs, "CDT002").len() == 1);
     }
 
+    /// jax#19004: torch's cuDNN 9.1.0 (its dispatcher through libtorch_cuda.so's
+    /// DT_RPATH) is resident when XLA, built with 9.8.0, checks it. A
+    /// cuDNN that fits is in the wheel's directory, but LD_LIBRARY_PATH is
+    /// searched after DT_RPATH: putting the wheel there would change nothing
+    /// for the dispatcher and mix the sub-libraries. The pin can do it.
+    #[test]
+    fn ld_library_path_is_not_offered_where_rpath_comes_first() {
+        let torch = format!("{SP}/torch/lib");
+        let wheel = format!("{SP}/nvidia/cudnn/lib");
+        let disp = format!("{torch}/libcudnn.so.9.1.0");
+        let graph = format!("{torch}/libcudnn_graph.so.9.1.0");
+        let t = Trace::new()
+            .exe("/opt/torch/.venv/bin/python3.12")
+            .load(&disp, "RPATH", &format!("{torch}/libtorch_cuda.so"))
+            .load(&graph, "RUNPATH", &disp)
+            .machine(|m| {
+                m.file(&disp)
+                    .file(&graph)
+                    .file(&format!("{wheel}/libcudnn.so.9"))
+                    .file(&format!("{wheel}/libcudnn_graph.so.9.8.0"))
+                    .link(
+                        &format!("{wheel}/libcudnn_graph.so.9"),
+                        &format!("{wheel}/libcudnn_graph.so.9.8.0"),
+                    );
+            })
+            .stderr("E0000 00:00:1702678321.123456 2801 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n");
+        let fs = t.findings();
+        let f = all(&fs, "CDT010")
+            .into_iter()
+            .find(|f| f.title.contains("built with cuDNN 9.8.0"))
+            .unwrap_or_else(|| panic!("{fs:#?}"));
+        let fixes: Vec<&String> = std::iter::once(&f.fix).chain(&f.alternatives).collect();
+        assert!(
+            !fixes
+                .iter()
+                .any(|x| x.contains(&format!("put {wheel} first on LD_LIBRARY_PATH"))),
+            "{fixes:#?}"
+        );
+        assert!(
+            fixes
+                .iter()
+                .any(|x| x.contains(&format!("cudnn-trace --pin {wheel}"))
+                    && x.contains("came through RPATH")),
+            "{fixes:#?}"
+        );
+    }
+
     /// XLA's current message [R21], cuDNN 9.1.0 from a CUDA
     /// toolkit directory on LD_LIBRARY_PATH.
     #[test]
@@ -948,6 +1050,26 @@ mod tests {
         );
         assert!(f.evidence.iter().any(|e| e.detail.as_deref()
             == Some("a cuDNN that fits the build (7.0.4): /opt/cudnn-7.0/lib64/libcudnn.so.7.0.4 [7.0.4], on disk, found via ld.so.cache")), "{:#?}", f.evidence);
+    }
+
+    /// TF 1.x wants the build's major.minor: with only a newer minor on
+    /// the machine, "no cuDNN 7.0+ was found" would be false (7.1.3 is
+    /// loaded) and point the wrong way (qianguih/voxelnet#50).
+    #[test]
+    fn tensorflow_old_message_without_a_fitting_copy_wants_the_same_minor() {
+        let t = Trace::new()
+            .load("/env/lib/libcudnn.so.7.1.3", "RUNPATH", "/env/lib/python3.6/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so")
+            .stderr("E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 7103 (compatibility version 7100) but source was compiled with 7005 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match.\n");
+        let fs = t.findings();
+        let f = only(&fs, "CDT010");
+        let fixes: Vec<&String> = std::iter::once(&f.fix).chain(&f.alternatives).collect();
+        assert!(
+            fixes
+                .iter()
+                .any(|a| a.starts_with("no cuDNN 7.0.x was found on this machine")),
+            "{fixes:?}"
+        );
+        assert!(!fixes.iter().any(|a| a.contains("7.0+")), "{fixes:?}");
     }
 
     /// JAX's "Outdated cuDNN installation" ([R27]).

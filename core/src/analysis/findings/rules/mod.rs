@@ -15,6 +15,8 @@
 //! | CDT010 | a framework's mismatch message, explained from the trace | `messages.rs` |
 //! | CDT011 | the toolkit's stub libcuda was loaded | `cuda.rs` |
 //! | CDT012 | a request served by a copy another object made resident first | `resident.rs` |
+//! | CDT013 | an NVIDIA wheel whose version is a date, not its library's release | `wheels.rs` |
+//! | CDT014 | an installed pip wheel of a loaded library that the process never used | `wheels.rs` |
 
 mod copies;
 mod cuda;
@@ -24,6 +26,7 @@ mod message_kinds;
 mod messages;
 pub mod remedies;
 mod resident;
+mod wheels;
 
 use super::facts::{Facts, Lib};
 use super::{Context, Evidence, Finding, Remedy, Severity};
@@ -43,6 +46,8 @@ pub fn run_all(f: &Facts<'_>, ctx: &Context<'_>) -> Vec<Finding> {
     out.extend(messages::framework_messages(f, ctx));
     out.extend(cuda::stub_driver(f, ctx));
     out.extend(resident::resident_first(f, ctx));
+    out.extend(wheels::date_versioned(f, ctx));
+    out.extend(wheels::unused_wheels(f, ctx));
     out
 }
 
