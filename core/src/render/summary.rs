@@ -638,9 +638,9 @@ fn render_forest(
 /// Siblings (`list`: roots, or one image's children) in blocks: each
 /// image with the images alike it that its block stands for too. Alike:
 /// of the same class (`Image::class`: the same content but for pid and
-/// times), leaves (nothing shown below them), hanging the same way (the
-/// same parent pid, the same ending, both the launcher's program or
-/// neither). A block is where its first image is; `opts.each`: one image
+/// times), leaves (nothing shown below them), roots or forked children
+/// (not exec successors), hanging the same way (the same parent pid, the
+/// same ending, both the launcher's program or neither). A block is where its first image is; `opts.each`: one image
 /// per block.
 fn alike_groups(
     a: &View<'_>,
@@ -653,7 +653,9 @@ fn alike_groups(
     for &i in list {
         let img = &a.set.images[i];
         let leaf = !a.tree.children[i].iter().any(|&c| shown[c]);
-        if opts.each || !shown[i] || !leaf || img.class == crate::model::image::UNIQUE {
+        // An exec successor is its pid's next image: alike nothing else.
+        let exec = matches!(a.tree.link[i], Link::Exec(_));
+        if opts.each || !shown[i] || !leaf || exec || img.class == crate::model::image::UNIQUE {
             blocks.push((i, Vec::new()));
             continue;
         }
