@@ -465,6 +465,10 @@ pub struct ReportArgs {
         help_heading = "Output"
     )]
     pub color: ColorWhen,
+    /// Show each process on its own: by default, processes alike but for their pid (a
+    /// fleet of identical workers) share one block that names their pids
+    #[arg(long, help_heading = "Output")]
+    pub each: bool,
 
     /// Group the processes of many runs (run directories, or directories holding them) by
     /// CUDA stack: each role's majority and its odd ones out

@@ -51,9 +51,23 @@ impl Report {
     /// [`Report::read`], telling `progress` how far it got (a front end's
     /// progress bar).
     pub fn read_with(paths: &[PathBuf], progress: &mut dyn Progress) -> Report {
+        Report::read_as(paths, progress, model::trace::read_paths_with)
+    }
+
+    /// [`Report::read_with`] keeping each process's own times (no image
+    /// shares another's events, `Image::class`): for the timeline.
+    pub fn read_timed_with(paths: &[PathBuf], progress: &mut dyn Progress) -> Report {
+        Report::read_as(paths, progress, model::trace::read_paths_timed)
+    }
+
+    fn read_as(
+        paths: &[PathBuf],
+        progress: &mut dyn Progress,
+        read: fn(&[PathBuf], &mut dyn FnMut(u64)) -> TraceSet,
+    ) -> Report {
         let total = model::trace::input_bytes(paths);
         progress.read(0, total);
-        let set = model::trace::read_paths_with(paths, &mut |done| progress.read(done, total));
+        let set = read(paths, &mut |done| progress.read(done, total));
         progress.stage("analysing");
         let stderr = model::captured_stderr(paths);
         Report::analyse(set, stderr.as_deref(), &Machine::this_host())
@@ -505,6 +519,37 @@ mod tests {
                 .map(|f| (&f.code, &f.title))
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn alike_processes_are_analysed_once_and_listed_each() {
+        let d = crate::testutil::alike_fleet();
+        let m = Machine::this_host();
+        let shared = Report::analyse(model::read_paths(std::slice::from_ref(&d)), None, &m);
+        let timed = model::trace::read_paths_timed(&[d], &mut |_| {});
+        let timed = Report::analyse(timed, None, &m);
+        let classes: std::collections::BTreeSet<u32> =
+            shared.set.images.iter().map(|i| i.class).collect();
+        // 10, 20 and 21 (pid and parent aside, the same); 11–13; 14.
+        assert_eq!(classes.len(), 3, "{classes:?}");
+        // Every process has the findings of its class, the JSON document
+        // lists each process as when each is read on its own, and so does
+        // the text with --each.
+        let findings = &shared.analysis.diagnosis.images;
+        assert_eq!(findings.len(), 7);
+        let codes =
+            |i: usize| -> Vec<&str> { findings[i].findings.iter().map(|f| f.code).collect() };
+        assert!(!codes(1).is_empty());
+        assert!((0..7).all(|i| codes(i) == codes(1)), "{:?}", codes(0));
+        assert_eq!(shared.json(true).unwrap(), timed.json(true).unwrap());
+        let each = TextOptions {
+            each: true,
+            ..TextOptions::default()
+        };
+        assert_eq!(shared.text(&each), timed.text(&each));
+        let text = shared.text(&TextOptions::default());
+        assert!(text.contains("3 processes alike: pids 11–13"), "{text}");
+        assert!(text.contains("pids 10, 11, 12, 13, 14, 20, 21"), "{text}");
     }
 
     #[test]

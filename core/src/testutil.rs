@@ -64,3 +64,46 @@ pub fn image(pid: u32, ppid: u32, origin: &str, lines: &[String], file: &str) ->
     assert!(probs.is_empty(), "{probs:?}");
     img.unwrap()
 }
+
+/// A directory of traces: a trainer (pid 10) with forked workers
+/// 11–13 alike, worker 14 that loaded cuDNN once more, and two alike
+/// processes 20 and 21 of another parent (5); each failed to load
+/// libcudnn_adv.so.9 once.
+pub fn alike_fleet() -> PathBuf {
+    let d = tempdir("alike");
+    let cudnn = |pid: u32, seq: u64| {
+        load(
+            pid,
+            seq,
+            "/l/libcudnn.so.9",
+            "/l/libcudnn.so.9.1.0",
+            "LD_LIBRARY_PATH",
+            "",
+            "/usr/bin/python3.11",
+            "dlopen",
+            true,
+        )
+    };
+    let write = |pid: u32, ppid: u32, origin: &str, loads: u64| {
+        let mut t = header(pid, ppid, origin);
+        for seq in 1..=loads {
+            t += &format!("\n{}", cudnn(pid, seq));
+        }
+        let seq = loads + 1;
+        t += &format!(
+            r#"
+{{"ev":"load_failed","seq":{seq},"t_ns":{pid}{seq},"pid":{pid},"ppid":{ppid},"tid":{pid},"name":"libcudnn_adv.so.9","requester":"/l/libcudnn.so.9","via":"dlopen","mode":2,"lmid":0,"family":"cudnn","tried":[{{"path":"/l/libcudnn_adv.so.9","reason":"LD_LIBRARY_PATH","result":"missing"}}],"error":null,"errno":2}}
+{{"ev":"dlerror","seq":{},"t_ns":{pid}{seq},"pid":{pid},"ppid":{ppid},"tid":{pid},"req":{seq},"error":"libcudnn_adv.so.9: cannot open shared object file: No such file or directory"}}"#,
+            seq + 1
+        );
+        std::fs::write(d.join(format!("{pid}.jsonl")), t + "\n").unwrap();
+    };
+    write(10, 1, "exec", 1);
+    for pid in 11..=13 {
+        write(pid, 10, "fork", 2);
+    }
+    write(14, 10, "fork", 3);
+    write(20, 5, "exec", 1);
+    write(21, 5, "exec", 1);
+    d
+}

@@ -400,6 +400,7 @@ pub fn report_in_process(dir: &Path) -> std::result::Result<(), String> {
         prefix: None,
         color: false,
         width: Some(100),
+        each: false,
     };
     let text = format!(
         "{}{}{}",

@@ -40,7 +40,12 @@ pub fn run(args: ReportArgs) -> i32 {
         Err(()) => return USAGE,
     };
     let mut bar = crate::progress::Bar::new();
-    let report = Report::read_with(&paths, &mut bar).with_policy(&policy);
+    let report = if format == Format::Chrome {
+        Report::read_timed_with(&paths, &mut bar)
+    } else {
+        Report::read_with(&paths, &mut bar)
+    };
+    let report = report.with_policy(&policy);
     bar.finish();
     eprint(&report.problems_text());
     // An error path prints why, and no empty summary; a launcher record
@@ -95,6 +100,7 @@ fn print(report: &Report, args: &ReportArgs, format: Format, paths: &[PathBuf]) 
                 prefix: None,
                 color,
                 width,
+                each: args.each,
             };
             // A launcher record alone has no findings to give a verdict on.
             if report.set.images.is_empty() {

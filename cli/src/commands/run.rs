@@ -143,6 +143,7 @@ fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
             prefix: None,
             color,
             width,
+            each: false,
         };
         eprint(&format!("\n{}", report.text(&opts)));
     }

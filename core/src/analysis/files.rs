@@ -157,9 +157,17 @@ pub fn of_set(set: &TraceSet, machine: &Machine) -> Vec<ImageFiles> {
         .iter()
         .map(|img| machine.is_local(img.header.hostname.as_deref()))
         .collect();
+    // An image alike an earlier one (`Image::class`: the same files, the
+    // same host) gets that one's answers.
+    let first = crate::analysis::first_of_class(set);
     // Every question of the set at once: one batch of probe processes.
     let mut wanted: Vec<(usize, String, Wanted)> = Vec::new();
-    for (i, img) in set.images.iter().enumerate().filter(|(i, _)| local[*i]) {
+    for (i, img) in set
+        .images
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| local[*i] && first[*i] == *i)
+    {
         for l in img.loads.iter().filter(|l| l.new) {
             if let Some(w) = wanted_for(img, l) {
                 wanted.push((i, l.path.clone(), w));
@@ -180,6 +188,10 @@ pub fn of_set(set: &TraceSet, machine: &Machine) -> Vec<ImageFiles> {
         }
     }
     for (i, img) in set.images.iter().enumerate() {
+        if first[i] != i {
+            out[i] = out[first[i]].clone();
+            continue;
+        }
         derived_versions(img, machine, local[i], &mut out[i]);
         out[i].startup = startup_failure(img, machine, local[i]);
         out[i].static_runtimes = static_runtimes(img, machine, local[i], &out[i]);

@@ -73,6 +73,20 @@ pub fn analyse_loading(set: &TraceSet, stderr: Option<&str>, machine: &Machine) 
     }
 }
 
+/// For each image, the first image of its class (`Image::class`): itself
+/// when none came before. Alike images have the same header but for
+/// identity and times, and the same events: what the analysis makes of
+/// the first stands for them all.
+pub fn first_of_class(set: &TraceSet) -> Vec<usize> {
+    let mut seen: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    (0..set.images.len())
+        .map(|i| match set.images[i].class {
+            crate::model::image::UNIQUE => i,
+            c => *seen.entry(c).or_insert(i),
+        })
+        .collect()
+}
+
 /// Whether any rule could find anything in `set`: false only when no
 /// process recorded a CUDA-family library, a failed load, a version, a
 /// call, a driver client, a pin decision or a note, the machine found no

@@ -67,7 +67,11 @@ pub struct Split<'a> {
     pub kind: &'a [u8],
     pub seq: u64,
     pub t_ns: u64,
+    pub pid: u32,
+    pub ppid: u32,
     pub tid: u32,
+    /// A trailing `t_start_ns` (a load's search start), left out of `rest`.
+    pub t_start_ns: Option<u64>,
     /// Everything after `tid`: with `kind`, what makes two events the
     /// same event (`pid` and `ppid` are the file's own).
     pub rest: &'a [u8],
@@ -83,37 +87,46 @@ pub fn split_line(line: &[u8]) -> Option<Split<'_>> {
     let (kind, s) = (&s[..end], &s[end + 1..]);
     let (seq, s) = number(s, b",\"seq\":")?;
     let (t_ns, s) = number(s, b",\"t_ns\":")?;
-    let (_, s) = number(s, b",\"pid\":")?;
-    let (_, s) = number(s, b",\"ppid\":")?;
+    let (pid, s) = number(s, b",\"pid\":")?;
+    let (ppid, s) = number(s, b",\"ppid\":")?;
     let (tid, rest) = number(s, b",\"tid\":")?;
     let tid = u32::try_from(tid).ok()?;
+    let pid = u32::try_from(pid).ok()?;
+    let ppid = u32::try_from(ppid).ok()?;
     // The key must be the whole rest of an object: a comma or the end.
     if !(rest.starts_with(b",") || rest.starts_with(b"}")) {
         return None;
     }
-    let rest = without_start_time(rest);
+    let (rest, t_start_ns) = without_start_time(rest);
     Some(Split {
         kind,
         seq,
         t_ns,
+        pid,
+        ppid,
         tid,
+        t_start_ns,
         rest,
     })
 }
 
 /// `rest` without a trailing `,"t_start_ns":N` (a load's search start, the
-/// shim's last field): a time, like `t_ns`, is no part of what makes two
-/// events the same.
-fn without_start_time(rest: &[u8]) -> &[u8] {
+/// shim's last field), and N: a time, like `t_ns`, is no part of what
+/// makes two events the same.
+fn without_start_time(rest: &[u8]) -> (&[u8], Option<u64>) {
     const FIELD: &[u8] = b",\"t_start_ns\":";
     let Some(body) = rest.strip_suffix(b"}") else {
-        return rest;
+        return (rest, None);
     };
     let digits = body.iter().rev().take_while(|c| c.is_ascii_digit()).count();
     let head = &body[..body.len() - digits];
-    match head.strip_suffix(FIELD) {
-        Some(key) if digits > 0 => key,
-        _ => rest,
+    // ASCII digits: valid UTF-8; a number past u64 is left in `rest`.
+    let value = std::str::from_utf8(&body[head.len()..])
+        .ok()
+        .and_then(|n| n.parse::<u64>().ok());
+    match (head.strip_suffix(FIELD), value) {
+        (Some(key), Some(v)) => (key, Some(v)),
+        _ => (rest, None),
     }
 }
 

@@ -9,6 +9,7 @@ use cudnn_trace_format::read::{
 };
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Something that could not be read, and where.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,15 +76,34 @@ impl Failed {
     }
 }
 
-/// One trace file: one process image. Each list holds distinct events in
-/// the order they first happened, identical repeats folded into a count
-/// ([`Folded`]).
+/// One trace file: one process image: its header, and its events
+/// ([`Events`], read through `Deref`: `img.loads`).
+///
+/// Images whose content is the same but for who and when (a fleet of
+/// identical workers: the same header but for pid, ppid, times, and the
+/// same events in the same order with the same counts) share one
+/// [`Events`] and one [`Image::class`]: 10,000 such workers cost one copy
+/// of their events, and the analysis of one stands for all.
 #[derive(Debug, Clone)]
 pub struct Image {
     pub file: PathBuf,
     /// `n` of `<pid>.<n>.jsonl` (0 for `<pid>.jsonl`).
     pub index: u32,
     pub header: Process,
+    /// The events, shared with the images of the same class.
+    pub events: Arc<Events>,
+    /// Images of one class have the same content but for identity: the
+    /// header's `pid`, `ppid`, `tid`, `t_ns`, `wall_ms` and rank variables
+    /// ([`RANK_ENV`]), the events' `t_ns`, `tid`, `pid`, `ppid` (an image's times are those of the
+    /// first image of its class; `report --format chrome` reads without
+    /// classes). Unique per image unless the reader found its twin.
+    pub class: u32,
+}
+
+/// An image's events. Each list holds distinct events in the order they
+/// first happened, identical repeats folded into a count ([`Folded`]).
+#[derive(Debug, Clone, Default)]
+pub struct Events {
     pub loads: Vec<Folded<Load>>,
     pub failed: Vec<Failed>,
     pub unloads: Vec<Folded<Unload>>,
@@ -101,25 +121,7 @@ pub struct Image {
     pub driver_clients: Vec<Folded<DriverClient>>,
 }
 
-impl Image {
-    /// An image with its header and no event yet.
-    pub fn new(file: PathBuf, index: u32, header: Process) -> Self {
-        Image {
-            file,
-            index,
-            header,
-            loads: Vec::new(),
-            failed: Vec::new(),
-            unloads: Vec::new(),
-            notes: Vec::new(),
-            pins: Vec::new(),
-            versions: Vec::new(),
-            calls: Vec::new(),
-            call_counts: Vec::new(),
-            driver_clients: Vec::new(),
-        }
-    }
-
+impl Events {
     /// Gives back the room the lists grew into while being read.
     pub fn shrink_to_fit(&mut self) {
         self.loads.shrink_to_fit();
@@ -131,6 +133,73 @@ impl Image {
         self.calls.shrink_to_fit();
         self.call_counts.shrink_to_fit();
         self.driver_clients.shrink_to_fit();
+    }
+
+    /// `other`'s events after these (a file continued after a reopen).
+    pub fn append(&mut self, other: &Events) {
+        self.loads.extend(other.loads.iter().cloned());
+        self.failed.extend(other.failed.iter().cloned());
+        self.unloads.extend(other.unloads.iter().cloned());
+        self.notes.extend(other.notes.iter().cloned());
+        self.pins.extend(other.pins.iter().cloned());
+        self.versions.extend(other.versions.iter().cloned());
+        self.calls.extend(other.calls.iter().cloned());
+        self.call_counts.extend(other.call_counts.iter().cloned());
+        self.driver_clients
+            .extend(other.driver_clients.iter().cloned());
+    }
+}
+
+impl std::ops::Deref for Image {
+    type Target = Events;
+    fn deref(&self) -> &Events {
+        &self.events
+    }
+}
+
+/// Variables of the header's `env` that name which worker of a job a
+/// process is (torch.distributed, Slurm, Open MPI, MPICH, PMIx, MVAPICH,
+/// JAX; the same as `analysis::compare`'s rank variables): like the pid,
+/// no part of what makes two images alike (no rule reads them, and the
+/// summary does not show them; the JSON lists each process's own).
+pub const RANK_ENV: &[&str] = &[
+    "RANK",
+    "LOCAL_RANK",
+    "GROUP_RANK",
+    "SLURM_PROCID",
+    "SLURM_LOCALID",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "PMI_RANK",
+    "PMIX_RANK",
+    "MV2_COMM_WORLD_RANK",
+    "JAX_PROCESS_ID",
+];
+
+/// A class no other image has (see [`Image::class`]).
+pub const UNIQUE: u32 = u32::MAX;
+
+impl Image {
+    /// An image with its header and no event yet, in a class of its own.
+    pub fn new(file: PathBuf, index: u32, header: Process) -> Self {
+        Image {
+            file,
+            index,
+            header,
+            events: Arc::default(),
+            class: UNIQUE,
+        }
+    }
+
+    /// The events, to change them (copied first when shared).
+    pub fn events_mut(&mut self) -> &mut Events {
+        Arc::make_mut(&mut self.events)
+    }
+
+    /// Whether `other` is of this image's class (its content but for
+    /// identity and times, see [`Image::class`]).
+    pub fn alike(&self, other: &Image) -> bool {
+        self.class != UNIQUE && self.class == other.class
     }
 
     pub fn host(&self) -> &str {

@@ -50,6 +50,11 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Safe<F> {
         fragment: &str,
     ) -> std::io::Result<()> {
         use cudnn_trace_format::escape::{invisible, raw_byte};
+        // Every character escaped here is DEL or beyond ASCII; paths and
+        // names almost always are plain ASCII (a quick scan of bytes).
+        if fragment.bytes().all(|b| b < 0x7f) {
+            return w.write_all(fragment.as_bytes());
+        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             let escape = if let Some(b) = raw_byte(c) {

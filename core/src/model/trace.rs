@@ -13,14 +13,16 @@
 
 use super::files::{open_regular, read_regular};
 use super::fold::{split_line, Folded, Split};
+use super::image::{Events, UNIQUE};
 use super::{io_msg, LauncherRecord, LAUNCHER_FILE};
-use cudnn_trace_format::read::{parse_line, parse_line_of_kind, Event, LineError};
+use cudnn_trace_format::read::{parse_line, parse_line_of_kind, Event, LineError, Process};
 use cudnn_trace_format::SCHEMA_VERSION;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use super::image::{Failed, Image, Loss, Problem, TraceSet};
 
@@ -46,6 +48,17 @@ pub fn read_paths(paths: &[PathBuf]) -> TraceSet {
 /// read so far (every few MiB and after each file), for a progress bar
 /// against [`input_bytes`].
 pub fn read_paths_with(paths: &[PathBuf], progress: &mut dyn FnMut(u64)) -> TraceSet {
+    read_paths_as(paths, progress, Shared::new(true))
+}
+
+/// [`read_paths_with`], every image in a class of its own
+/// ([`Image::class`]) with its own events and their own times: for the
+/// timeline (`report --format chrome`), which draws each process's times.
+pub fn read_paths_timed(paths: &[PathBuf], progress: &mut dyn FnMut(u64)) -> TraceSet {
+    read_paths_as(paths, progress, Shared::new(false))
+}
+
+fn read_paths_as(paths: &[PathBuf], progress: &mut dyn FnMut(u64), mut shared: Shared) -> TraceSet {
     let mut set = TraceSet::default();
     let mut done = 0u64;
     let mut add = |n: u64| {
@@ -55,8 +68,8 @@ pub fn read_paths_with(paths: &[PathBuf], progress: &mut dyn FnMut(u64)) -> Trac
     for p in paths {
         set.sources.push(p.clone());
         match fs::metadata(p) {
-            Ok(md) if md.is_dir() => read_dir(p, &mut set, &mut add),
-            Ok(_) => read_file(p, &mut set, &mut add),
+            Ok(md) if md.is_dir() => read_dir(p, &mut set, &mut shared, &mut add),
+            Ok(_) => read_file(p, &mut set, &mut shared, &mut add),
             Err(e) => set.problems.push(Problem {
                 file: p.display().to_string(),
                 line: None,
@@ -109,19 +122,13 @@ fn join_reopened(images: &mut Vec<Image>) {
         if p.header.lost_errno == 0 {
             p.header.lost_errno = c.header.lost_errno;
         }
-        p.loads.extend(c.loads);
-        p.failed.extend(c.failed);
-        p.unloads.extend(c.unloads);
-        p.notes.extend(c.notes);
-        p.pins.extend(c.pins);
-        p.versions.extend(c.versions);
-        p.calls.extend(c.calls);
-        p.call_counts.extend(c.call_counts);
-        p.driver_clients.extend(c.driver_clients);
+        p.events_mut().append(&c.events);
+        // Its content is now its own.
+        p.class = UNIQUE;
     }
 }
 
-fn read_dir(dir: &Path, set: &mut TraceSet, progress: &mut dyn FnMut(u64)) {
+fn read_dir(dir: &Path, set: &mut TraceSet, shared: &mut Shared, progress: &mut dyn FnMut(u64)) {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -158,7 +165,7 @@ fn read_dir(dir: &Path, set: &mut TraceSet, progress: &mut dyn FnMut(u64)) {
         read_launcher(&l, set);
     }
     for f in files {
-        read_file(&f, set, progress);
+        read_file(&f, set, shared, progress);
     }
     if !found {
         let mut runs: Vec<PathBuf> = subdirs.into_iter().filter(|d| looks_like_run(d)).collect();
@@ -236,7 +243,7 @@ fn read_launcher(path: &Path, set: &mut TraceSet) {
     }
 }
 
-fn read_file(path: &Path, set: &mut TraceSet, progress: &mut dyn FnMut(u64)) {
+fn read_file(path: &Path, set: &mut TraceSet, shared: &mut Shared, progress: &mut dyn FnMut(u64)) {
     if path.file_name().is_some_and(|n| n == LAUNCHER_FILE) {
         read_launcher(path, set);
         return;
@@ -256,7 +263,7 @@ fn read_file(path: &Path, set: &mut TraceSet, progress: &mut dyn FnMut(u64)) {
         set.empty_files.push(path.to_path_buf());
     }
     let reader = BufReader::with_capacity(1 << 20, file);
-    let (image, problems) = parse_stream(reader, path, progress);
+    let (image, problems) = parse_shared(reader, path, shared, progress);
     set.problems.extend(problems);
     if let Some(img) = image {
         set.images.push(img);
@@ -280,11 +287,62 @@ pub fn parse_trace(bytes: &[u8], path: &Path) -> (Option<Image>, Vec<Problem>) {
 /// [`parse_trace`] from a reader, line by line, telling `progress` how
 /// many more bytes were read (every [`PROGRESS_STEP`], and at the end).
 pub fn parse_stream<R: BufRead>(
-    mut r: R,
+    r: R,
     path: &Path,
     progress: &mut dyn FnMut(u64),
 ) -> (Option<Image>, Vec<Problem>) {
-    let mut b = Builder::new(path);
+    parse_shared(r, path, &mut Shared::new(false), progress)
+}
+
+/// What the files of one read share: each distinct event is parsed once
+/// for all of them (a fleet of workers writes the same events), and the
+/// images found so far by content, so that a twin shares its first's
+/// [`Events`] and class ([`Image::class`]).
+pub struct Shared {
+    /// An event's identity (the line from `tid` on, `fold::split_line`) →
+    /// its id and the event as first parsed (its `seq`, times, pid and
+    /// tid are set anew for each image it is met in).
+    events: FxHashMap<Box<[u8]>, (u32, Event)>,
+    /// An image's content (see [`Builder::content_key`]) → its class and
+    /// events; None: every image is of a class of its own.
+    classes: Option<Classes>,
+}
+
+/// An image's content key → its class and events ([`Shared::classes`]).
+type Classes = FxHashMap<Box<[u8]>, (u32, Arc<Events>)>;
+
+impl Shared {
+    /// `classes`: whether images of the same content share their events.
+    pub fn new(classes: bool) -> Self {
+        Shared {
+            events: FxHashMap::default(),
+            classes: classes.then(FxHashMap::default),
+        }
+    }
+
+    /// The image's class and its events: those of an earlier image with
+    /// the same content, else its own, the first of a new class.
+    fn classify(&mut self, key: Option<Vec<u8>>, events: Events) -> (u32, Arc<Events>) {
+        let (Some(classes), Some(key)) = (self.classes.as_mut(), key) else {
+            return (UNIQUE, Arc::new(events));
+        };
+        let next = u32::try_from(classes.len()).unwrap_or(UNIQUE);
+        let (class, shared) = classes
+            .entry(key.into_boxed_slice())
+            .or_insert_with(|| (next, Arc::new(events)));
+        (*class, Arc::clone(shared))
+    }
+}
+
+/// [`parse_stream`] sharing events and classes with the other files of a
+/// read.
+fn parse_shared<R: BufRead>(
+    mut r: R,
+    path: &Path,
+    shared: &mut Shared,
+    progress: &mut dyn FnMut(u64),
+) -> (Option<Image>, Vec<Problem>) {
+    let mut b = Builder::new(path, shared);
     let mut buf = Vec::new();
     let mut unreported = 0u64;
     loop {
@@ -378,24 +436,6 @@ enum Slot {
     DriverClient(usize),
 }
 
-impl Slot {
-    /// The `ev` of the events in this slot.
-    fn kind(self) -> &'static str {
-        use cudnn_trace_format::ev;
-        match self {
-            Slot::Load(_) => ev::LOAD,
-            Slot::Failed(_) => ev::LOAD_FAILED,
-            Slot::Unload(_) => ev::UNLOAD,
-            Slot::Note(_) => ev::NOTE,
-            Slot::Pin(_) => ev::PIN,
-            Slot::Version(_) => ev::VERSION,
-            Slot::Call(_) => ev::CALL,
-            Slot::CallCounts(_) => ev::CALL_COUNTS,
-            Slot::DriverClient(_) => ev::DRIVER_CLIENT,
-        }
-    }
-}
-
 /// A recent failed request: what a `dlerror` event (which names its
 /// request's `seq`) is matched against.
 #[derive(Debug, Clone, Copy)]
@@ -414,31 +454,41 @@ const RECENT_FAILURES: usize = 1024;
 
 /// One file's image as it is read: the events so far, folded, and the
 /// bounded state needed to fold the next line.
-struct Builder {
+struct Builder<'s> {
     path: PathBuf,
     label: String,
-    image: Option<Image>,
+    /// The header, once read (the first line).
+    header: Option<Process>,
+    events: Events,
+    shared: &'s mut Shared,
     problems: Vec<Problem>,
     /// Problems past [`MAX_PROBLEMS_PER_FILE`], counted.
     unlisted: usize,
     /// The 1-based number of the line being read.
     n: usize,
-    /// The identity of each distinct event (`fold::split_line`) and where it is.
-    /// (Fx: a fast hash; the keys are whole lines, hashed once per line.)
-    seen: FxHashMap<Box<[u8]>, Slot>,
+    /// Where each distinct event of this file is, by its id in
+    /// [`Shared::events`].
+    seen: FxHashMap<u32, Slot>,
+    /// The distinct events in the order they first happened, by id; None
+    /// once one could not be identified (a line of another layout): the
+    /// image is then of a class of its own.
+    order: Option<Vec<(Slot, u32)>>,
     recent: VecDeque<Recent>,
 }
 
-impl Builder {
-    fn new(path: &Path) -> Self {
+impl<'s> Builder<'s> {
+    fn new(path: &Path, shared: &'s mut Shared) -> Self {
         Builder {
             path: path.to_path_buf(),
             label: path.display().to_string(),
-            image: None,
+            header: None,
+            events: Events::default(),
+            shared,
             problems: Vec::new(),
             unlisted: 0,
             n: 0,
             seen: FxHashMap::default(),
+            order: Some(Vec::new()),
             recent: VecDeque::new(),
         }
     }
@@ -457,11 +507,20 @@ impl Builder {
 
     /// The image and the problems, once every line is read.
     fn finish(mut self) -> (Option<Image>, Vec<Problem>) {
-        if let Some(img) = self.image.as_mut() {
+        let image = self.header.take().map(|header| {
             // Kept for the whole report, beside thousands of others: no
             // room for growth.
-            img.shrink_to_fit();
-        }
+            let mut events = std::mem::take(&mut self.events);
+            events.shrink_to_fit();
+            let key = self.content_key(&header, &events);
+            let (class, events) = self.shared.classify(key, events);
+            let index = image_index(&self.path);
+            Image {
+                events,
+                class,
+                ..Image::new(self.path.clone(), index, header)
+            }
+        });
         if self.n == 0 {
             self.problem(
                 None,
@@ -476,7 +535,57 @@ impl Builder {
                 what: format!("{} more problems in this file not listed", self.unlisted),
             });
         }
-        (self.image, self.problems)
+        (image, self.problems)
+    }
+
+    /// What makes two images alike ([`Image::class`]): the header but for
+    /// identity (pids, rank variables) and times, and each distinct event (by id) with its first
+    /// `seq`, count and last `seq`, and the `dlerror` texts of failures.
+    /// None when an event could not be identified.
+    fn content_key(&self, header: &Process, events: &Events) -> Option<Vec<u8>> {
+        let order = self.order.as_ref()?;
+        self.shared.classes.as_ref()?;
+        let mut h = header.clone();
+        (h.pid, h.ppid, h.tid, h.t_ns, h.wall_ms) = (0, 0, 0, 0, 0);
+        for v in super::image::RANK_ENV {
+            h.env.remove(*v);
+        }
+        let mut key = format!("{h:?}").into_bytes();
+        fn put(key: &mut Vec<u8>, n: u64) {
+            key.extend_from_slice(&n.to_le_bytes());
+        }
+        macro_rules! counts {
+            ($f:expr) => {{
+                let f = $f;
+                (f.seq, f.count, f.last_seq)
+            }};
+        }
+        for &(slot, id) in order {
+            put(&mut key, u64::from(id));
+            let (seq, count, last) = match slot {
+                Slot::Load(i) => counts!(&events.loads[i]),
+                Slot::Unload(i) => counts!(&events.unloads[i]),
+                Slot::Note(i) => counts!(&events.notes[i]),
+                Slot::Pin(i) => counts!(&events.pins[i]),
+                Slot::Version(i) => counts!(&events.versions[i]),
+                Slot::Call(i) => counts!(&events.calls[i]),
+                Slot::CallCounts(i) => counts!(&events.call_counts[i]),
+                Slot::DriverClient(i) => counts!(&events.driver_clients[i]),
+                Slot::Failed(i) => {
+                    let f = &events.failed[i];
+                    put(&mut key, f.dlerror.len() as u64);
+                    for e in &f.dlerror {
+                        put(&mut key, e.len() as u64);
+                        key.extend_from_slice(e.as_bytes());
+                    }
+                    (f.ev.seq, f.count, f.last_seq)
+                }
+            };
+            for n in [seq, count, last] {
+                put(&mut key, n);
+            }
+        }
+        Some(key)
     }
 
     /// Takes one line; false when the file turned out not to be a trace
@@ -489,14 +598,14 @@ impl Builder {
             return self.not_first(n, what);
         }
         let split = split_line(raw);
-        if self.image.is_some() && split.is_some_and(|sp| self.fold_repeat(sp)) {
+        if self.header.is_some() && split.is_some_and(|sp| self.known(sp)) {
             return true;
         }
         if raw.iter().all(u8::is_ascii_whitespace) {
             return self.not_first(n, "blank first line; skipped".into());
         }
         let Ok(text) = std::str::from_utf8(raw) else {
-            if self.image.is_none() {
+            if self.header.is_none() {
                 self.problem(
                     Some(n),
                     "not a trace file: first line is not text (binary data?); skipped".into(),
@@ -512,11 +621,14 @@ impl Builder {
             Some(kind) => parse_line_of_kind(kind, text),
             None => parse_line(text),
         };
-        if self.image.is_none() {
+        if self.header.is_none() {
             return self.header(parsed, text, !line.complete);
         }
         match parsed {
-            Ok(ev) => self.event(ev, raw),
+            Ok(ev) => {
+                let id = split.and_then(|sp| self.remember(sp, &ev));
+                self.event(ev, id);
+            }
             Err(e) => self.bad_line(&e, text, !line.complete),
         }
         true
@@ -525,7 +637,7 @@ impl Builder {
     /// A line that cannot be used: on the first line, the file is not a
     /// trace (false); later, a skipped line (true).
     fn not_first(&mut self, n: usize, what: String) -> bool {
-        if self.image.is_none() {
+        if self.header.is_none() {
             self.problem(Some(n), format!("not a trace file: {what}"));
             return false;
         }
@@ -535,15 +647,24 @@ impl Builder {
         true
     }
 
-    /// A repeat of an event already read: counted, not parsed.
-    fn fold_repeat(&mut self, s: Split<'_>) -> bool {
-        let Some(&slot) = self.seen.get(s.rest) else {
+    /// An event met before, in this file or another: a repeat is counted,
+    /// an event new to this file copied from the one parsed before (false:
+    /// never met, to be parsed).
+    fn known(&mut self, s: Split<'_>) -> bool {
+        let Some((id, ev)) = self.shared.events.get(s.rest) else {
             return false;
         };
-        if slot.kind().as_bytes() != s.kind {
+        let id = *id;
+        if kind_of(ev).as_bytes() != s.kind {
             return false;
         }
-        let img = self.image.as_mut().expect("folding needs an image");
+        let Some(&slot) = self.seen.get(&id) else {
+            let mut ev = ev.clone();
+            restamp(&mut ev, &s);
+            self.event(ev, Some(id));
+            return true;
+        };
+        let img = &mut self.events;
         let (seq, t) = (s.seq, s.t_ns);
         match slot {
             Slot::Load(i) => img.loads[i].again(seq, t),
@@ -578,8 +699,7 @@ impl Builder {
                         ),
                     );
                 }
-                let index = image_index(&self.path);
-                self.image = Some(Image::new(self.path.clone(), index, header));
+                self.header = Some(header);
                 true
             }
             Ok(_) => {
@@ -606,10 +726,29 @@ impl Builder {
         }
     }
 
-    /// A new event (not a repeat): added to its list, and its identity
-    /// remembered so that its repeats are folded into it.
-    fn event(&mut self, ev: Event, raw: &[u8]) {
-        let img = self.image.as_mut().expect("events follow the header");
+    /// A new event parsed: its id, and the event kept for the lines (of
+    /// any file) that repeat it. None for an event that is not kept in a
+    /// list (a `dlerror`, a second header) or whose identity is another
+    /// kind's.
+    fn remember(&mut self, s: Split<'_>, ev: &Event) -> Option<u32> {
+        if matches!(ev, Event::Process(_) | Event::DlError(_)) || kind_of(ev).as_bytes() != s.kind {
+            return None;
+        }
+        let next = u32::try_from(self.shared.events.len()).ok()?;
+        let (id, kept) = self
+            .shared
+            .events
+            .entry(s.rest.into())
+            .or_insert_with(|| (next, ev.clone()));
+        // The same bytes as another kind's event: not one identity.
+        (kind_of(kept) == kind_of(ev)).then_some(*id)
+    }
+
+    /// A new event (not a repeat): added to its list, and where it is
+    /// remembered by its id (`id`), so that its repeats are folded into it.
+    /// Without an id, the image is of a class of its own.
+    fn event(&mut self, ev: Event, id: Option<u32>) {
+        let img = &mut self.events;
         let slot = match ev {
             Event::Process(_) => {
                 self.problem(Some(self.n), "second process header ignored".into());
@@ -637,8 +776,14 @@ impl Builder {
                 Slot::Failed(i)
             }
         };
-        if let Some(s) = split_line(raw) {
-            self.seen.entry(s.rest.into()).or_insert(slot);
+        match id {
+            Some(id) => {
+                self.seen.entry(id).or_insert(slot);
+                if let Some(order) = self.order.as_mut() {
+                    order.push((slot, id));
+                }
+            }
+            None => self.order = None,
         }
     }
 
@@ -667,11 +812,7 @@ impl Builder {
             );
             return;
         };
-        let failed = &mut self
-            .image
-            .as_mut()
-            .expect("events follow the header")
-            .failed;
+        let failed = &mut self.events.failed;
         // A request that failed for a missing dependency: the text (which
         // names the dependency) explains the dependency's own failure,
         // written just before it.
@@ -687,15 +828,69 @@ impl Builder {
     fn bad_line(&mut self, e: &LineError, text: &str, truncated: bool) {
         let n = Some(self.n);
         let lossy = self
-            .image
+            .header
             .as_ref()
-            .is_some_and(|i| i.header.lost > 0 || i.header.lost_errno != 0);
+            .is_some_and(|h| h.lost > 0 || h.lost_errno != 0);
         let what = match () {
             _ if truncated && lossy => "last line cut short: the disk took no more (the header counts the events lost); ignored".to_string(),
             _ if truncated => "truncated last line (the process was probably killed while writing it); ignored".to_string(),
             _ => format!("{}; skipped", describe(e, text)),
         };
         self.problem(n, what);
+    }
+}
+
+/// The `ev` of an event.
+fn kind_of(ev: &Event) -> &'static str {
+    use cudnn_trace_format::ev;
+    match ev {
+        Event::Process(_) => ev::PROCESS,
+        Event::Load(_) => ev::LOAD,
+        Event::LoadFailed(_) => ev::LOAD_FAILED,
+        Event::Unload(_) => ev::UNLOAD,
+        Event::DlError(_) => ev::DLERROR,
+        Event::Note(_) => ev::NOTE,
+        Event::Pin(_) => ev::PIN,
+        Event::Version(_) => ev::VERSION,
+        Event::Call(_) => ev::CALL,
+        Event::CallCounts(_) => ev::CALL_COUNTS,
+        Event::DriverClient(_) => ev::DRIVER_CLIENT,
+    }
+}
+
+/// An event parsed from another line with the same identity, made this
+/// line's: its `seq`, times, pid, ppid and tid (everything else is in the
+/// identity, so the result is what parsing this line gives).
+fn restamp(ev: &mut Event, s: &Split<'_>) {
+    macro_rules! stamp {
+        ($e:expr) => {{
+            let e = $e;
+            (e.seq, e.t_ns, e.pid, e.ppid, e.tid) = (s.seq, s.t_ns, s.pid, s.ppid, s.tid);
+        }};
+    }
+    match ev {
+        Event::Load(e) => {
+            stamp!(&mut *e);
+            if s.t_start_ns.is_some() {
+                e.t_start_ns = s.t_start_ns;
+            }
+        }
+        Event::LoadFailed(e) => {
+            stamp!(&mut *e);
+            if s.t_start_ns.is_some() {
+                e.t_start_ns = s.t_start_ns;
+            }
+        }
+        // Never kept as an event of a list.
+        Event::Process(_) => {}
+        Event::Unload(e) => stamp!(e),
+        Event::DlError(e) => stamp!(e),
+        Event::Note(e) => stamp!(e),
+        Event::Pin(e) => stamp!(e),
+        Event::Version(e) => stamp!(e),
+        Event::Call(e) => stamp!(e),
+        Event::CallCounts(e) => stamp!(e),
+        Event::DriverClient(e) => stamp!(e),
     }
 }
 
@@ -913,6 +1108,103 @@ mod tests {
             r#"{{"ev":"{kind}","seq":{seq},"t_ns":{},"pid":4242,"ppid":1,"tid":{tid}{rest}"#,
             seq * 10
         )
+    }
+
+    /// A worker's trace: LOAD, FAILED and its DLERROR `rounds` times, in
+    /// process `pid` (its own tid and times; the load with a search start).
+    fn worker(pid: u32, ppid: u32, rounds: u64) -> String {
+        let mut t = header(pid, ppid, "fork");
+        for r in 0..rounds {
+            let seq = 3 * r + 1;
+            let mine = |l: &str, seq: u64| {
+                at(l, seq, pid + 7)
+                    .replace(
+                        r#""pid":4242,"ppid":1,"#,
+                        &format!(r#""pid":{pid},"ppid":{ppid},"#),
+                    )
+                    .replace(r#""t_ns":"#, &format!(r#""t_ns":{pid}"#))
+            };
+            let load = mine(LOAD, seq);
+            let start = u64::from(pid) * 100 + r;
+            let load = format!(
+                r#"{},"t_start_ns":{start}}}"#,
+                load.strip_suffix('}').unwrap()
+            );
+            t += &format!("\n{load}\n{}\n", mine(FAILED, seq + 1));
+            t += &DLERROR
+                .replace(r#""seq":3"#, &format!(r#""seq":{}"#, seq + 2))
+                .replace(r#""req":2"#, &format!(r#""req":{}"#, seq + 1));
+        }
+        t + "\n"
+    }
+
+    #[test]
+    fn alike_images_share_their_events_and_a_class() {
+        let d = tempdir("classes");
+        for (pid, rounds) in [(11, 2), (12, 2), (13, 2), (14, 3)] {
+            fs::write(d.join(format!("{pid}.jsonl")), worker(pid, 10, rounds)).unwrap();
+        }
+        // The same events in another layout: not identified, not shared.
+        let other = worker(15, 10, 2).replace(r#"{"ev":"load","seq":"#, r#"{"ev":"load","seq" :"#);
+        fs::write(d.join("15.jsonl"), other).unwrap();
+        let set = read_paths(std::slice::from_ref(&d));
+        assert!(set.problems.is_empty(), "{:?}", set.problems);
+        let img = |pid: u32| set.images.iter().find(|i| i.header.pid == pid).unwrap();
+        assert!(img(11).alike(img(12)) && img(12).alike(img(13)));
+        assert!(Arc::ptr_eq(&img(11).events, &img(13).events));
+        assert_eq!(img(12).loads[0].count, 2);
+        // One more round: another count, another class.
+        assert!(!img(14).alike(img(11)) && img(14).class != UNIQUE);
+        assert_eq!(img(15).class, UNIQUE);
+        assert!(!img(15).alike(img(15)));
+        assert_eq!((img(13).header.pid, img(13).header.ppid), (13, 10));
+        // Workers of a job differ in their rank variables: still alike
+        // (each keeps its own header); another GPU is another class.
+        let env = |pid: u32, var: &str, v: &str| {
+            let t =
+                worker(pid, 10, 2).replacen(r#""env":{"#, &format!(r#""env":{{"{var}":"{v}","#), 1);
+            fs::write(d.join(format!("{pid}.jsonl")), t).unwrap();
+        };
+        env(31, "RANK", "1");
+        env(32, "RANK", "2");
+        env(33, "CUDA_VISIBLE_DEVICES", "1");
+        let set = read_paths(std::slice::from_ref(&d));
+        let img = |pid: u32| set.images.iter().find(|i| i.header.pid == pid).unwrap();
+        assert!(img(31).alike(img(32)) && img(31).alike(img(11)));
+        assert_eq!(img(32).header.env["RANK"], "2");
+        assert!(!img(33).alike(img(11)));
+        for pid in [31, 32, 33] {
+            fs::remove_file(d.join(format!("{pid}.jsonl"))).unwrap();
+        }
+
+        // Read for the timeline: no classes, and each image's events are
+        // exactly what reading its file alone gives (an event met in an
+        // earlier file is copied and given this line's seq, times, pid and
+        // tid, never parsed again).
+        let timed = read_paths_timed(std::slice::from_ref(&d), &mut |_| {});
+        for t in &timed.images {
+            assert_eq!(t.class, UNIQUE);
+            let alone = parse_trace(&fs::read(&t.file).unwrap(), &t.file).0.unwrap();
+            assert_eq!(format!("{:?}", t.events), format!("{:?}", alone.events));
+            assert_eq!(t.loads[0].pid, t.header.pid);
+            assert_eq!(t.loads[0].t_start_ns, Some(u64::from(t.header.pid) * 100));
+        }
+        // With classes, an image's events are its class's first's: the
+        // same but for times, tids and pids.
+        let mask = |i: &Image| {
+            let mut e = (*i.events).clone();
+            for l in &mut e.loads {
+                (l.ev.t_ns, l.ev.t_start_ns, l.ev.pid, l.ev.tid, l.last_t_ns) = (0, None, 0, 0, 0);
+            }
+            for f in &mut e.failed {
+                (f.ev.t_ns, f.ev.pid, f.ev.tid) = (0, 0, 0);
+            }
+            format!("{e:?}")
+        };
+        for (a, b) in set.images.iter().zip(&timed.images) {
+            assert_eq!(a.file, b.file);
+            assert_eq!(mask(a), mask(b));
+        }
     }
 
     #[test]

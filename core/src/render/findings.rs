@@ -167,11 +167,16 @@ pub fn finding_block(f: &Finding, pids: &[u32], opts: &TextOptions) -> String {
     let pid = match pids {
         [] => String::new(),
         [p] => format!("pid {p} · "),
-        _ => {
-            let list: Vec<String> = pids.iter().take(8).map(u32::to_string).collect();
-            let more = if pids.len() > 8 { ", …" } else { "" };
-            format!("pids {}{more} · ", list.join(", "))
+        _ if pids.len() <= 8 => {
+            let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+            format!("pids {} · ", list.join(", "))
         }
+        // A fleet: how many, and the pids as ranges.
+        _ => format!(
+            "{} processes, pids {} · ",
+            super::summary::thousands(pids.len() as u64),
+            super::summary::pid_ranges(&mut pids.to_vec())
+        ),
     };
     b.item(
         "",
@@ -450,6 +455,36 @@ mod tests {
         }
         let t = render_text(&[f]);
         assert!(t.contains(r"/a\x0ab"), "{t}");
+    }
+
+    #[test]
+    fn the_pids_of_a_fleet_as_ranges() {
+        let f = Finding {
+            code: "CDT006",
+            severity: Severity::Error,
+            title: "libnvrtc.so.13 could not be loaded".into(),
+            fix: "install it".into(),
+            alternatives: Vec::new(),
+            evidence: Vec::new(),
+            consequence_of: Vec::new(),
+            count: None,
+            sources: Vec::new(),
+            policy: None,
+        };
+        let opts = TextOptions::default();
+        let few: Vec<u32> = (100..108).collect();
+        let t = finding_block(&f, &few, &opts);
+        assert!(
+            t.contains("pids 100, 101, 102, 103, 104, 105, 106, 107 · "),
+            "{t}"
+        );
+        let mut many: Vec<u32> = (100_000..110_000).collect();
+        many.push(7);
+        let t = finding_block(&f, &many, &opts);
+        assert!(
+            t.contains("10,001 processes, pids 7, 100000–109999 · "),
+            "{t}"
+        );
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub struct ProcessDoc<'a> {
     pub top: bool,
     /// How it ended, when the launcher knows.
     pub ended: Option<String>,
-    pub libraries: Vec<LibraryView>,
+    pub libraries: &'a [LibraryView],
     /// Libraries whose version could not be asked at report time, and why.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub versions_not_asked: &'a [NotAsked],
@@ -190,16 +190,29 @@ impl Serialize for Processes<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(Some(self.set.images.len()))?;
-        for i in 0..self.set.images.len() {
-            seq.serialize_element(&self.process(i))?;
+        // The library list of the image before, for the images alike it
+        // (`Image::class`; alike images are read in a row).
+        let mut libs: Option<(usize, Vec<LibraryView>)> = None;
+        for (i, img) in self.set.images.iter().enumerate() {
+            let alike = libs
+                .as_ref()
+                .is_some_and(|(j, _)| self.set.images[*j].alike(img));
+            if !alike {
+                libs = Some((i, libraries_with(img, self.all, self.files.get(i))));
+            }
+            let libs = libs.as_ref().map_or(&[][..], |(_, l)| &l[..]);
+            seq.serialize_element(&self.process(i, libs))?;
         }
         seq.end()
     }
 }
 
 impl<'a> Processes<'a> {
-    /// The entry of image `i`.
-    fn process(&self, i: usize) -> ProcessDoc<'a> {
+    /// The entry of image `i`, with its libraries.
+    fn process<'b>(&self, i: usize, libraries: &'b [LibraryView]) -> ProcessDoc<'b>
+    where
+        'a: 'b,
+    {
         let (set, files, d) = (self.set, self.files, self.d);
         let img = &set.images[i];
         let h = &img.header;
@@ -228,7 +241,7 @@ impl<'a> Processes<'a> {
             link,
             top: self.tree.top[i],
             ended: self.tree.ending[i].clone(),
-            libraries: libraries_with(img, self.all, files.get(i)),
+            libraries,
             versions_not_asked: files.get(i).map_or(&[][..], |f| &f.not_asked[..]),
             startup_failure: files.get(i).and_then(|f| f.startup.as_ref()),
             static_runtimes: files.get(i).map_or(&[][..], |f| &f.static_runtimes[..]),

@@ -65,6 +65,9 @@ pub struct TextOptions {
     pub color: bool,
     /// Wrap lines at this many columns; None: do not wrap.
     pub width: Option<usize>,
+    /// Show every process on its own, also those alike another (by
+    /// default alike leaf processes share one block, `summary`).
+    pub each: bool,
 }
 
 /// Whether `stream` gets colour under `choice`, and the width to wrap at,

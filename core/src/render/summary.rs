@@ -153,7 +153,12 @@ pub fn common_prefix(set: &TraceSet, all: bool) -> Option<String> {
     // Distinct library and requester paths; the many candidates of failed
     // requests would otherwise outvote them.
     let mut paths: BTreeSet<&str> = BTreeSet::new();
+    let mut classes = std::collections::HashSet::new();
     for img in &set.images {
+        // Alike images have the same loads.
+        if img.class != crate::model::image::UNIQUE && !classes.insert(img.class) {
+            continue;
+        }
         for l in img.loads.iter().filter(|l| all || l.family.is_some()) {
             paths.insert(&l.path);
             paths.extend(l.requester.as_deref());
@@ -346,7 +351,13 @@ pub fn render_with(
     if hidden <= 5 {
         shown.iter_mut().for_each(|s| *s = true);
     }
-    render_forest(a, &shown, multi_host, opts, &mut out);
+    if render_forest(a, &shown, multi_host, opts, &mut out) {
+        out.push('\n');
+        line(
+            &mut out,
+            "(processes alike but for their pids share one block: `cudnn-trace report --each` shows each one, `--json` lists them all)",
+        );
+    }
     if hidden > 5 {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for i in (0..n).filter(|&i| !shown[i]) {
@@ -521,40 +532,48 @@ fn levels_below(a: &View<'_>, shown: &[bool]) -> Vec<usize> {
 }
 
 /// Renders the tree, without recursion. A plain image (header only) that
-/// exec'd into the next one is shown on that one's line.
+/// exec'd into the next one is shown on that one's line. True when a
+/// block stood for several alike images.
 fn render_forest(
     a: &View<'_>,
     shown: &[bool],
     multi_host: bool,
     opts: &TextOptions,
     out: &mut String,
-) {
+) -> bool {
+    let mut grouped = false;
     enum Item {
         /// An image at `depth`; `chain`: names of the plain images of the
-        /// same pid that exec'd into it.
+        /// same pid that exec'd into it; `alike`: the images its block
+        /// stands for too ([`alike_groups`]).
         Image {
             i: usize,
             depth: usize,
             chain: Vec<(String, Link)>,
+            alike: Vec<usize>,
         },
         /// The levels below [`MAX_DEPTH`], before they are shown flat.
         Deeper(usize),
     }
     let levels = levels_below(a, shown);
-    let mut stack: Vec<Item> = a
-        .tree
-        .roots
-        .iter()
+    let mut stack: Vec<Item> = alike_groups(a, &a.tree.roots, shown, opts)
+        .into_iter()
         .rev()
-        .map(|&i| Item::Image {
+        .map(|(i, alike)| Item::Image {
             i,
             depth: 0,
             chain: Vec::new(),
+            alike,
         })
         .collect();
     while let Some(item) = stack.pop() {
-        let (i, depth, mut chain) = match item {
-            Item::Image { i, depth, chain } => (i, depth, chain),
+        let (i, depth, mut chain, alike) = match item {
+            Item::Image {
+                i,
+                depth,
+                chain,
+                alike,
+            } => (i, depth, chain, alike),
             Item::Deeper(k) => {
                 let _ = writeln!(
                     out,
@@ -583,20 +602,20 @@ fn render_forest(
                     i: next,
                     depth,
                     chain,
+                    alike: Vec::new(),
                 });
                 continue;
             }
         }
-        render_image(
-            a,
+        let block = Block {
             i,
-            depth.min(MAX_DEPTH + 1),
-            multi_host,
-            opts,
-            &chain,
-            out,
-        );
-        for &c in kids.iter().rev() {
+            depth: depth.min(MAX_DEPTH + 1),
+            chain: &chain,
+            alike: &alike,
+        };
+        render_image(a, &block, multi_host, opts, out);
+        grouped |= !alike.is_empty();
+        for (c, alike) in alike_groups(a, kids, shown, opts).into_iter().rev() {
             let d = if matches!(a.tree.link[c], Link::Exec(_)) {
                 depth
             } else {
@@ -606,29 +625,82 @@ fn render_forest(
                 i: c,
                 depth: d,
                 chain: Vec::new(),
+                alike,
             });
         }
         if depth == MAX_DEPTH && forks {
             stack.push(Item::Deeper(levels[i]));
         }
     }
+    grouped
+}
+
+/// Siblings (`list`: roots, or one image's children) in blocks: each
+/// image with the images alike it that its block stands for too. Alike:
+/// of the same class (`Image::class`: the same content but for pid and
+/// times), leaves (nothing shown below them), roots or forked children
+/// (not exec successors), hanging the same way (the same parent pid, the
+/// same ending, both the launcher's program or neither). A block is where its first image is; `opts.each`: one image
+/// per block.
+fn alike_groups(
+    a: &View<'_>,
+    list: &[usize],
+    shown: &[bool],
+    opts: &TextOptions,
+) -> Vec<(usize, Vec<usize>)> {
+    let mut blocks: Vec<(usize, Vec<usize>)> = Vec::with_capacity(list.len());
+    let mut at: HashMap<(u32, bool, u32, Option<&str>, bool), usize> = HashMap::new();
+    for &i in list {
+        let img = &a.set.images[i];
+        let leaf = !a.tree.children[i].iter().any(|&c| shown[c]);
+        // An exec successor is its pid's next image: alike nothing else.
+        let exec = matches!(a.tree.link[i], Link::Exec(_));
+        if opts.each || !shown[i] || !leaf || exec || img.class == crate::model::image::UNIQUE {
+            blocks.push((i, Vec::new()));
+            continue;
+        }
+        let key = (
+            img.class,
+            matches!(a.tree.link[i], Link::Root),
+            img.header.ppid,
+            a.tree.ending[i].as_deref(),
+            a.tree.top[i],
+        );
+        match at.get(&key) {
+            Some(&b) => blocks[b].1.push(i),
+            None => {
+                at.insert(key, blocks.len());
+                blocks.push((i, Vec::new()));
+            }
+        }
+    }
+    blocks
+}
+
+/// One block of the summary: image `i` at `depth`, after the plain
+/// images that exec'd into it (`chain`), standing for the images `alike`
+/// too.
+struct Block<'b> {
+    i: usize,
+    depth: usize,
+    chain: &'b [(String, Link)],
+    alike: &'b [usize],
 }
 
 fn render_image(
     a: &View<'_>,
-    i: usize,
-    depth: usize,
+    block: &Block<'_>,
     multi_host: bool,
     opts: &TextOptions,
-    chain: &[(String, Link)],
     out: &mut String,
 ) {
+    let i = block.i;
     let img = &a.set.images[i];
-    let pad = "   ".repeat(depth);
+    let pad = "   ".repeat(block.depth);
     let body = format!("{pad}  ");
     let files = a.files.get(i);
     let libs = libraries_with(img, opts.all, files);
-    let mut head = image_head(a, i, &pad, multi_host, chain);
+    let mut head = image_head(a, block, &pad, multi_host);
     head = legend(&head, opts.prefix.as_deref()).into_owned();
     let static_runtime = files.is_some_and(|f| f.static_runtimes.iter().any(|r| !r.nvidia));
     if libs.is_empty()
@@ -686,20 +758,30 @@ fn render_image(
 /// The first line of an image's block: pid, how it hangs in the tree, the
 /// exec chain that led to it (`chain`: the plain images before it), its
 /// command line and how it ended.
-fn image_head(
-    a: &View<'_>,
-    i: usize,
-    pad: &str,
-    multi_host: bool,
-    chain: &[(String, Link)],
-) -> String {
+fn image_head(a: &View<'_>, block: &Block<'_>, pad: &str, multi_host: bool) -> String {
+    let (i, chain) = (block.i, block.chain);
     let img = &a.set.images[i];
     let h = &img.header;
     let mut head = String::new();
-    let pid = if multi_host {
-        format!("{}:{}", esc(img.host()), h.pid)
+    let host = if multi_host {
+        format!("{}:", esc(img.host()))
     } else {
-        h.pid.to_string()
+        String::new()
+    };
+    let pid = if block.alike.is_empty() {
+        format!("pid {host}{}", h.pid)
+    } else {
+        let mut pids: Vec<u32> = block
+            .alike
+            .iter()
+            .map(|&j| a.set.images[j].header.pid)
+            .collect();
+        pids.push(h.pid);
+        format!(
+            "{} processes alike: pids {host}{}",
+            thousands(pids.len() as u64),
+            pid_ranges(&mut pids)
+        )
     };
     // The line starts as the first image of the chain would.
     let (link, origin) = match chain.first() {
@@ -708,13 +790,13 @@ fn image_head(
     };
     match link {
         Link::Exec(_) => {
-            let _ = write!(head, "{pad}pid {pid} exec → ");
+            let _ = write!(head, "{pad}{pid} exec → ");
         }
         Link::Child(_) => {
-            let _ = write!(head, "{pad}└ pid {pid} ");
+            let _ = write!(head, "{pad}└ {pid} ");
         }
         Link::Root => {
-            let _ = write!(head, "{pad}pid {pid} (ppid {}) ", h.ppid);
+            let _ = write!(head, "{pad}{pid} (ppid {}) ", h.ppid);
         }
     }
     if origin == Some("fork") {
@@ -748,6 +830,42 @@ fn image_head(
     }
     head
 }
+
+/// Pids as ranges, `100000–109999, 200000, …` (sorted first; at most
+/// [`PID_RANGES`] ranges, then how many more pids).
+pub(super) fn pid_ranges(pids: &mut [u32]) -> String {
+    pids.sort_unstable();
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for &p in pids.iter() {
+        match ranges.last_mut() {
+            Some((_, hi)) if p == hi.saturating_add(1) || p == *hi => *hi = p,
+            _ => ranges.push((p, p)),
+        }
+    }
+    let shown: Vec<String> = ranges
+        .iter()
+        .take(PID_RANGES)
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}–{hi}")
+            }
+        })
+        .collect();
+    let mut s = shown.join(", ");
+    if ranges.len() > PID_RANGES {
+        let more: u64 = ranges[PID_RANGES..]
+            .iter()
+            .map(|&(lo, hi)| u64::from(hi - lo) + 1)
+            .sum();
+        let _ = write!(s, ", … ({} more)", thousands(more));
+    }
+    s
+}
+
+/// Pid ranges named in the head of a block of alike processes.
+const PID_RANGES: usize = 6;
 
 /// One library's cells: family, file, version, why, who asked, where
 /// (with the name variants missed before it and its later requests).
@@ -1506,7 +1624,7 @@ mod tests {
         let mut chain: Vec<Image> = (0..N)
             .map(|k| image(9000, 8999, "exec", &[], &format!("9000.{k}.jsonl")))
             .collect();
-        chain.last_mut().unwrap().loads = set.images[N as usize - 1].loads.clone();
+        chain.last_mut().unwrap().events_mut().loads = set.images[N as usize - 1].loads.clone();
         set.images.extend(chain);
         let start = std::time::Instant::now();
         // A thread with a small stack: rendering must not recurse per level.
@@ -1622,5 +1740,64 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    fn fleet_text(each: bool) -> String {
+        let set = crate::model::read_paths(&[crate::testutil::alike_fleet()]);
+        let opts = TextOptions {
+            each,
+            ..Default::default()
+        };
+        render(&set, &ProcessTree::new(&set), &opts)
+    }
+
+    #[test]
+    fn alike_processes_share_one_block() {
+        let text = fleet_text(false);
+        let heads: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with(['p', '└', '2', '3']))
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "pid 10 (ppid 1)  python train.py  [/usr/bin/python3.11]",
+                "   └ 3 processes alike: pids 11–13 (fork)  python train.py  [/usr/bin/python3.11]",
+                "   └ pid 14 (fork)  python train.py  [/usr/bin/python3.11]",
+                "2 processes alike: pids 20–21 (ppid 5)  python train.py  [/usr/bin/python3.11]",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("(loaded ×2)"), "{text}");
+        assert!(text.contains("(loaded ×3)"), "{text}");
+        assert!(
+            text.contains("`cudnn-trace report --each` shows each one"),
+            "{text}"
+        );
+        assert!(
+            text.starts_with("cudnn-trace: 7 processes traced"),
+            "{text}"
+        );
+
+        // --each: every process on its own, each block as the shared one.
+        let each = fleet_text(true);
+        assert!(!each.contains("alike"), "{each}");
+        for pid in [11, 12, 13, 20, 21] {
+            assert!(each.contains(&format!("pid {pid} (")), "{each}");
+        }
+        let block = |t: &str, head: &str| -> String {
+            let at = t.find(head).unwrap();
+            let body = &t[at..];
+            let body = &body[body.find('\n').unwrap()..];
+            body[..body.find("\n\n").unwrap_or(body.len())].to_string()
+        };
+        assert_eq!(block(&text, "3 processes alike"), block(&each, "pid 12 ("));
+    }
+
+    #[test]
+    fn pids_as_ranges() {
+        assert_eq!(pid_ranges(&mut [9, 1, 2, 3, 5, 10, 3]), "1–3, 5, 9–10");
+        let mut many: Vec<u32> = (0..20).map(|k| k * 10).collect();
+        assert_eq!(pid_ranges(&mut many), "0, 10, 20, 30, 40, 50, … (14 more)");
     }
 }

@@ -517,23 +517,29 @@ pub fn analyze_set(
         }
     };
     let stderr = stderr.map(|s| facts::StderrFacts::new(s, ctx.knowledge));
-    set.images
-        .iter()
-        .enumerate()
-        .map(|(i, img)| {
+    // An image alike an earlier one with the same stderr (`Image::class`)
+    // has its findings: the rules read neither pids nor times.
+    let first = crate::analysis::first_of_class(set);
+    let mut out: Vec<ImageFindings> = Vec::with_capacity(set.images.len());
+    for (i, img) in set.images.iter().enumerate() {
+        let j = first[i];
+        let findings = if j != i && wants_stderr[j] == wants_stderr[i] {
+            out[j].findings.clone()
+        } else {
             let err = if wants_stderr[i] {
                 stderr.as_ref()
             } else {
                 None
             };
-            let facts = Facts::new(img, err).with_files(files.get(i));
-            ImageFindings {
-                file: img.file.display().to_string(),
-                pid: img.header.pid,
-                findings: evaluate(&facts, ctx),
-            }
-        })
-        .collect()
+            evaluate(&Facts::new(img, err).with_files(files.get(i)), ctx)
+        };
+        out.push(ImageFindings {
+            file: img.file.display().to_string(),
+            pid: img.header.pid,
+            findings,
+        });
+    }
+    out
 }
 
 /// Findings that are the same (code, title, fix) in several processes
