@@ -14,19 +14,7 @@ use std::process::Command;
 #[test]
 fn embedded_shim_files_need_nothing_newer_than_glibc_2_17() {
     let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
-    let script = tools::workspace_root().join("scripts/glibc-floor.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .args(["--max", "2.17", "--cli"])
-        .arg(&t.cli)
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{} failed:\n{text}", script.display());
+    let text = floor_2_17(&["--cli"], &t.cli);
     // Both files were looked at.
     assert!(
         text.contains("/libcdtrace.so\n") && text.contains("/libcdtrace_preload.so\n"),
@@ -40,11 +28,18 @@ fn embedded_shim_files_need_nothing_newer_than_glibc_2_17() {
 #[test]
 fn development_shim_needs_nothing_newer_than_glibc_2_17() {
     let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
+    floor_2_17(&[], &t.shim);
+}
+
+/// `scripts/glibc-floor.sh --max 2.17 OPTS... FILE`, which must succeed: its
+/// output.
+fn floor_2_17(opts: &[&str], file: &std::path::Path) -> String {
     let script = tools::workspace_root().join("scripts/glibc-floor.sh");
     let out = Command::new("bash")
         .arg(&script)
         .args(["--max", "2.17"])
-        .arg(&t.shim)
+        .args(opts)
+        .arg(file)
         .output()
         .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
     let text = format!(
@@ -53,4 +48,5 @@ fn development_shim_needs_nothing_newer_than_glibc_2_17() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{} failed:\n{text}", script.display());
+    text
 }

@@ -6,8 +6,8 @@
 //! program is `tests/findings/02_cudnn9_two_installs/main.c` (libcudnn.so.9,
 //! then cudnnGetVersion and cudnnOpsVersionCheck).
 
-use crate::launcher_support::{build_stack, cc, run_cc};
-use crate::tools;
+use crate::case_dir::{link_rpath, CaseDir, PY};
+use crate::launcher_support::build_stack;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -48,8 +48,9 @@ impl TwoInstalls {
         );
         let graph = dir.join("opt/cudnn-9.14-graph/lib");
         link_graph_and_engines(&system, &graph);
-        let prog = dir.join("venv/bin/python3.12");
-        compile_program(&pip, &prog);
+        let flags = link_rpath(&pip, "libcudnn.so.9");
+        let prog =
+            CaseDir { dir: dir.clone() }.compile("02_cudnn9_two_installs/main.c", PY, &flags);
         TwoInstalls {
             dir,
             pip,
@@ -81,23 +82,4 @@ fn link_graph_and_engines(system: &Path, graph: &Path) {
             std::os::unix::fs::symlink(system.join(&name), graph.join(&name)).unwrap();
         }
     }
-}
-
-/// The program, linked to the pip copy's libcudnn.so.9 through DT_RPATH.
-fn compile_program(pip: &Path, prog: &Path) {
-    fs::create_dir_all(prog.parent().unwrap()).unwrap();
-    let mut cmd = cc();
-    cmd.args(["-std=gnu11", "-O2", "-Wall", "-Wextra"])
-        .arg(format!(
-            "-I{}",
-            s(&tools::package_dir().join("fixtures/stack"))
-        ))
-        .arg("-o")
-        .arg(prog)
-        .arg(tools::package_dir().join("findings/02_cudnn9_two_installs/main.c"))
-        .arg(format!("-L{}", s(pip)))
-        .arg("-l:libcudnn.so.9")
-        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", s(pip)))
-        .arg("-ldl");
-    run_cc(&mut cmd, "02_cudnn9_two_installs", true);
 }

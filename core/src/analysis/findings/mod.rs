@@ -586,6 +586,22 @@ mod tests {
     use super::testkit::*;
     use super::*;
 
+    /// A bare finding of `code` whose one evidence is a loaded `path`.
+    fn loaded_finding(code: &'static str, severity: Severity, path: &str) -> Finding {
+        Finding {
+            code,
+            severity,
+            title: String::new(),
+            fix: String::new(),
+            alternatives: Vec::new(),
+            evidence: vec![Evidence::new("loaded").path(path)],
+            consequence_of: Vec::new(),
+            sources: Vec::new(),
+            policy: None,
+            count: None,
+        }
+    }
+
     #[test]
     fn probe_situation_end_to_end() {
         let fs = probe_trace().findings();
@@ -683,18 +699,7 @@ mod tests {
     /// message that follows from the driver finding (jax#17553).
     #[test]
     fn effects_follow_placements_and_causes_close() {
-        let f = |code, path: &str| Finding {
-            code,
-            severity: Severity::Error,
-            title: String::new(),
-            fix: String::new(),
-            alternatives: Vec::new(),
-            evidence: vec![Evidence::new("loaded").path(path)],
-            consequence_of: Vec::new(),
-            sources: Vec::new(),
-            policy: None,
-            count: None,
-        };
+        let f = |code, path: &str| loaded_finding(code, Severity::Error, path);
         let mut fs = vec![
             f("CDT010", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
             f(
@@ -728,18 +733,7 @@ mod tests {
     /// warning nothing follows from stays a warning.
     #[test]
     fn a_cause_is_as_severe_as_its_consequences() {
-        let f = |code, severity, path: &str| Finding {
-            code,
-            severity,
-            title: String::new(),
-            fix: String::new(),
-            alternatives: Vec::new(),
-            evidence: vec![Evidence::new("loaded").path(path)],
-            consequence_of: Vec::new(),
-            sources: Vec::new(),
-            policy: None,
-            count: None,
-        };
+        let f = loaded_finding;
         let rt = "/usr/local/tcpxo/lib64/libcudart.so.12";
         let mut fs = vec![
             f("CDT010", Severity::Error, rt),
