@@ -282,27 +282,59 @@ fn no_copy_of_the_shim_is_left_in_tmp_per_run() {
 /// many events were lost, and must not say the launcher was killed.
 #[test]
 fn full_disk_is_said_in_the_summary_and_not_blamed_on_a_kill() {
+    full_disk_is_said_once("safety-full", "");
+}
+
+/// The disk has only 48 KiB left when the launcher starts, so the
+/// program's first events fill it at once, racing the launcher's first
+/// `launcher.json` (written once the program has started): that record
+/// and the last ones must still be written (from room set aside before the
+/// program starts), and the full disk said once.
+#[test]
+fn disk_full_from_the_programs_first_events_still_gets_the_launchers_records() {
+    let fill = r#"
+        avail=$(df --output=avail -B1 "$d/mnt" | tail -1)
+        fallocate -l $((avail - 48 * 1024)) "$d/mnt/filler" || exit 99
+    "#;
+    let d = full_disk_is_said_once("safety-full-early", fill);
+    let Some(d) = d else { return };
+    let rec: Value =
+        serde_json::from_str(&fs::read_to_string(d.join("record")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
+    assert_eq!(rec["exit_code"], 0, "{rec}");
+    assert!(rec["pid"].as_u64().is_some(), "{rec}");
+    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+}
+
+/// Runs `noisy 2000` traced into a 96 KiB tmpfs after the `fill` script
+/// (bash, `$d/mnt` mounted) and checks that the summary and the report
+/// say the full disk once, with where and how many events were lost, and
+/// blame no kill. Returns the work directory (with `record`, the run's
+/// `launcher.json`), None when skipped.
+fn full_disk_is_said_once(name: &str, fill: &str) -> Option<PathBuf> {
     if !is_root() {
         eprintln!("skipped: a small tmpfs needs root (mount namespace, mount -t tmpfs)");
-        return;
+        return None;
     }
-    let d = work_dir("safety-full");
+    let d = work_dir(name);
     compile("noisy.c", &d.join("noisy"));
     let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
-    let script = r#"
+    let script = format!(
+        r#"
         set -u
         cli=$1 d=$2
         mkdir -p "$d/mnt"
         mount -t tmpfs -o size=96k cdt-full "$d/mnt" || exit 99
+        {fill}
         cd "$d"
         XDG_CACHE_HOME="$d/cache" "$cli" --out "$d/mnt/run" -- ./noisy 2000 >"$d/out" 2>"$d/err"
         echo "rc=$?" >>"$d/out"
         XDG_CACHE_HOME="$d/cache" "$cli" report "$d/mnt/run" >"$d/report" 2>&1
+        cp "$d/mnt/run/launcher.json" "$d/record"
         exit 0
-    "#;
-    if in_mount_namespace(script, &t.cli, &d).is_none() {
-        return;
-    }
+    "#
+    );
+    in_mount_namespace(&script, &t.cli, &d)?;
     let read = |n: &str| fs::read_to_string(d.join(n)).unwrap_or_default();
     assert!(
         read("out").contains("done\nrc=0"),
@@ -323,6 +355,7 @@ fn full_disk_is_said_in_the_summary_and_not_blamed_on_a_kill() {
             full[0]
         );
     }
+    Some(d)
 }
 
 // ---------------------------------------------------------------------------

@@ -133,7 +133,7 @@ fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
         rec.status = Some(status);
     }
     rec.findings = Some(findings);
-    launch::write_record(&run.out_dir, rec);
+    run.records.write(rec, false);
     if !args.quiet {
         eprint(&report.problems_text());
         let (color, width) = detect(Stream::Stderr, args.color.into());

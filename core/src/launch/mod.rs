@@ -37,6 +37,7 @@ use crate::machine::pin::{self, PinInfo, PinMode};
 use crate::model::{signal_name, LauncherRecord};
 use capture::{Capture, ChildStdio};
 use env::ProgramEnv;
+pub use record::Records;
 use record::{local_time, make_out_dir, now_ms, pin_record};
 use session::Session;
 use signals::{install_signals, wait_program, Ended, Program};
@@ -45,7 +46,6 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use record::write_record;
 pub use signals::die_of;
 
 /// Exit status when cudnn-trace itself fails (as `env`, `nice`, `timeout`).
@@ -91,8 +91,10 @@ pub enum Outcome {
 pub struct Traced {
     /// The trace directory, absolute.
     pub out_dir: PathBuf,
-    /// `launcher.json` as written (to update it: [`write_record`]).
+    /// `launcher.json` as written.
     pub record: LauncherRecord,
+    /// Its writer, with room set aside for one more version.
+    pub records: Records,
     /// The launcher's exit status: the program's, or 128+N when it died
     /// of signal N (then end with [`die_of`] once done).
     pub status: i32,
@@ -121,6 +123,7 @@ struct Prepared {
     resolved: PathBuf,
     shim: PathBuf,
     out_dir: PathBuf,
+    records: Records,
     /// Why (part of) the run cannot be traced, already printed.
     warnings: Vec<String>,
 }
@@ -133,7 +136,7 @@ fn prepare(opts: &Options, launcher_pid: u32, start_ms: u64) -> Result<Prepared,
     let pin = check_pin(opts)?;
     let resolved = resolve(opts, pin.as_ref())?;
     let shim = locate_shim(opts, &resolved, pin.is_some())?;
-    let out_dir = match make_out_dir(opts.out.as_deref(), launcher_pid, start_ms) {
+    let (out_dir, records) = match make_out_dir(opts.out.as_deref(), launcher_pid, start_ms) {
         Ok(d) => d,
         Err(e) => {
             return Err(run_without_trace_dir(
@@ -165,6 +168,7 @@ fn prepare(opts: &Options, launcher_pid: u32, start_ms: u64) -> Result<Prepared,
         resolved,
         shim,
         out_dir,
+        records,
         warnings,
     })
 }
@@ -343,7 +347,10 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     // Processes of the program's tree whose parent ends become ours, so
     // that the launcher knows when the last one has ended.
     outliving::become_subreaper();
-    let mut reserve = record::Reserve::make(&p.out_dir);
+    // Room for the record of the start and for the record of the end, set
+    // aside before the program can fill the disk.
+    let mut records = p.records;
+    records.keep(2);
     // Set up last, right before the program starts: the launcher's own
     // messages before this point are not the program's.
     let mut capture = Capture::begin(&p.out_dir, !opts.no_capture_stderr);
@@ -358,14 +365,14 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             rec.end_wall_ms = Some(end);
             rec.end = Some(local_time(end).1);
             rec.status = Some(code);
-            write_record(&p.out_dir, &rec);
+            records.write(&rec, false);
             return Outcome::Done(code);
         }
     };
     let child_pid = child.pid();
     capture.program_started();
     rec.pid = Some(child_pid as u32);
-    write_record(&p.out_dir, &rec);
+    records.write(&rec, false);
 
     let (ended, leader) = match child {
         // The Child handle is not used for waiting: wait_child reaps by pid.
@@ -389,9 +396,6 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             (ended, Some(leader_pid))
         }
     };
-    // The room kept for the record: how the program ended goes on disk
-    // first, even when its traces filled it.
-    reserve.release();
     let end = now_ms();
     let status = match ended {
         Ended::Exited(c) => {
@@ -408,10 +412,14 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     rec.end_wall_ms = Some(end);
     rec.end = Some(local_time(end).1);
     rec.status = Some(status);
-    write_record(&p.out_dir, &rec);
-    // The processes still running get their grace; the capture goes on
-    // meanwhile.
     let except: Vec<i32> = leader.into_iter().collect();
+    // How the program ended goes on disk first, into the room kept for it,
+    // when processes of its tree still run: they get their grace, and the
+    // capture goes on meanwhile. (Without them, the next record follows at
+    // once.)
+    if outliving::has_children() {
+        records.write(&rec, true);
+    }
     rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
     // Everything the program wrote reaches the real stderr before the
     // summary (and before the launcher ends by the program's signal).
@@ -419,10 +427,11 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     let end = now_ms();
     rec.end_wall_ms = Some(end);
     rec.end = Some(local_time(end).1);
-    write_record(&p.out_dir, &rec);
+    records.write(&rec, true);
     Outcome::Traced(Box::new(Traced {
         out_dir: p.out_dir,
         record: rec,
+        records,
         status,
     }))
 }

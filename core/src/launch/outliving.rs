@@ -64,7 +64,7 @@ fn running(pid: i32) -> bool {
 /// one of them or below one (the launcher is their subreaper): with none,
 /// there is nothing to look for in `/proc`, whose every process the look
 /// reads (hundreds of files on a busy host, at the end of every run).
-fn has_children() -> bool {
+pub fn has_children() -> bool {
     // SAFETY: a zeroed siginfo_t is a valid out-parameter; WNOWAIT leaves
     // whatever it finds waitable.
     let r = unsafe {

@@ -1,5 +1,5 @@
 //! The trace directory of a run and the launcher's record in it
-//! (`launcher.json`, written atomically each time it changes).
+//! (`launcher.json`, written atomically each time it changes: [`Records`]).
 
 use super::eprint;
 use crate::machine::pin::PinInfo;
@@ -90,7 +90,7 @@ pub fn make_out_dir(
     requested: Option<&Path>,
     launcher_pid: u32,
     start_ms: u64,
-) -> Result<PathBuf, String> {
+) -> Result<(PathBuf, Records), String> {
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
     let dir = match requested {
@@ -116,23 +116,22 @@ pub fn make_out_dir(
     let abs =
         fs::canonicalize(&dir).map_err(|e| format!("{}: {}", dir.display(), model::io_msg(&e)))?;
     // An existing directory may still not take files (permissions, a
-    // read-only mount): find out now, not once per traced process.
-    let probe = abs.join(format!(".cudnn-trace-probe-{launcher_pid}"));
-    private_file(&probe).map_err(|e| {
+    // read-only mount): find out now, not once per traced process. The
+    // file that finds out is the first room set aside for launcher.json.
+    let records = Records::new(&abs).map_err(|e| {
         format!(
             "cannot write in the trace directory {}: {}",
             dir.display(),
             model::io_msg(&e)
         )
     })?;
-    let _ = fs::remove_file(&probe);
     if requested.is_some() && trace::looks_like_run(&abs) {
         eprint(&format!(
             "cudnn-trace: warning: {} already holds traces; this run's files are added to them\n",
             dir.display()
         ));
     }
-    Ok(abs)
+    Ok((abs, records))
 }
 
 /// The placeholders `--out` expands, as NCCL's `NCCL_DEBUG_FILE` does:
@@ -192,46 +191,134 @@ fn host_for_path() -> Vec<u8> {
         .collect()
 }
 
-/// Room kept in the trace directory for the launcher's last words: a file
-/// of [`RESERVE`] bytes allocated when the run starts and removed when the
-/// program has ended, so that `launcher.json` (how the program ended) is
-/// written even when the program's traces filled the disk; without it the
-/// summary could only guess that the launcher was killed.
-pub struct Reserve(Option<PathBuf>);
+/// `launcher.json`, the launcher's record of the run, written each time it
+/// changes. Each version is a new file renamed over the last (a reader sees
+/// one version or the next, never half of one), and that file is one set
+/// aside beforehand (a *spare*: created, with [`SPARE`] bytes allocated), so
+/// that the records that say how the program started and ended are written
+/// even when the program's traces have filled the disk. Without them the
+/// summary could only guess that the launcher was killed. Writing into a
+/// spare also costs the run nothing extra: the file the version needs is
+/// made anyway, just earlier.
+pub struct Records {
+    dir: PathBuf,
+    spares: Vec<Spare>,
+    /// A failed write is said once per run, however many follow.
+    warned: bool,
+}
 
-/// Bytes kept by [`Reserve`]: `launcher.json` is a few KiB.
-const RESERVE: i64 = 64 << 10;
+/// A file set aside for a later version of `launcher.json`.
+struct Spare {
+    path: PathBuf,
+    file: fs::File,
+}
 
-impl Reserve {
-    /// Allocates the reserve in `dir` (nothing when the file system cannot).
-    pub fn make(dir: &Path) -> Reserve {
-        use std::os::fd::AsRawFd;
-        let path = dir.join(format!(".cudnn-trace-reserve.{}", std::process::id()));
-        let Ok(f) = private_file(&path) else {
-            return Reserve(None);
+/// Bytes allocated to each spare: a record is under 4 KiB, more with many
+/// warnings or processes that outlived the program.
+const SPARE: i64 = 16 << 10;
+
+impl Records {
+    /// The writer of `dir`'s record, with one spare; Err when `dir` takes
+    /// no new file (a full disk is not an error: the spare then has no
+    /// room allocated, but the file exists).
+    pub fn new(dir: &Path) -> std::io::Result<Records> {
+        let mut r = Records {
+            dir: dir.to_path_buf(),
+            spares: Vec::new(),
+            warned: false,
         };
-        // SAFETY: fallocate on a file we just created.
-        let ok = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, RESERVE) } == 0
-            || std::io::Write::write_all(&mut &f, &vec![0u8; RESERVE as usize]).is_ok();
-        if !ok {
-            let _ = fs::remove_file(&path);
-            return Reserve(None);
-        }
-        Reserve(Some(path))
+        r.spares.push(r.make_spare()?);
+        Ok(r)
     }
 
-    /// Gives the room back (before the launcher's last writes).
-    pub fn release(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = fs::remove_file(p);
+    /// Sets aside spares until there are `n` (before the program starts:
+    /// one for the first record, one for the record of its end).
+    pub fn keep(&mut self, n: usize) {
+        while self.spares.len() < n {
+            match self.make_spare() {
+                Ok(s) => self.spares.push(s),
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn make_spare(&self) -> std::io::Result<Spare> {
+        use std::os::fd::AsRawFd;
+        let n = SPARE_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = self
+            .dir
+            .join(format!(".{LAUNCHER_FILE}.{}.{n}", std::process::id()));
+        let file = private_file(&path)?;
+        // SAFETY: fallocate on a file we just created. The room is kept
+        // past the end of the empty file (KEEP_SIZE), so that writing the
+        // record needs no new block and nothing is cut off afterwards
+        // (freeing blocks can cost a discard per file on file systems
+        // mounted with `discard`). Without room (a full disk, a file system
+        // without fallocate) the spare is still a file made in advance.
+        let _ = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, SPARE) };
+        Ok(Spare { path, file })
+    }
+
+    /// Writes `rec` as the new `launcher.json`, into a spare when one is
+    /// left; `again`: set another spare aside for a later version.
+    pub fn write(&mut self, rec: &LauncherRecord, again: bool) {
+        let spare = match self.spares.pop() {
+            Some(s) => Ok(s),
+            None => self.make_spare(),
+        };
+        let res = spare.and_then(|s| {
+            let res = write_into(&s, rec).and_then(|()| fs::rename(&s.path, self.path()));
+            if res.is_err() {
+                let _ = fs::remove_file(&s.path);
+            }
+            res
+        });
+        if let Err(e) = res {
+            if !std::mem::replace(&mut self.warned, true) {
+                eprint(&format!(
+                    "cudnn-trace: warning: cannot write {}: {}\n",
+                    self.path().display(),
+                    model::io_msg(&e)
+                ));
+            }
+        }
+        if again {
+            self.keep(1);
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.join(LAUNCHER_FILE)
+    }
+}
+
+impl Drop for Records {
+    fn drop(&mut self) {
+        for s in self.spares.drain(..) {
+            let _ = fs::remove_file(&s.path);
         }
     }
 }
 
-impl Drop for Reserve {
-    fn drop(&mut self) {
-        self.release();
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Records")
+            .field("dir", &self.dir)
+            .field("spares", &self.spares.len())
+            .finish()
     }
+}
+
+/// Numbers the spares of this process.
+static SPARE_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// `rec` as the whole content of the spare (empty until now), written into
+/// its allocated room.
+fn write_into(s: &Spare, rec: &LauncherRecord) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut v = model::json::to_pretty(rec).map_err(std::io::Error::other)?;
+    v.push(b'\n');
+    s.file.write_all_at(&v, 0)
 }
 
 /// What launcher.json says about the pin (docs/pin.md).
@@ -245,30 +332,6 @@ pub fn pin_record(p: &PinInfo) -> model::PinRecord {
         max_device: p.max_device.and_then(|c| u32::try_from(c).ok()),
         files: p.files.clone(),
         warnings: p.warnings.clone(),
-    }
-}
-
-/// Writes launcher.json atomically (temporary file, then rename). The
-/// temporary file is created exclusively (never through a symlink someone
-/// put at its name), 0600 like every file of a run.
-pub fn write_record(dir: &Path, rec: &LauncherRecord) {
-    let tmp = dir.join(format!(".{LAUNCHER_FILE}.{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    let res = model::json::to_pretty(rec)
-        .map_err(std::io::Error::other)
-        .and_then(|mut v| {
-            v.push(b'\n');
-            let mut f = private_file(&tmp)?;
-            std::io::Write::write_all(&mut f, &v)
-        })
-        .and_then(|()| fs::rename(&tmp, dir.join(LAUNCHER_FILE)));
-    if let Err(e) = res {
-        let _ = fs::remove_file(&tmp);
-        eprint(&format!(
-            "cudnn-trace: warning: cannot write {}: {}\n",
-            dir.join(LAUNCHER_FILE).display(),
-            model::io_msg(&e)
-        ));
     }
 }
 
