@@ -19,7 +19,8 @@
 //! to the version directory must be owned by the effective uid (or root) and
 //! not writable by group or others, and the file must be a regular file (never
 //! a symlink) owned by the effective uid with mode 0755. Later runs reuse the
-//! file when it passes those checks and its content is identical. A location
+//! file when it passes those checks and is the same build (its length and
+//! its first page, which holds its build-id, are those of the embedded copy). A location
 //! failing a check, whose path the loader could not take (space or colon:
 //! LD_PRELOAD/LD_AUDIT separators; `$`: a dynamic string token), that cannot
 //! be written, or that is mounted `noexec` is skipped.
@@ -64,8 +65,8 @@ pub fn preload_path(shim: &Path) -> PathBuf {
     shim.with_file_name(PRELOAD_FILE)
 }
 
-/// 64-bit FNV-1a, as 16 hex digits: names the extraction directory. The
-/// content is compared byte for byte before reuse, so this needs no
+/// 64-bit FNV-1a, as 16 hex digits: names the extraction directory. An
+/// extracted copy is checked before reuse ([`reusable`]), so this needs no
 /// cryptographic strength.
 pub fn content_hash(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -506,9 +507,10 @@ fn file_ok(md: &fs::Metadata, euid: u32) -> bool {
 }
 
 /// Whether `path` already is our file with this content (never following
-/// a symlink).
+/// a symlink): a regular file of ours, mode 0755, of the same length and
+/// with the same [`identity`] bytes.
 fn reusable(path: &Path, bytes: &[u8], euid: u32) -> bool {
-    let Ok(f) = fs::OpenOptions::new()
+    let Ok(mut f) = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
@@ -521,12 +523,32 @@ fn reusable(path: &Path, bytes: &[u8], euid: u32) -> bool {
     if !file_ok(&md, euid) || md.len() != bytes.len() as u64 {
         return false;
     }
-    let mut existing = Vec::with_capacity(bytes.len());
-    f.take(bytes.len() as u64 + 1)
-        .read_to_end(&mut existing)
-        .is_ok()
-        && existing == bytes
+    let head = identity(bytes);
+    let mut existing = vec![0u8; head.len()];
+    f.read_exact(&mut existing).is_ok() && existing == head
 }
+
+/// Bytes compared when reusing an extracted copy of `bytes`: its first
+/// [`IDENTITY_HEAD`] bytes when they hold its GNU build-id, else all of it.
+/// The build-id is a hash of the whole file that the linker writes, so
+/// another build of the shim differs there; and only the effective uid can
+/// change the file (see the module's rules), which it does by writing a
+/// whole new one and renaming it. Comparing every byte of the 0.6 MB shim
+/// cost every run about a millisecond of the launcher's CPU time
+/// (docs/benchmarks.md, section 4).
+fn identity(bytes: &[u8]) -> &[u8] {
+    use crate::model::elf::build_id;
+    use std::io::Cursor;
+    let head = &bytes[..bytes.len().min(IDENTITY_HEAD)];
+    match build_id(&mut Cursor::new(bytes)) {
+        Some(id) if build_id(&mut Cursor::new(head)).as_ref() == Some(&id) => head,
+        _ => bytes,
+    }
+}
+
+/// See [`identity`]: the ELF header, program headers and build-id note of
+/// the shim and its helper lie in their first page.
+const IDENTITY_HEAD: usize = 4096;
 
 /// Puts the shim and its preload helper into `dir` (already checked);
 /// returns the shim's path.
@@ -759,6 +781,55 @@ mod tests {
         };
         // No temporary files left behind.
         assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), files);
+    }
+
+    #[test]
+    fn a_build_is_known_by_its_length_and_first_page() {
+        // The real shim and helper: their build-id is in their first page,
+        // so reuse reads 4 KiB, not the whole file.
+        for bytes in [embedded(), embedded_preload()].into_iter().flatten() {
+            assert_eq!(identity(bytes).len(), IDENTITY_HEAD);
+        }
+        let Some(real) = embedded() else { return };
+        let tmp = crate::testutil::tempdir("shimid");
+        let path = tmp.join(SHIM_FILE);
+        let put = |bytes: &[u8]| {
+            let _ = fs::remove_file(&path);
+            fs::write(&path, bytes).unwrap();
+            chmod(&path, 0o755);
+        };
+        put(real);
+        assert!(reusable(&path, real, euid()));
+        // Another build of the same length: its build-id differs.
+        let mut other = real.to_vec();
+        let id = crate::model::elf::build_id(&mut std::io::Cursor::new(real)).unwrap();
+        let raw: Vec<u8> = (0..id.len() / 2)
+            .map(|i| u8::from_str_radix(&id[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let at = other.windows(raw.len()).position(|w| w == raw).unwrap();
+        assert!(at + raw.len() <= IDENTITY_HEAD);
+        other[at] ^= 0xff;
+        put(&other);
+        assert!(!reusable(&path, real, euid()));
+        // Cut short or grown: another length.
+        put(&real[..real.len() - 1]);
+        assert!(!reusable(&path, real, euid()));
+    }
+
+    #[test]
+    fn a_file_without_build_id_is_compared_whole() {
+        let mut bytes = vec![0u8; 3 * IDENTITY_HEAD];
+        bytes[..4].copy_from_slice(b"\x7fELF");
+        assert_eq!(identity(&bytes).len(), bytes.len());
+        let tmp = crate::testutil::tempdir("shimnoid");
+        let path = tmp.join(SHIM_FILE);
+        let mut late = bytes.clone();
+        *late.last_mut().unwrap() = 1;
+        fs::write(&path, &late).unwrap();
+        chmod(&path, 0o755);
+        assert!(!reusable(&path, &bytes, euid()));
+        fs::write(&path, &bytes).unwrap();
+        assert!(reusable(&path, &bytes, euid()));
     }
 
     #[test]
