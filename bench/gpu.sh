@@ -2,7 +2,9 @@
 # gpu.sh: the GPU figure of issue 10, for the GPU machine. Runs a PyTorch import
 # plus one cuDNN convolution (tests/gpu/torch_conv.py) bare and under cudnn-trace
 # in interleaved rounds, and prints median, min and max of each and the
-# traced/bare ratio (target: at most 1.01 over at least 10 runs). JAX
+# traced/bare ratio (target: at most 1.01 over at least 10 runs), of wall time
+# and of CPU time (user + system of the process tree, from wait4: steadier
+# than wall time, whose spread on a GPU program's start-up is wider than 1 %). JAX
 # (tests/gpu/jax_conv.py) is measured too when it imports.
 #
 # Three sides: bare; "shim", the program with the launcher's environment
@@ -58,7 +60,7 @@ bench_one() {
         echo "== $name: skipped (the script does not run bare here)"
         return 0
     fi
-    echo "== $name: $runs interleaved rounds (plus one warm-up), wall time of the whole process"
+    echo "== $name: $runs interleaved rounds (plus one warm-up), wall and CPU time of the whole process"
     python3 "$root/bench/tools/compare.py" --runs "$runs" --json "$out/$name.json" \
         :: bare env "$py" "$script" \
         :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script" \

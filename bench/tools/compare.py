@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Interleaved wall-time comparison of whole commands, for use outside the
-suite (bench/gpu.sh):
+"""Interleaved comparison of whole commands, wall time and CPU time, for use
+outside the suite (bench/gpu.sh):
 
   compare.py [--runs N] [--warmup N] [--json FILE] [--progress] :: NAME CMD [ARGS...] :: NAME CMD ...
 
 Each round runs every command once, starting one further along each round.
 `{tmp}` in a command becomes a fresh directory per run (a trace directory).
-Prints median, min and max per command and the ratio of medians to the first.
+Prints median, min and max per command and the ratio of medians to the first,
+for wall time and for CPU time (user + system, from wait4: the command and
+every descendant it waited for). CPU time is the steadier figure where one
+side's wall time varies by more than the difference sought (a GPU program's
+start-up); a program that busy-waits on a device counts that wait in both.
 """
 
 from __future__ import annotations
@@ -43,14 +47,21 @@ def main() -> None:
     opts, cmds = parse(sys.argv[1:])
     progress = (lambda m: print(m, file=sys.stderr, flush=True)) if opts.progress else None
     s = bl.interleave(cmds, opts.runs, opts.warmup, log=progress)
-    res = {c.name: bl.wall_stats(s[c.name]) for c in cmds}
-    base = res[cmds[0].name]["median"]
-    print(f"{'command':<12} {'median s':>10} {'min s':>10} {'max s':>10} {'ratio':>7}   (n={opts.runs})")
-    for name, st in res.items():
-        print(f"{name:<12} {st['median']:>10.3f} {st['min']:>10.3f} {st['max']:>10.3f} "
-              f"{st['median'] / base:>7.3f}")
+    wall = {c.name: bl.wall_stats(s[c.name]) for c in cmds}
+    cpu = {c.name: bl.stats([x.user_s + x.sys_s for x in s[c.name]]) for c in cmds}
+    print(f"{'command':<12} {'median s':>10} {'min s':>10} {'max s':>10} {'ratio':>7}   "
+          f"{'cpu med s':>10} {'cpu min':>9} {'cpu max':>9} {'ratio':>7}   (n={opts.runs})")
+    wbase, cbase = wall[cmds[0].name]["median"], cpu[cmds[0].name]["median"]
+    for c in cmds:
+        w, u = wall[c.name], cpu[c.name]
+        print(f"{c.name:<12} {w['median']:>10.3f} {w['min']:>10.3f} {w['max']:>10.3f} "
+              f"{w['median'] / wbase:>7.3f}   {u['median']:>10.3f} {u['min']:>9.3f} "
+              f"{u['max']:>9.3f} {u['median'] / cbase:>7.3f}")
     if opts.json:
-        opts.json.write_text(json.dumps({"runs": opts.runs, "wall_s": res,
+        per_run = {c.name: [{"wall_s": x.wall_s, "user_s": x.user_s, "sys_s": x.sys_s}
+                            for x in s[c.name]] for c in cmds}
+        opts.json.write_text(json.dumps({"runs": opts.runs, "wall_s": wall, "cpu_s": cpu,
+                                         "per_run": per_run,
                                          "argv": {c.name: c.argv for c in cmds}}, indent=1) + "\n")
 
 
