@@ -15,8 +15,9 @@
 # usage: bench/gpu.sh [CUDNN_TRACE_BINARY] [OUT_DIR]
 #   binary default: target/release/cudnn-trace (built on an x86_64 glibc >= 2.35 machine)
 #   OUT_DIR default: /tmp/cudnn-trace-gpu-bench (JSON results, one per framework)
-# environment: RUNS (default 15), PYTHON (default python3), SCRIPTS (default
-#   "torch_conv.py jax_conv.py"; files in tests/gpu, or paths)
+# environment: RUNS (default 15; 0: instruction counts only), PYTHON (default python3), SCRIPTS (default
+#   "torch_conv.py jax_conv.py"; files in tests/gpu, or paths), COUNT_RUNS
+#   (default 5; 0: no instruction counts)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,7 +28,7 @@ read -ra scripts <<<"${SCRIPTS:-torch_conv.py jax_conv.py}"
 
 die() { echo "bench/gpu.sh: $*" >&2; exit 2; }
 [ -x "$bin" ] || die "no cudnn-trace binary at $bin (build it: cargo build --release -p cudnn-trace)"
-[ "$runs" -ge 10 ] || die "RUNS=$runs: the figure needs at least 10 runs"
+[ "$runs" -eq 0 ] || [ "$runs" -ge 10 ] || die "RUNS=$runs: the figure needs at least 10 runs (0: instruction counts only)"
 mkdir -p "$out"
 
 # The interpreter itself: a wrapper script (pyenv, conda's python3 shim) would
@@ -60,14 +61,53 @@ bench_one() {
         echo "== $name: skipped (the script does not run bare here)"
         return 0
     fi
-    echo "== $name: $runs interleaved rounds (plus one warm-up), wall and CPU time of the whole process"
-    python3 "$root/bench/tools/compare.py" --runs "$runs" --json "$out/$name.json" \
-        :: bare env "$py" "$script" \
-        :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script" \
-        :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
+    if [ "$runs" -gt 0 ]; then
+        echo "== $name: $runs interleaved rounds (plus one warm-up), wall and CPU time of the whole process"
+        python3 "$root/bench/tools/compare.py" --runs "$runs" --json "$out/$name.json" \
+            :: bare env "$py" "$script" \
+            :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script" \
+            :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
+    fi
+    # Instructions retired in user space, where the hardware counter is
+    # exposed: steadier than either time (bench/tools/count.py).
+    if [ "$count_runs" -gt 0 ]; then
+        echo "== $name: $count_runs interleaved rounds (plus one warm-up), user-space instructions of the process tree"
+        python3 "$root/bench/tools/count.py" --runs "$count_runs" --json "$out/$name-instructions.json" \
+            :: bare env "$py" "$script" \
+            :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script" \
+            :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
+    fi
+}
+
+# The hardware instruction counter, when this machine exposes it to us.
+count_runs=${COUNT_RUNS:-5}
+if ! python3 "$root/bench/tools/count.py" --runs 1 --warmup 0 :: a true :: b true >/dev/null 2>&1; then
+    echo "no user-space instruction counter here (perf_event_open): instruction counts skipped"
+    count_runs=0
+fi
+
+# loads_of SCRIPT: what the shim's cost scales with, for a bound that no
+# timing noise blurs: objects the loader mapped (LD_DEBUG=files, bare run),
+# lines the trace holds (traced run; each a recorded event) and the traced
+# process's CPU seconds. docs/benchmarks.md (section 8) multiplies them by
+# the instructions per event and per load measured on the development
+# machine.
+loads_of() {
+    local script=$1 name objects lines
+    [ -f "$script" ] || script=$root/tests/gpu/$script
+    name=$(basename "$script" .py)
+    "$py" "$script" >/dev/null 2>&1 || return 0
+    objects=$(LD_DEBUG=files "$py" "$script" 2>&1 >/dev/null | grep -c 'generating link map' || true)
+    rm -rf "$out/$name-trace"
+    "$bin" -q --out "$out/$name-trace" -- "$py" "$script" >/dev/null 2>&1
+    lines=$(cat "$out/$name-trace"/*.jsonl | wc -l)
+    echo "== $name: $objects objects mapped (bare), $lines trace lines in $(ls "$out/$name-trace"/*.jsonl | wc -l) files (traced)"
 }
 
 for s in "${scripts[@]}"; do
     bench_one "$s"
+done
+for s in "${scripts[@]}"; do
+    loads_of "$s"
 done
 echo "results: $out (the 'ratio' column is the figure, target <= 1.01: 'shim' is the traced process alone, 'traced' the launcher around it)"
