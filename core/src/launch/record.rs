@@ -242,13 +242,22 @@ impl Records {
         }
     }
 
+    /// A new spare, under a name no file has yet: one left by a launcher
+    /// that was killed, in a directory used again by a launcher with the
+    /// same pid (pid 1 of every container), is passed over, not an error.
     fn make_spare(&self) -> std::io::Result<Spare> {
         use std::os::fd::AsRawFd;
-        let n = SPARE_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = self
-            .dir
-            .join(format!(".{LAUNCHER_FILE}.{}.{n}", std::process::id()));
-        let file = private_file(&path)?;
+        let (path, file) = loop {
+            let n = SPARE_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = self
+                .dir
+                .join(format!(".{LAUNCHER_FILE}.{}.{n}", std::process::id()));
+            match private_file(&path) {
+                Ok(f) => break (path, f),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < MAX_SPARE_SEQ => {}
+                Err(e) => return Err(e),
+            }
+        };
         // SAFETY: fallocate on a file we just created. The room is kept
         // past the end of the empty file (KEEP_SIZE), so that writing the
         // record needs no new block and nothing is cut off afterwards
@@ -312,6 +321,10 @@ impl std::fmt::Debug for Records {
 /// Numbers the spares of this process.
 static SPARE_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
+/// Names tried past taken ones before giving up (a directory full of
+/// them is not one a launcher should keep writing into).
+const MAX_SPARE_SEQ: u32 = 1000;
+
 /// `rec` as the whole content of the spare (empty until now), written into
 /// its allocated room.
 fn write_into(s: &Spare, rec: &LauncherRecord) -> std::io::Result<()> {
@@ -373,6 +386,61 @@ mod tests {
         assert!(e("/t/%").unwrap_err().contains("a % at the end"));
         let h = host_for_path();
         assert!(!h.is_empty() && !h.contains(&b'/'));
+    }
+
+    fn record(pid: u32) -> LauncherRecord {
+        LauncherRecord {
+            launcher_version: "test".into(),
+            program: "prog".into(),
+            pid: Some(pid),
+            ..Default::default()
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn each_version_replaces_the_last_and_no_spare_is_left() {
+        let dir = crate::testutil::tempdir("records");
+        let mut r = Records::new(&dir).unwrap();
+        r.keep(2);
+        assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
+        r.write(&record(1), false);
+        let read = || -> LauncherRecord {
+            serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap()
+        };
+        assert_eq!(read().pid, Some(1));
+        r.write(&record(2), true);
+        assert_eq!(read().pid, Some(2));
+        // One spare kept for the next version, next to the record.
+        assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
+        drop(r);
+        assert_eq!(names(&dir), [LAUNCHER_FILE]);
+    }
+
+    #[test]
+    fn spares_left_by_a_killed_launcher_of_the_same_pid_are_passed_over() {
+        let dir = crate::testutil::tempdir("records-taken");
+        let pid = std::process::id();
+        // What a launcher with this pid left when it was killed: spares
+        // numbered as this process will number its next ones (50 of them:
+        // other tests of this process may take a few numbers meanwhile).
+        let next = SPARE_SEQ.load(std::sync::atomic::Ordering::Relaxed);
+        for n in next..next + 50 {
+            fs::write(dir.join(format!(".{LAUNCHER_FILE}.{pid}.{n}")), b"").unwrap();
+        }
+        let mut r = Records::new(&dir).expect("a taken name is not an error");
+        r.write(&record(7), false);
+        let rec: LauncherRecord =
+            serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap();
+        assert_eq!(rec.pid, Some(7));
     }
 
     #[test]
