@@ -61,21 +61,22 @@ bench_one() {
         echo "== $name: skipped (the script does not run bare here)"
         return 0
     fi
+    # The three sides, as compare.py and count.py take them.
+    local sides=(
+        :: bare env "$py" "$script"
+        :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script"
+        :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
+    )
     if [ "$runs" -gt 0 ]; then
         echo "== $name: $runs interleaved rounds (plus one warm-up), wall and CPU time of the whole process"
-        python3 "$root/bench/tools/compare.py" --runs "$runs" --json "$out/$name.json" \
-            :: bare env "$py" "$script" \
-            :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script" \
-            :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
+        python3 "$root/bench/tools/compare.py" --runs "$runs" --json "$out/$name.json" "${sides[@]}"
     fi
     # Instructions retired in user space, where the hardware counter is
     # exposed: steadier than either time (bench/tools/count.py).
     if [ "$count_runs" -gt 0 ]; then
         echo "== $name: $count_runs interleaved rounds (plus one warm-up), user-space instructions of the process tree"
-        python3 "$root/bench/tools/count.py" --runs "$count_runs" --json "$out/$name-instructions.json" \
-            :: bare env "$py" "$script" \
-            :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "$py" "$script" \
-            :: traced "$bin" -q --out '{tmp}/trace' -- "$py" "$script"
+        python3 "$root/bench/tools/count.py" --runs "$count_runs" \
+            --json "$out/$name-instructions.json" "${sides[@]}"
     fi
 }
 

@@ -180,6 +180,18 @@ def _read_values(f) -> dict[str, float]:
     return values
 
 
+def split_commands(argv: list[str]) -> list[list[str]]:
+    """`OPTIONS :: NAME CMD... :: NAME CMD...` as [OPTIONS, [NAME, CMD...], ...]
+    (the command lines of compare.py and count.py)."""
+    chunks: list[list[str]] = [[]]
+    for a in argv:
+        if a == "::":
+            chunks.append([])
+        else:
+            chunks[-1].append(a)
+    return chunks
+
+
 def interleave(cmds: list[Cmd], runs: int, warmup: int = 1, timeout: float | None = None,
                log=None) -> dict[str, list[Sample]]:
     """`warmup` + `runs` rounds; round r runs the commands starting at index

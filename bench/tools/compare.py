@@ -25,12 +25,7 @@ import benchlib as bl  # noqa: E402
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[bl.Cmd]]:
-    chunks: list[list[str]] = [[]]
-    for a in argv:
-        if a == "::":
-            chunks.append([])
-        else:
-            chunks[-1].append(a)
+    chunks = bl.split_commands(argv)
     ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=1)

@@ -31,6 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib as bl  # noqa: E402
+
 SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
 EVENTS = {
     # (type, config): PERF_TYPE_HARDWARE/PERF_COUNT_HW_INSTRUCTIONS,
@@ -97,12 +100,7 @@ def count_once(event: str, argv: list[str]) -> int:
 
 
 def main() -> None:
-    chunks: list[list[str]] = [[]]
-    for a in sys.argv[1:]:
-        if a == "::":
-            chunks.append([])
-        else:
-            chunks[-1].append(a)
+    chunks = bl.split_commands(sys.argv[1:])
     ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
