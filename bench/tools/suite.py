@@ -50,7 +50,7 @@ PARAMS = {
         start_runs=31, mem_runs=5, call_n=10_000_000, call_runs=11,
         cg_call=(100_000, 1_100_000),
         report_single=(2, 8, 16, 32), report_many=((1000, 64), (2000, 128)),
-        report_cycles=(10_000, 20_000, 40_000), report_runs=3, report_timeout=600,
+        report_cycles=(10_000, 20_000, 40_000), report_runs=5, report_timeout=600,
         fleet_ranks=(250, 500, 1000), fleet_runs=3,
     ),
 }
