@@ -1450,6 +1450,38 @@ fn processes_still_running_are_said_to_be() {
     assert_eq!(rec["outlived"][0]["still_running"], true, "{rec}");
 }
 
+/// A process of the tree that starts another program during the grace
+/// time (a subshell that `exec`s its last command) is named by what it
+/// runs when the launcher ends, not by what it ran when first seen.
+#[test]
+fn a_process_that_execs_during_the_grace_is_named_by_its_new_program() {
+    let d = work_dir("outlive-exec");
+    let mut cmd = launcher(&d);
+    cmd.args([
+        "--out",
+        "t",
+        "--",
+        "sh",
+        "-c",
+        "(sleep 0.5; exec sleep 60) >/dev/null 2>&1 & echo $!",
+    ]);
+    let o = run(cmd, None);
+    let pid: i32 = o.out().trim().parse().expect("the subshell's pid");
+    // SAFETY: ending the process this test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert_eq!(o.code(), Some(0), "{}", o.show());
+    let entry = outlived(&d.join("t"), pid as u64);
+    assert_eq!(entry["still_running"], true, "{entry}");
+    assert_eq!(entry["name"], "sleep", "{entry}");
+    assert!(
+        o.err().contains(&format!(
+            "still running when cudnn-trace ended: sleep (pid {pid})"
+        )),
+        "{}",
+        o.err()
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Signals sent to the launcher alone, and the launcher's own death
 

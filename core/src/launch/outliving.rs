@@ -164,16 +164,20 @@ pub fn wait_for(signals: Option<&Signals>, grace: Duration, except: &[i32]) -> V
         .collect()
 }
 
-/// Adds the running descendants (but `except`) not yet in `recs`; returns
-/// all that are running.
+/// Adds the running descendants (but `except`) not yet in `recs`, and
+/// names each running one by what it runs now (a subshell that `exec`s its
+/// last command during the grace is that command by the end); returns all
+/// that are running.
 fn note(recs: &mut BTreeMap<i32, OutlivedRecord>, except: &[i32]) -> Vec<i32> {
     let now = descendants(except);
     for (pid, name) in &now {
-        recs.entry(*pid).or_insert_with(|| OutlivedRecord {
-            pid: *pid as u32,
-            name: Some(name.clone()),
-            ..Default::default()
-        });
+        recs.entry(*pid)
+            .and_modify(|r| r.name = Some(name.clone()))
+            .or_insert_with(|| OutlivedRecord {
+                pid: *pid as u32,
+                name: Some(name.clone()),
+                ..Default::default()
+            });
     }
     now.into_keys().collect()
 }
