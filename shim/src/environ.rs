@@ -19,19 +19,28 @@
 //! executable's copy too), else libc's. It is found once, in `la_preinit`,
 //! when every start-up object is mapped and no program code has run.
 //!
-//! Reading it costs no system call and takes no lock. Another thread may
-//! call `setenv` meanwhile: glibc never frees or rewrites an environment
-//! string (setenv only swaps pointers), but before 2.41 it frees the old
-//! array when it moves it (`realloc`), and the allocator then writes its own
-//! pointers over the first two entries. So each pointer is checked before
-//! it is followed (it must lie between the executable's first page and the
-//! top of user space, which rejects what glibc 2.32+'s safe-linking makes
-//! of a free-list pointer, and every random `tcache` key), the array is read
-//! again when `environ` moved meanwhile, and an absence is confirmed by a
-//! second look (a concurrent `unsetenv` shifts entries down). What can
-//! still go wrong is what glibc's own `getenv` risks in the same race (the
-//! libraries being loaded call it in their constructors); glibc 2.41 made
-//! both safe by never freeing the arrays.
+//! Reading it takes no lock. Another thread may call `setenv` meanwhile:
+//! glibc never frees or rewrites an environment string (setenv only swaps
+//! pointers), and never frees the start-up array (it copies it the first
+//! time it must grow it). But before 2.41 it frees every array it allocated
+//! itself when it moves it again (`realloc`), and that memory may then hold
+//! anything: the allocator's own pointers (a safe-linked free-list pointer
+//! looks like a heap address with its low bits scrambled) or, once the
+//! memory is reused or returned to the kernel, nothing mapped at all. So:
+//! - while `environ` is still the start-up array, it is read directly, at no
+//!   cost (the common case: a program that never added a variable);
+//! - once the program's libc has moved it, the array and the strings it
+//!   points to are copied with `process_vm_readv(2)` on the shim's own
+//!   process, which fails with `EFAULT` where a load would fault: a few
+//!   system calls for each recorded event of such a process, never a crash
+//!   (an entry that cannot be read makes the reading uncertain: nothing is
+//!   recorded).
+//!
+//! Either way each pointer must lie between the executable's first page
+//! and the top of user space, the array is read again when `environ` moved
+//! meanwhile, and an absence is confirmed by a second look (a concurrent
+//! `unsetenv` shifts entries down). glibc 2.41 made the race harmless by
+//! never freeing the arrays; its own `getenv` takes the same risk before.
 
 use cudnn_trace_format::json::Line;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -54,6 +63,10 @@ static ENVIRON: AtomicUsize = AtomicUsize::new(0);
 /// Lowest address a genuine environment string may have: the executable's
 /// first page (its strings, the heap and the stack all lie above).
 static LOW: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The start-up array (`environ`'s value when found), which glibc never
+/// frees: read directly while `environ` still points at it.
+static START_ARRAY: AtomicUsize = AtomicUsize::new(0);
 
 /// Takes the start-up value. Call from `la_version`: the audit
 /// namespace's libc still points at the start-up array, untouched by the
@@ -86,6 +99,9 @@ pub unsafe fn locate() {
         return;
     }
     LOW.store(phdr & !0xfff, Ordering::Relaxed);
+    // SAFETY: `addr` is the program's `environ` variable, mapped.
+    let start = unsafe { core::ptr::read_volatile(addr as *const usize) };
+    START_ARRAY.store(start, Ordering::Relaxed);
     ENVIRON.store(addr, Ordering::Release);
 }
 
@@ -117,8 +133,10 @@ unsafe fn read(environ: &AtomicPtr<*const u8>) -> Option<Option<Vec<u8>>> {
         let found = if arr.is_null() {
             // clearenv(): no variables at all.
             Some(None)
+        } else if arr as usize == START_ARRAY.load(Ordering::Relaxed) {
+            scan(&Direct(arr), low)
         } else {
-            scan(arr, low)
+            scan(&Copied(arr), low)
         };
         if environ.load(Ordering::Acquire) != arr {
             continue;
@@ -132,40 +150,206 @@ unsafe fn read(environ: &AtomicPtr<*const u8>) -> Option<Option<Vec<u8>>> {
     None
 }
 
-/// The value of the first `LD_LIBRARY_PATH=` entry of the array `arr`:
-/// `Some(None)` when there is none, None when an entry is not a pointer a
-/// string can be at (the array was being freed).
-///
-/// # Safety
-/// `arr` is an environment array the program's libc published.
-unsafe fn scan(arr: *const *const u8, low: usize) -> Option<Option<Vec<u8>>> {
-    for i in 0..MAX_ENTRIES {
-        let p = core::ptr::read_volatile(arr.add(i));
-        if p.is_null() {
-            return Some(None);
-        }
-        if (p as usize) < low || (p as usize) >= USER_TOP {
-            return None;
-        }
-        if !starts_with(p, NAME) {
-            continue;
-        }
-        let v = p.add(NAME.len());
-        let len = (0..MAX_VALUE)
-            .find(|&j| core::ptr::read_volatile(v.add(j)) == 0)
-            .unwrap_or(MAX_VALUE);
-        return Some(Some(core::slice::from_raw_parts(v, len).to_vec()));
-    }
-    None
+/// An environment array and the strings it points to, read one way or the
+/// other (see the module's docs).
+trait Memory {
+    /// Entries `i..` of the array into `out`, stopping after a NULL; how
+    /// many were read (at least one), None when they cannot be read.
+    fn entries(&self, i: usize, out: &mut [usize]) -> Option<usize>;
+    /// The first of `ptrs` whose string starts with `prefix`, if any (None:
+    /// one cannot be read).
+    fn first_match(&self, ptrs: &[usize], prefix: &[u8]) -> Option<Option<usize>>;
+    /// The NUL-terminated string at `p`, at most `max` bytes of it.
+    fn string(&self, p: usize, max: usize) -> Option<Vec<u8>>;
 }
 
-/// Whether the NUL-terminated string at `p` starts with `prefix` (read
-/// byte by byte: never past its end).
-unsafe fn starts_with(p: *const u8, prefix: &[u8]) -> bool {
-    prefix
-        .iter()
-        .enumerate()
-        .all(|(i, &c)| core::ptr::read_volatile(p.add(i)) == c)
+/// The start-up array: never freed, read in place.
+struct Direct(*const *const u8);
+
+impl Memory for Direct {
+    fn entries(&self, i: usize, out: &mut [usize]) -> Option<usize> {
+        for (k, slot) in out.iter_mut().enumerate() {
+            // SAFETY: the start-up array is never freed, and this stops at
+            // its NULL.
+            *slot = unsafe { core::ptr::read_volatile(self.0.add(i + k)) } as usize;
+            if *slot == 0 {
+                return Some(k + 1);
+            }
+        }
+        Some(out.len())
+    }
+
+    fn first_match(&self, ptrs: &[usize], prefix: &[u8]) -> Option<Option<usize>> {
+        // SAFETY: strings of the start-up array's entries, which glibc never
+        // frees; read byte by byte, never past a NUL.
+        let starts = |p: usize| {
+            prefix
+                .iter()
+                .enumerate()
+                .all(|(i, &c)| unsafe { core::ptr::read_volatile((p as *const u8).add(i)) == c })
+        };
+        Some(ptrs.iter().position(|&p| starts(p)))
+    }
+
+    fn string(&self, p: usize, max: usize) -> Option<Vec<u8>> {
+        let p = p as *const u8;
+        // SAFETY: as above.
+        let len = (0..max)
+            .find(|&j| unsafe { core::ptr::read_volatile(p.add(j)) } == 0)
+            .unwrap_or(max);
+        // SAFETY: `len` bytes of that string.
+        Some(unsafe { core::slice::from_raw_parts(p, len) }.to_vec())
+    }
+}
+
+/// An array the program's libc allocated, which it may free at any moment:
+/// every byte copied with `process_vm_readv`, a page at most per range, in
+/// batches (about three system calls for an environment of 64 entries).
+struct Copied(*const *const u8);
+
+/// Bytes to a page's end from `a` (4 KiB pages: a smaller range than the
+/// real page, never a larger one).
+fn to_page_end(a: usize) -> usize {
+    4096 - (a & 4095)
+}
+
+impl Memory for Copied {
+    fn entries(&self, i: usize, out: &mut [usize]) -> Option<usize> {
+        let at = self.0 as usize + i * 8;
+        let n = out.len().min(to_page_end(at) / 8).max(1);
+        let mut bytes = [0u8; 8 * BATCH];
+        if !copy(&[(at, 8 * n)], &mut bytes[..8 * n]) {
+            return None;
+        }
+        for (k, slot) in out[..n].iter_mut().enumerate() {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[8 * k..8 * k + 8]);
+            *slot = usize::from_ne_bytes(w);
+            if *slot == 0 {
+                return Some(k + 1);
+            }
+        }
+        Some(n)
+    }
+
+    fn first_match(&self, ptrs: &[usize], prefix: &[u8]) -> Option<Option<usize>> {
+        // Each string's first bytes, up to the prefix's length or its
+        // page's end (a short string may end right before an unmapped
+        // page), all in one call.
+        let mut ranges = [(0usize, 0usize); BATCH];
+        let mut total = 0;
+        for (r, &p) in ranges.iter_mut().zip(ptrs) {
+            *r = (p, prefix.len().min(to_page_end(p)));
+            total += r.1;
+        }
+        let mut buf = [0u8; BATCH * 16];
+        if !copy(&ranges[..ptrs.len()], &mut buf[..total]) {
+            return None;
+        }
+        let mut off = 0;
+        for (k, &(p, len)) in ranges[..ptrs.len()].iter().enumerate() {
+            let got = &buf[off..off + len];
+            off += len;
+            if got.iter().zip(prefix).any(|(a, b)| a != b) {
+                continue;
+            }
+            // The prefix so far; the rest is on the next page.
+            let mut rest = [0u8; 16];
+            let rest = &mut rest[..prefix.len() - len];
+            if !copy(&[(p + len, rest.len())], rest) {
+                return None;
+            }
+            if rest == &prefix[len..] {
+                return Some(Some(k));
+            }
+        }
+        Some(None)
+    }
+
+    fn string(&self, p: usize, max: usize) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut at = p;
+        let mut page = [0u8; 4096];
+        while out.len() < max {
+            let n = to_page_end(at).min(max - out.len());
+            if !copy(&[(at, n)], &mut page[..n]) {
+                return None;
+            }
+            if let Some(end) = page[..n].iter().position(|&c| c == 0) {
+                out.extend_from_slice(&page[..end]);
+                return Some(out);
+            }
+            out.extend_from_slice(&page[..n]);
+            at += n;
+        }
+        Some(out)
+    }
+}
+
+/// Entries read at a time.
+const BATCH: usize = 64;
+
+/// Copies the `ranges` (address, length) of this process, one after the
+/// other, into `buf` with one `process_vm_readv(2)`, which fails (EFAULT)
+/// where a load would fault. False unless every byte was copied (an
+/// unmapped address, or a system call a sandbox refuses).
+fn copy(ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
+    if buf.is_empty() {
+        return true;
+    }
+    let mut remote = [libc::iovec {
+        iov_base: core::ptr::null_mut(),
+        iov_len: 0,
+    }; BATCH];
+    for (r, &(a, n)) in remote.iter_mut().zip(ranges) {
+        *r = libc::iovec {
+            iov_base: a as *mut libc::c_void,
+            iov_len: n,
+        };
+    }
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let count = ranges.len().min(BATCH);
+    // SAFETY: one local buffer we own; the remote ranges are only read, by
+    // the kernel, which reports a fault instead of raising it.
+    let n = unsafe {
+        libc::process_vm_readv(
+            crate::trace::pid() as libc::pid_t,
+            &local,
+            1,
+            remote.as_ptr(),
+            count as libc::c_ulong,
+            0,
+        )
+    };
+    n == buf.len() as isize
+}
+
+/// The value of the first `LD_LIBRARY_PATH=` entry of the array in `mem`:
+/// `Some(None)` when there is none, None when an entry is not a pointer a
+/// string can be at, or cannot be read (the array was being freed).
+fn scan(mem: &impl Memory, low: usize) -> Option<Option<Vec<u8>>> {
+    let mut ptrs = [0usize; BATCH];
+    let mut i = 0;
+    while i < MAX_ENTRIES {
+        let n = mem.entries(i, &mut ptrs)?;
+        let batch = &ptrs[..n];
+        let end = batch.iter().position(|&p| p == 0);
+        let live = &batch[..end.unwrap_or(n)];
+        if live.iter().any(|&p| p < low || p >= USER_TOP) {
+            return None;
+        }
+        if let Some(k) = mem.first_match(live, NAME)? {
+            return mem.string(live[k] + NAME.len(), MAX_VALUE).map(Some);
+        }
+        if end.is_some() {
+            return Some(None);
+        }
+        i += n;
+    }
+    None
 }
 
 /// Writes `ld_library_path_now` on a request's event when the program's
@@ -188,6 +372,14 @@ mod tests {
         v
     }
 
+    /// `scan` both ways, which must agree.
+    fn both(env: &[*const u8], low: usize) -> Option<Option<Vec<u8>>> {
+        let arr = env.as_ptr().cast::<*const u8>();
+        let direct = scan(&Direct(arr), low);
+        assert_eq!(scan(&Copied(arr), low), direct);
+        direct
+    }
+
     #[test]
     fn finds_the_first_entry_and_tells_absence_from_doubt() {
         let a = CString::new("HOME=/root").unwrap();
@@ -195,25 +387,100 @@ mod tests {
         let c = CString::new("LD_LIBRARY_PATH=/z").unwrap();
         let short = CString::new("LD_LIB").unwrap();
         let env = array(&[&a, &short, &b, &c]);
-        // SAFETY: a valid, NULL-terminated array of strings.
-        let got = unsafe { scan(env.as_ptr(), 0) };
-        assert_eq!(got, Some(Some(b"/x:/y".to_vec())));
+        assert_eq!(both(&env, 0), Some(Some(b"/x:/y".to_vec())));
         let env = array(&[&a, &short]);
-        assert_eq!(unsafe { scan(env.as_ptr(), 0) }, Some(None));
+        assert_eq!(both(&env, 0), Some(None));
         // A pointer below the executable, or above user space: the array
         // was being freed, so nothing is said.
         let low = a.as_ptr() as usize + 1;
         let env = array(&[&a, &b]);
-        assert_eq!(unsafe { scan(env.as_ptr(), low) }, None);
+        assert_eq!(both(&env, low), None);
         let bogus = [USER_TOP as *const u8, core::ptr::null()];
-        assert_eq!(unsafe { scan(bogus.as_ptr(), 0) }, None);
+        assert_eq!(both(&bogus, 0), None);
     }
 
     #[test]
     fn an_empty_value_is_a_value() {
         let e = CString::new("LD_LIBRARY_PATH=").unwrap();
         let env = array(&[&e]);
-        assert_eq!(unsafe { scan(env.as_ptr(), 0) }, Some(Some(Vec::new())));
+        assert_eq!(both(&env, 0), Some(Some(Vec::new())));
+    }
+
+    #[test]
+    fn many_entries_are_read_in_batches() {
+        let names: Vec<CString> = (0..300)
+            .map(|i| CString::new(format!("V{i}=x")).unwrap())
+            .collect();
+        let want = CString::new("LD_LIBRARY_PATH=/late").unwrap();
+        let mut refs: Vec<&CString> = names.iter().collect();
+        refs.insert(200, &want);
+        assert_eq!(both(&array(&refs), 0), Some(Some(b"/late".to_vec())));
+        refs.remove(200);
+        assert_eq!(both(&array(&refs), 0), Some(None));
+    }
+
+    /// Two pages, the second unmapped: what an array freed and returned to
+    /// the kernel, or a string at the end of a mapping, looks like.
+    fn page_before_a_hole() -> *mut u8 {
+        // SAFETY: a private anonymous mapping of our own.
+        unsafe {
+            let p = libc::mmap(
+                core::ptr::null_mut(),
+                8192,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            libc::munmap(p.cast::<u8>().add(4096).cast(), 4096);
+            p.cast()
+        }
+    }
+
+    #[test]
+    fn an_unmapped_entry_makes_the_reading_uncertain_not_a_crash() {
+        let page = page_before_a_hole();
+        // SAFETY: addresses in and past our page; only Copied reads them.
+        unsafe {
+            let hole = page.add(4096);
+            let a = CString::new("HOME=/root").unwrap();
+            let env = [
+                a.as_ptr().cast::<u8>(),
+                hole.cast_const(),
+                core::ptr::null(),
+            ];
+            assert_eq!(scan(&Copied(env.as_ptr()), 0), None);
+            // An array whose end lies in the hole.
+            let arr = hole.sub(8).cast::<*const u8>();
+            *arr.cast_mut() = a.as_ptr().cast();
+            assert_eq!(scan(&Copied(arr), 0), None);
+        }
+    }
+
+    #[test]
+    fn strings_at_the_end_of_a_mapping_are_read() {
+        let page = page_before_a_hole();
+        // SAFETY: writes inside our page; only Copied reads near the hole.
+        unsafe {
+            let put = |at: usize, s: &[u8]| {
+                core::ptr::copy_nonoverlapping(s.as_ptr(), page.add(at), s.len());
+            };
+            // A short string right before the hole: not a match, no doubt.
+            put(4096 - 4, b"A=b\0");
+            let other = page.add(4096 - 4).cast_const();
+            // The variable itself right before the hole.
+            put(4096 - 20, b"LD_LIBRARY_PATH=/q\0");
+            let var = page.add(4096 - 20).cast_const();
+            let env = [other, core::ptr::null()];
+            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(None));
+            let env = [other, var, core::ptr::null()];
+            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(Some(b"/q".to_vec())));
+            // Its prefix cut by the hole: uncertain.
+            put(4096 - 6, b"LD_LIB");
+            let cut = [page.add(4096 - 6).cast_const(), core::ptr::null()];
+            assert_eq!(scan(&Copied(cut.as_ptr()), 0), None);
+        }
     }
 
     #[test]
@@ -222,7 +489,12 @@ mod tests {
         let env = array(&[&a]);
         let var = AtomicPtr::new(env.as_ptr().cast_mut());
         LOW.store(0, Ordering::Relaxed);
+        // Not the start-up array: copied.
         assert_eq!(unsafe { read(&var) }, Some(Some(b"/a".to_vec())));
+        // The start-up array: read in place.
+        START_ARRAY.store(env.as_ptr() as usize, Ordering::Relaxed);
+        assert_eq!(unsafe { read(&var) }, Some(Some(b"/a".to_vec())));
+        START_ARRAY.store(0, Ordering::Relaxed);
         let none = AtomicPtr::new(core::ptr::null_mut());
         assert_eq!(unsafe { read(&none) }, Some(None));
     }
