@@ -17,7 +17,8 @@
 //! in the order of its objects: the executable's own copy when it reads
 //! `environ` itself (a copy relocation: libc's code then uses the
 //! executable's copy too), else libc's. It is found once, in `la_preinit`,
-//! when every start-up object is mapped and no program code has run.
+//! when every start-up object is mapped (the start-up libraries'
+//! constructors have run by then).
 //!
 //! Reading it takes no lock. Another thread may call `setenv` meanwhile:
 //! glibc never frees or rewrites an environment string (setenv only swaps
@@ -64,8 +65,8 @@ static ENVIRON: AtomicUsize = AtomicUsize::new(0);
 /// first page (its strings, the heap and the stack all lie above).
 static LOW: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-/// The start-up array (`environ`'s value when found), which glibc never
-/// frees: read directly while `environ` still points at it.
+/// The start-up array, which glibc never frees (taken in [`init`]): read
+/// directly while the program's `environ` still points at it.
 static START_ARRAY: AtomicUsize = AtomicUsize::new(0);
 
 /// Takes the start-up value. Call from `la_version`: the audit
@@ -73,6 +74,16 @@ static START_ARRAY: AtomicUsize = AtomicUsize::new(0);
 /// program (a forked child inherits the value with the memory).
 pub fn init() {
     at_start();
+    // The audit namespace's libc was given the start-up array, and the
+    // program cannot move it: this is the array glibc never frees. (Not
+    // the program's `environ` in `la_preinit`: the program's libraries'
+    // constructors have run by then, and one that adds a variable has
+    // already moved it to an array that can be freed.)
+    extern "C" {
+        static environ: *const *const core::ffi::c_char;
+    }
+    // SAFETY: reading the audit libc's own variable, set before la_version.
+    START_ARRAY.store(unsafe { environ } as usize, Ordering::Relaxed);
 }
 
 /// The value ld.so searches, as the process started (None: unset).
@@ -99,9 +110,6 @@ pub unsafe fn locate() {
         return;
     }
     LOW.store(phdr & !0xfff, Ordering::Relaxed);
-    // SAFETY: `addr` is the program's `environ` variable, mapped.
-    let start = unsafe { core::ptr::read_volatile(addr as *const usize) };
-    START_ARRAY.store(start, Ordering::Relaxed);
     ENVIRON.store(addr, Ordering::Release);
 }
 
