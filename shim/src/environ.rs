@@ -305,6 +305,9 @@ fn copy(ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
     if buf.is_empty() {
         return true;
     }
+    if seccomp_filtered() {
+        return false;
+    }
     let mut remote = [libc::iovec {
         iov_base: core::ptr::null_mut(),
         iov_len: 0,
@@ -333,6 +336,47 @@ fn copy(ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
         )
     };
     n == buf.len() as isize
+}
+
+/// Whether a seccomp filter may watch this process's system calls
+/// (`Seccomp:` in `/proc/self/status` is not 0, or cannot be read). A filter
+/// may kill the process on a call it does not list (systemd's
+/// `SystemCallFilter=`, sandboxes), and `process_vm_readv` is one that
+/// filters leave out: under one the shim does not make it, and the reading
+/// is uncertain. Filters are only ever added, so a process seen filtered
+/// stays so; one seen unfiltered is looked at again each time (three calls
+/// the shim already makes: open, read, close).
+fn seccomp_filtered() -> bool {
+    static FILTERED: AtomicUsize = AtomicUsize::new(0);
+    if FILTERED.load(Ordering::Relaxed) != 0 {
+        return true;
+    }
+    let mut buf = [0u8; 4096];
+    // SAFETY: a path literal and a buffer we own.
+    let n = unsafe {
+        let fd = libc::open(
+            c"/proc/self/status".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            -1
+        } else {
+            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+            libc::close(fd);
+            n
+        }
+    };
+    let text = &buf[..usize::try_from(n).unwrap_or(0)];
+    const KEY: &[u8] = b"\nSeccomp:\t";
+    let mode = text
+        .windows(KEY.len())
+        .position(|w| w == KEY)
+        .and_then(|at| text.get(at + KEY.len()).copied());
+    let filtered = mode != Some(b'0');
+    if filtered {
+        FILTERED.store(1, Ordering::Relaxed);
+    }
+    filtered
 }
 
 /// The value of the first `LD_LIBRARY_PATH=` entry of the array in `mem`:

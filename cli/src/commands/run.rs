@@ -53,7 +53,11 @@ pub fn run(args: RunArgs) -> i32 {
         Outcome::Traced(t) => t,
     };
     let status = summarize(&args, &policy, &mut run);
-    if let Some(sig) = run.record.signal {
+    let signal = run.record.signal;
+    // Its spare file goes now: dying of the program's signal runs no
+    // destructor.
+    drop(run);
+    if let Some(sig) = signal {
         launch::die_of(sig);
     }
     status
