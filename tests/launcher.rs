@@ -1347,23 +1347,28 @@ fn outlived(dir: &Path, pid: u64) -> Value {
         .unwrap_or_else(|| panic!("no outlived entry for pid {pid}: {rec}"))
 }
 
+/// `sh -c SCRIPT` under the launcher (trace in `d/t`), where SCRIPT starts
+/// a background job and prints its pid: the run and that pid.
+fn sh_with_a_job(d: &Path, script: &str) -> (Output, i32) {
+    let mut cmd = launcher(d);
+    cmd.args(["--out", "t", "--", "sh", "-c", script]);
+    let o = run(cmd, None);
+    let pid = o
+        .out()
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("the job's pid: {}", o.show()));
+    (o, pid)
+}
+
 #[test]
 fn processes_that_outlive_the_program_are_waited_for_and_listed() {
     let d = work_dir("outlive-ended");
     // A subshell that writes to stderr 0.4 s after the program ended (more
     // than the stream's own 250 ms grace), then exits 3.
-    let mut cmd = launcher(&d);
-    cmd.args([
-        "--out",
-        "t",
-        "--",
-        "sh",
-        "-c",
-        "(sleep 0.4; echo late-err >&2; exit 3) & echo $!",
-    ]);
-    let o = run(cmd, None);
+    let (o, sub) = sh_with_a_job(&d, "(sleep 0.4; echo late-err >&2; exit 3) & echo $!");
     assert_eq!(o.code(), Some(0), "{}", o.show());
-    let sub: u64 = o.out().trim().parse().expect("the subshell's pid");
+    let sub = sub as u64;
     let err = o.err();
     let late = err
         .find("late-err\n")
@@ -1405,19 +1410,9 @@ fn processes_that_outlive_the_program_are_waited_for_and_listed() {
 #[test]
 fn processes_still_running_are_said_to_be() {
     let d = work_dir("outlive-running");
-    let mut cmd = launcher(&d);
-    cmd.args([
-        "--out",
-        "t",
-        "--",
-        "sh",
-        "-c",
-        "sleep 60 >/dev/null 2>&1 & echo $!",
-    ]);
     let started = std::time::Instant::now();
-    let o = run(cmd, None);
+    let (o, pid) = sh_with_a_job(&d, "sleep 60 >/dev/null 2>&1 & echo $!");
     let took = started.elapsed();
-    let pid: i32 = o.out().trim().parse().expect("the sleep's pid");
     // SAFETY: signal 0 only checks that the process exists.
     let alive = unsafe { libc::kill(pid, 0) } == 0;
     // SAFETY: ending the process this test started.
@@ -1456,17 +1451,7 @@ fn processes_still_running_are_said_to_be() {
 #[test]
 fn a_process_that_execs_during_the_grace_is_named_by_its_new_program() {
     let d = work_dir("outlive-exec");
-    let mut cmd = launcher(&d);
-    cmd.args([
-        "--out",
-        "t",
-        "--",
-        "sh",
-        "-c",
-        "(sleep 0.5; exec sleep 60) >/dev/null 2>&1 & echo $!",
-    ]);
-    let o = run(cmd, None);
-    let pid: i32 = o.out().trim().parse().expect("the subshell's pid");
+    let (o, pid) = sh_with_a_job(&d, "(sleep 0.5; exec sleep 60) >/dev/null 2>&1 & echo $!");
     // SAFETY: ending the process this test started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     assert_eq!(o.code(), Some(0), "{}", o.show());
