@@ -143,6 +143,9 @@ unsafe fn read(environ: &AtomicPtr<*const u8>) -> Option<Option<Vec<u8>>> {
             Some(None)
         } else if arr as usize == START_ARRAY.load(Ordering::Relaxed) {
             scan(&Direct(arr), low)
+        } else if seccomp_filtered() {
+            // Once per reading, not per copy: see `seccomp_filtered`.
+            return None;
         } else {
             scan(&Copied(arr), low)
         };
@@ -304,9 +307,6 @@ const BATCH: usize = 64;
 fn copy(ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
     if buf.is_empty() {
         return true;
-    }
-    if seccomp_filtered() {
-        return false;
     }
     let mut remote = [libc::iovec {
         iov_base: core::ptr::null_mut(),
