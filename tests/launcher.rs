@@ -1258,6 +1258,42 @@ fn ld_library_path_set_inside_the_program_is_recorded_and_explained() {
     }
 }
 
+/// The program replaces its start-up `LD_LIBRARY_PATH` with `putenv`,
+/// which rewrites that slot of the start-up array in place: with a buffer
+/// it keeps (the value is recorded), and with a page it then unmaps (the
+/// program runs as it does bare, and nothing is recorded: that string
+/// cannot be read).
+#[test]
+fn a_putenv_string_in_the_start_up_array_is_read_safely() {
+    let pip = pip_cudnn_919();
+    let d = work_dir("putenv-slot");
+    let other = d.join("elsewhere");
+    fs::create_dir_all(&other).unwrap();
+    for (i, prog) in build_setenv_programs(&d).iter().enumerate() {
+        let put = format!("@put:{}", pip.display());
+        let out = format!("t-put-{i}");
+        let args = [OsStr::new(&put), OsStr::new("libcudnn.so.9")];
+        let t = setenv_run(prog, &d, &out, Some(&other), &args);
+        assert!(t.out().contains("loaded 0 of 1"), "{}", t.show());
+        let fails = events_for(&d.join(&out), "load_failed", "libcudnn.so.9");
+        assert_eq!(fails.len(), 1, "{fails:#?}");
+        let want = pip.to_str().unwrap();
+        assert_eq!(fails[0]["ld_library_path_now"], want, "{:#}", fails[0]);
+
+        let out = format!("t-unmapped-{i}");
+        let args = ["@unmapped", "libcudnn.so.9"].map(OsStr::new);
+        let t = setenv_run(prog, &d, &out, Some(&other), &args);
+        assert!(t.out().contains("loaded 0 of 1"), "{}", t.show());
+        let fails = events_for(&d.join(&out), "load_failed", "libcudnn.so.9");
+        assert_eq!(fails.len(), 1, "{fails:#?}");
+        assert!(
+            fails[0].get("ld_library_path_now").is_none(),
+            "{:#}",
+            fails[0]
+        );
+    }
+}
+
 /// Another thread keeps adding variables to the environment (moving and
 /// freeing glibc's array) while the main thread's requests are recorded,
 /// each reading the program's environment: the program must run as it does

@@ -29,7 +29,12 @@
 //! looks like a heap address with its low bits scrambled) or, once the
 //! memory is reused or returned to the kernel, nothing mapped at all. So:
 //! - while `environ` is still the start-up array, it is read directly, at no
-//!   cost (the common case: a program that never added a variable);
+//!   cost (the common case: a program that never added a variable), and so
+//!   are the strings the kernel put on the stack with it. But `putenv` of a
+//!   name the array holds rewrites that slot in place, with memory the
+//!   program owns and may free (CPython before 3.9 freed the old value of
+//!   each `os.environ` assignment): a string outside the start-up area is
+//!   copied as below;
 //! - once the program's libc has moved it, the array and the strings it
 //!   points to are copied with `process_vm_readv(2)` on the shim's own
 //!   process, which fails with `EFAULT` where a load would fault: a few
@@ -68,6 +73,10 @@ static LOW: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// The start-up array, which glibc never frees (taken in [`init`]): read
 /// directly while the program's `environ` still points at it.
 static START_ARRAY: AtomicUsize = AtomicUsize::new(0);
+/// Where the start-up array's strings lie (`[lo, hi)`, on the stack the
+/// kernel built): only these are read in place.
+static START_LO: AtomicUsize = AtomicUsize::new(0);
+static START_HI: AtomicUsize = AtomicUsize::new(0);
 
 /// Takes the start-up value. Call from `la_version`: the audit
 /// namespace's libc still points at the start-up array, untouched by the
@@ -83,7 +92,42 @@ pub fn init() {
         static environ: *const *const core::ffi::c_char;
     }
     // SAFETY: reading the audit libc's own variable, set before la_version.
-    START_ARRAY.store(unsafe { environ } as usize, Ordering::Relaxed);
+    let arr = unsafe { environ };
+    // SAFETY: the start-up array and its strings, as the kernel built them:
+    // no code of the program has run yet.
+    let (lo, hi) = unsafe { start_area(arr.cast()) };
+    START_LO.store(lo, Ordering::Relaxed);
+    START_HI.store(hi, Ordering::Relaxed);
+    START_ARRAY.store(arr as usize, Ordering::Relaxed);
+}
+
+/// The bytes the strings of `arr` occupy, from the lowest string's start to
+/// the highest string's NUL included (`(0, 0)` for an empty or absent
+/// array). The kernel copies them to the stack one after the other.
+///
+/// # Safety
+/// `arr` is null or a NULL-terminated array of NUL-terminated strings.
+unsafe fn start_area(arr: *const *const u8) -> (usize, usize) {
+    let (mut lo, mut top) = (usize::MAX, 0usize);
+    let mut i = 0;
+    // SAFETY: per the contract, up to the NULL entry.
+    while !arr.is_null() && i < MAX_ENTRIES {
+        let p = unsafe { *arr.add(i) } as usize;
+        if p == 0 {
+            break;
+        }
+        lo = lo.min(p);
+        top = top.max(p);
+        i += 1;
+    }
+    if top == 0 {
+        return (0, 0);
+    }
+    // SAFETY: the highest string, NUL-terminated.
+    let len = unsafe { core::ffi::CStr::from_ptr(top as *const core::ffi::c_char) }
+        .to_bytes()
+        .len();
+    (lo, top + len + 1)
 }
 
 /// The value ld.so searches, as the process started (None: unset).
@@ -142,7 +186,11 @@ unsafe fn read(environ: &AtomicPtr<*const u8>) -> Option<Option<Vec<u8>>> {
             // clearenv(): no variables at all.
             Some(None)
         } else if arr as usize == START_ARRAY.load(Ordering::Relaxed) {
-            scan(&Direct(arr), low)
+            let area = (
+                START_LO.load(Ordering::Relaxed),
+                START_HI.load(Ordering::Relaxed),
+            );
+            scan(&Direct::new(arr, area), low)
         } else if seccomp_filtered() {
             // Once per reading, not per copy: see `seccomp_filtered`.
             return None;
@@ -174,15 +222,52 @@ trait Memory {
     fn string(&self, p: usize, max: usize) -> Option<Vec<u8>>;
 }
 
-/// The start-up array: never freed, read in place.
-struct Direct(*const *const u8);
+/// The start-up array: never freed, read in place, and so are the strings
+/// in the start-up area. A string elsewhere was put there by `putenv` or
+/// `setenv` and is copied (see the module's docs).
+struct Direct {
+    arr: *const *const u8,
+    /// The start-up strings' bytes, `[lo, hi)`.
+    area: (usize, usize),
+    /// Whether copying is allowed (no seccomp filter), looked at once, when
+    /// the first string outside the area is met.
+    may_copy: core::cell::Cell<Option<bool>>,
+}
+
+impl Direct {
+    fn new(arr: *const *const u8, area: (usize, usize)) -> Self {
+        Direct {
+            arr,
+            area,
+            may_copy: core::cell::Cell::new(None),
+        }
+    }
+
+    fn in_area(&self, p: usize) -> bool {
+        (self.area.0..self.area.1).contains(&p)
+    }
+
+    /// A reader for a string outside the area, or None when copying is not
+    /// allowed (the reading is then uncertain).
+    fn copier(&self) -> Option<Copied> {
+        let ok = match self.may_copy.get() {
+            Some(ok) => ok,
+            None => {
+                let ok = !seccomp_filtered();
+                self.may_copy.set(Some(ok));
+                ok
+            }
+        };
+        ok.then_some(Copied(self.arr))
+    }
+}
 
 impl Memory for Direct {
     fn entries(&self, i: usize, out: &mut [usize]) -> Option<usize> {
         for (k, slot) in out.iter_mut().enumerate() {
             // SAFETY: the start-up array is never freed, and this stops at
             // its NULL.
-            *slot = unsafe { core::ptr::read_volatile(self.0.add(i + k)) } as usize;
+            *slot = unsafe { core::ptr::read_volatile(self.arr.add(i + k)) } as usize;
             if *slot == 0 {
                 return Some(k + 1);
             }
@@ -191,18 +276,32 @@ impl Memory for Direct {
     }
 
     fn first_match(&self, ptrs: &[usize], prefix: &[u8]) -> Option<Option<usize>> {
-        // SAFETY: strings of the start-up array's entries, which glibc never
-        // frees; read byte by byte, never past a NUL.
+        // SAFETY: a start-up string, on the stack for the life of the
+        // process; read byte by byte, never past its NUL (the area ends
+        // with one).
         let starts = |p: usize| {
             prefix
                 .iter()
                 .enumerate()
                 .all(|(i, &c)| unsafe { core::ptr::read_volatile((p as *const u8).add(i)) == c })
         };
-        Some(ptrs.iter().position(|&p| starts(p)))
+        for (k, &p) in ptrs.iter().enumerate() {
+            let hit = if self.in_area(p) {
+                starts(p)
+            } else {
+                self.copier()?.first_match(&[p], prefix)?.is_some()
+            };
+            if hit {
+                return Some(Some(k));
+            }
+        }
+        Some(None)
     }
 
     fn string(&self, p: usize, max: usize) -> Option<Vec<u8>> {
+        if !self.in_area(p) {
+            return self.copier()?.string(p, max);
+        }
         let p = p as *const u8;
         // SAFETY: as above.
         let len = (0..max)
@@ -427,7 +526,16 @@ mod tests {
     /// `scan` both ways, which must agree.
     fn both(env: &[*const u8], low: usize) -> Option<Option<Vec<u8>>> {
         let arr = env.as_ptr().cast::<*const u8>();
-        let direct = scan(&Direct(arr), low);
+        // Its strings are the start-up area (none for a bogus pointer,
+        // which `scan` refuses before reading any string).
+        let genuine = env.iter().all(|&p| (p as usize) < USER_TOP);
+        // SAFETY: the test's own array of strings.
+        let area = if genuine {
+            unsafe { start_area(arr) }
+        } else {
+            (0, 0)
+        };
+        let direct = scan(&Direct::new(arr, area), low);
         assert_eq!(scan(&Copied(arr), low), direct);
         direct
     }
@@ -535,6 +643,58 @@ mod tests {
         }
     }
 
+    /// The start-up array with one slot replaced in place (`putenv` of a
+    /// name it holds) by memory the program owns and later unmaps: the
+    /// array is never freed, but that string is not the loader's.
+    #[test]
+    fn a_replaced_start_up_entry_is_copied_not_read_in_place() {
+        let page = page_before_a_hole();
+        let a = CString::new("HOME=/root").unwrap();
+        let b = CString::new("LD_LIBRARY_PATH=/start").unwrap();
+        let env = array(&[&a, &b]);
+        // SAFETY: the test's own array.
+        let area = unsafe { start_area(env.as_ptr()) };
+        // SAFETY: writes inside our page; the hole is only ever copied.
+        unsafe {
+            let put = |at: usize, s: &[u8]| {
+                core::ptr::copy_nonoverlapping(s.as_ptr(), page.add(at), s.len());
+            };
+            put(0, b"LD_LIBRARY_PATH=/put\0");
+            let mut env = env.clone();
+            // Still readable: the program's value, copied.
+            env[0] = page.cast_const();
+            let direct = Direct::new(env.as_ptr(), area);
+            assert_eq!(scan(&direct, 0), Some(Some(b"/put".to_vec())));
+            // Unmapped since (the program freed it): uncertain, no crash.
+            env[0] = page.add(4096).cast_const();
+            let direct = Direct::new(env.as_ptr(), area);
+            assert_eq!(scan(&direct, 0), None);
+            // The value itself in unmapped memory.
+            env[0] = a.as_ptr().cast();
+            env[1] = page.add(4096).cast_const();
+            let direct = Direct::new(env.as_ptr(), area);
+            assert_eq!(scan(&direct, 0), None);
+        }
+        // The start-up strings themselves are read in place: a scan of the
+        // array as it was gives the start-up value.
+        let direct = Direct::new(env.as_ptr(), area);
+        assert_eq!(scan(&direct, 0), Some(Some(b"/start".to_vec())));
+    }
+
+    #[test]
+    fn the_start_up_area_spans_every_start_up_string() {
+        let a = CString::new("HOME=/root").unwrap();
+        let b = CString::new("LD_LIBRARY_PATH=/start").unwrap();
+        let env = array(&[&b, &a]);
+        // SAFETY: the test's own arrays.
+        let (lo, hi) = unsafe { start_area(env.as_ptr()) };
+        let (pa, pb) = (a.as_ptr() as usize, b.as_ptr() as usize);
+        assert_eq!(lo, pa.min(pb));
+        let last = if pa > pb { pa + 11 } else { pb + 23 };
+        assert_eq!(hi, last);
+        assert_eq!(unsafe { start_area(array(&[]).as_ptr()) }, (0, 0));
+    }
+
     #[test]
     fn a_consistent_reading_of_a_variable() {
         let a = CString::new("LD_LIBRARY_PATH=/a").unwrap();
@@ -545,6 +705,10 @@ mod tests {
         assert_eq!(unsafe { read(&var) }, Some(Some(b"/a".to_vec())));
         // The start-up array: read in place.
         START_ARRAY.store(env.as_ptr() as usize, Ordering::Relaxed);
+        // SAFETY: the test's own array.
+        let (lo, hi) = unsafe { start_area(env.as_ptr()) };
+        START_LO.store(lo, Ordering::Relaxed);
+        START_HI.store(hi, Ordering::Relaxed);
         assert_eq!(unsafe { read(&var) }, Some(Some(b"/a".to_vec())));
         START_ARRAY.store(0, Ordering::Relaxed);
         let none = AtomicPtr::new(core::ptr::null_mut());

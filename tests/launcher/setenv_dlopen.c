@@ -12,6 +12,14 @@
  * addition may move glibc's environ array and free the old one): the shim
  * reads the program's environment at each request and must survive it.
  *
+ * VALUE "@put:DIR" replaces the variable with putenv(3) and a buffer of the
+ * program's own, "@unmapped" does so with a page it then unmaps (a program
+ * that frees what it gave putenv, as CPython before 3.9 did): when the
+ * variable was set at start-up, putenv rewrites that slot of the start-up
+ * array in place, and the array then points at memory that is not the
+ * loader's. The program never reads its environment again; the shim must
+ * not fault on it either.
+ *
  * Built twice: plain, and with -DUSE_ENVIRON, which reads `environ`
  * directly, so that the executable gets a copy relocation of it and libc's
  * own `__environ` is the executable's copy.
@@ -21,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #ifdef USE_ENVIRON
 extern char **environ;
@@ -54,13 +63,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: setenv_dlopen VALUE NAME [ROUNDS [RACE]]\n");
         return 2;
     }
-    if (strcmp(argv[1], "!") == 0)
+    static char put[4096];
+    if (strncmp(argv[1], "@put:", 5) == 0) {
+        snprintf(put, sizeof put, "LD_LIBRARY_PATH=%s", argv[1] + 5);
+        putenv(put);
+    } else if (strcmp(argv[1], "@unmapped") == 0) {
+        char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (page == MAP_FAILED)
+            return 4;
+        strcpy(page, "LD_LIBRARY_PATH=/cdt-gone");
+        putenv(page);
+        munmap(page, 4096);
+    } else if (strcmp(argv[1], "!") == 0)
         unsetenv("LD_LIBRARY_PATH");
     else if (strcmp(argv[1], "-") != 0)
         setenv("LD_LIBRARY_PATH", argv[1], 1);
 #ifdef USE_ENVIRON
+    /* Not after "@unmapped": that entry now points at nothing. */
     unsigned n = 0;
-    for (char **e = environ; *e; e++)
+    for (char **e = environ; *e && strcmp(argv[1], "@unmapped") != 0; e++)
         n += strncmp(*e, "LD_LIBRARY_PATH=", 16) == 0;
     printf("LD_LIBRARY_PATH entries in environ: %u\n", n);
 #endif
