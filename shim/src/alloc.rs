@@ -257,16 +257,49 @@ mod tests {
                 s.write_bytes(0x5a, SLAB);
                 seen.push(s as usize);
             }
+            // Slabs are handed out in order through an arena: most come
+            // right after the one before (not all: other tests' threads may
+            // take some meanwhile). Mappings of their own would not: the
+            // kernel places each new mapping below the last.
+            let n = seen.len();
+            let next = seen.windows(2).filter(|w| w[1] == w[0] + SLAB).count();
+            assert!(next >= n / 2, "{next} of {n} slabs follow the one before");
             seen.sort_unstable();
             seen.dedup();
-            assert_eq!(seen.len(), 2 * ARENA / SLAB + 3);
+            assert_eq!(seen.len(), n);
             // Slabs of one arena are neighbours: far fewer arenas than
-            // slabs (other tests' threads may take some slabs meanwhile).
+            // slabs.
             let mut arenas: Vec<usize> = seen.iter().map(|s| s / ARENA).collect();
             arenas.dedup();
-            let (a, n) = (arenas.len(), seen.len());
+            let a = arenas.len();
             assert!(a <= n / 4, "{a} arenas for {n} slabs");
         }
+    }
+
+    /// `bump` on a region provider of the test's own: one new region per
+    /// `region / unit` units, handed out in order, none twice.
+    #[test]
+    fn bump_carves_each_region_in_order_before_taking_another() {
+        static REGIONS: AtomicU64 = AtomicU64::new(0);
+        unsafe fn region() -> *mut u8 {
+            REGIONS.fetch_add(1, Ordering::Relaxed);
+            map_aligned(ARENA)
+        }
+        let cell = AtomicU64::new(0);
+        let per = ARENA / SLAB;
+        // SAFETY: slabs of our own regions, only compared.
+        let got: Vec<usize> = (0..2 * per + 3)
+            .map(|_| unsafe { bump(&cell, SLAB, ARENA, region) } as usize)
+            .collect();
+        assert_eq!(REGIONS.load(Ordering::Relaxed), 3);
+        for (i, w) in got.windows(2).enumerate() {
+            if (i + 1) % per == 0 {
+                assert_eq!(w[1] % ARENA, 0, "slab {} starts a region", i + 1);
+            } else {
+                assert_eq!(w[1], w[0] + SLAB, "slab {} follows the one before", i + 1);
+            }
+        }
+        assert_eq!(got[0] % ARENA, 0);
     }
 
     #[test]

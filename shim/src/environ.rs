@@ -168,7 +168,9 @@ pub fn changed() -> Option<Option<Vec<u8>>> {
     // SAFETY: `var` is the address of the program's `environ`, a pointer
     // variable of the main namespace's start-up objects, which are never
     // unloaded.
-    let now = unsafe { read(&*(var as *const AtomicPtr<*const u8>)) }?;
+    let environ = unsafe { &*(var as *const AtomicPtr<*const u8>) };
+    // SAFETY: loads of the program's `environ`.
+    let now = unsafe { read(|| environ.load(Ordering::Acquire)) }?;
     (now.as_deref() != at_start()).then_some(now)
 }
 
@@ -176,12 +178,13 @@ pub fn changed() -> Option<Option<Vec<u8>>> {
 /// the scan, and an absence seen twice.
 ///
 /// # Safety
-/// `environ` is the program's `environ` variable.
-unsafe fn read(environ: &AtomicPtr<*const u8>) -> Option<Option<Vec<u8>>> {
+/// `environ` loads the program's `environ` variable (a function, so that
+/// the tests can play a program that moves it).
+unsafe fn read(mut environ: impl FnMut() -> *mut *const u8) -> Option<Option<Vec<u8>>> {
     let low = LOW.load(Ordering::Relaxed);
     let mut absent_seen = false;
     for _ in 0..4 {
-        let arr = environ.load(Ordering::Acquire);
+        let arr = environ();
         let found = if arr.is_null() {
             // clearenv(): no variables at all.
             Some(None)
@@ -197,7 +200,7 @@ unsafe fn read(environ: &AtomicPtr<*const u8>) -> Option<Option<Vec<u8>>> {
         } else {
             scan(&Copied(arr), low)
         };
-        if environ.load(Ordering::Acquire) != arr {
+        if environ() != arr {
             continue;
         }
         match found {
@@ -582,19 +585,62 @@ mod tests {
     /// Two pages, the second unmapped: what an array freed and returned to
     /// the kernel, or a string at the end of a mapping, looks like.
     fn page_before_a_hole() -> *mut u8 {
+        pages_before_a_hole(1)
+    }
+
+    /// `n` pages, then one unmapped.
+    fn pages_before_a_hole(n: usize) -> *mut u8 {
         // SAFETY: a private anonymous mapping of our own.
         unsafe {
             let p = libc::mmap(
                 core::ptr::null_mut(),
-                8192,
+                4096 * (n + 1),
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             );
             assert_ne!(p, libc::MAP_FAILED);
-            libc::munmap(p.cast::<u8>().add(4096).cast(), 4096);
+            libc::munmap(p.cast::<u8>().add(4096 * n).cast(), 4096);
             p.cast()
+        }
+    }
+
+    /// An array whose NULL is the last word before a hole is read whole:
+    /// a batch is cut at the page's end.
+    #[test]
+    fn an_array_ending_right_before_a_hole_is_read() {
+        let page = page_before_a_hole();
+        let a = CString::new("HOME=/root").unwrap();
+        let b = CString::new("LD_LIBRARY_PATH=/end").unwrap();
+        // SAFETY: writes inside our page.
+        unsafe {
+            let arr = page.add(4096 - 24).cast::<*const u8>();
+            *arr = a.as_ptr().cast();
+            *arr.add(1) = core::ptr::null();
+            assert_eq!(scan(&Copied(arr), 0), Some(None));
+            *arr.add(1) = b.as_ptr().cast();
+            *arr.add(2) = core::ptr::null();
+            assert_eq!(scan(&Copied(arr), 0), Some(Some(b"/end".to_vec())));
+        }
+    }
+
+    /// A string whose first bytes are on one page and the rest on the next:
+    /// both parts are compared.
+    #[test]
+    fn a_prefix_across_two_pages_is_compared_whole() {
+        let page = pages_before_a_hole(2);
+        // SAFETY: writes inside our two pages.
+        unsafe {
+            let at = page.add(4096 - 5);
+            let put = |s: &[u8]| core::ptr::copy_nonoverlapping(s.as_ptr(), at, s.len());
+            let env = [at.cast_const(), core::ptr::null()];
+            put(b"LD_LIBRARY_PATH=/v\0");
+            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(Some(b"/v".to_vec())));
+            put(b"LD_LIBXXXXXXXXXX=/v\0");
+            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(None));
+            put(b"LD_LIBRARY_PATHX/v\0");
+            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(None));
         }
     }
 
@@ -695,23 +741,59 @@ mod tests {
         assert_eq!(unsafe { start_area(array(&[]).as_ptr()) }, (0, 0));
     }
 
+    /// A program that moves `environ` between the reads of [`read`]: each
+    /// call of the returned function gives the next array of `seq` (the
+    /// last one again once `seq` is used up).
+    fn moving<'a>(seq: &'a [&'a Vec<*const u8>]) -> impl FnMut() -> *mut *const u8 + 'a {
+        let mut i = 0;
+        move || {
+            let arr = seq[i.min(seq.len() - 1)].as_ptr().cast_mut();
+            i += 1;
+            arr
+        }
+    }
+
+    #[test]
+    fn a_reading_during_which_environ_moved_is_done_again() {
+        let old = CString::new("LD_LIBRARY_PATH=/old").unwrap();
+        let new = CString::new("LD_LIBRARY_PATH=/new").unwrap();
+        LOW.store(0, Ordering::Relaxed);
+        // Read from the old array, then found moved: read the new one.
+        let (old, new) = (array(&[&old]), array(&[&new]));
+        let got = unsafe { read(moving(&[&old, &new])) };
+        assert_eq!(got, Some(Some(b"/new".to_vec())));
+    }
+
+    #[test]
+    fn an_absence_is_said_only_when_seen_twice() {
+        let home = CString::new("HOME=/root").unwrap();
+        let var = CString::new("LD_LIBRARY_PATH=/v").unwrap();
+        LOW.store(0, Ordering::Relaxed);
+        // A concurrent unsetenv shifted the entry past the scan once (the
+        // same array before and after that scan).
+        let (without, with) = (array(&[&home]), array(&[&home, &var]));
+        let got = unsafe { read(moving(&[&without, &without, &with])) };
+        assert_eq!(got, Some(Some(b"/v".to_vec())));
+        let got = unsafe { read(moving(&[&without])) };
+        assert_eq!(got, Some(None));
+    }
+
     #[test]
     fn a_consistent_reading_of_a_variable() {
         let a = CString::new("LD_LIBRARY_PATH=/a").unwrap();
         let env = array(&[&a]);
-        let var = AtomicPtr::new(env.as_ptr().cast_mut());
+        let var = || env.as_ptr().cast_mut();
         LOW.store(0, Ordering::Relaxed);
         // Not the start-up array: copied.
-        assert_eq!(unsafe { read(&var) }, Some(Some(b"/a".to_vec())));
+        assert_eq!(unsafe { read(var) }, Some(Some(b"/a".to_vec())));
         // The start-up array: read in place.
         START_ARRAY.store(env.as_ptr() as usize, Ordering::Relaxed);
         // SAFETY: the test's own array.
         let (lo, hi) = unsafe { start_area(env.as_ptr()) };
         START_LO.store(lo, Ordering::Relaxed);
         START_HI.store(hi, Ordering::Relaxed);
-        assert_eq!(unsafe { read(&var) }, Some(Some(b"/a".to_vec())));
+        assert_eq!(unsafe { read(var) }, Some(Some(b"/a".to_vec())));
         START_ARRAY.store(0, Ordering::Relaxed);
-        let none = AtomicPtr::new(core::ptr::null_mut());
-        assert_eq!(unsafe { read(&none) }, Some(None));
+        assert_eq!(unsafe { read(core::ptr::null_mut) }, Some(None));
     }
 }
