@@ -211,6 +211,9 @@ pub struct Records {
 struct Spare {
     path: PathBuf,
     file: fs::File,
+    /// Its room was written (no `fallocate` there): the record must be cut
+    /// to its length.
+    padded: bool,
 }
 
 /// Bytes allocated to each spare: a record is under 4 KiB, more with many
@@ -244,9 +247,9 @@ impl Records {
 
     /// A new spare, under a name no file has yet: one left by a launcher
     /// that was killed, in a directory used again by a launcher with the
-    /// same pid (pid 1 of every container), is passed over, not an error.
+    /// same pid (pid 1 of every container), is removed when its owner is
+    /// gone (see [`stale`]), else passed over; neither is an error.
     fn make_spare(&self) -> std::io::Result<Spare> {
-        use std::os::fd::AsRawFd;
         let (path, file) = loop {
             let n = SPARE_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let path = self
@@ -254,18 +257,19 @@ impl Records {
                 .join(format!(".{LAUNCHER_FILE}.{}.{n}", std::process::id()));
             match private_file(&path) {
                 Ok(f) => break (path, f),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < MAX_SPARE_SEQ => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < MAX_SPARE_SEQ => {
+                    if stale(&path) && fs::remove_file(&path).is_ok() {
+                        if let Ok(f) = private_file(&path) {
+                            break (path, f);
+                        }
+                    }
+                }
                 Err(e) => return Err(e),
             }
         };
-        // SAFETY: fallocate on a file we just created. The room is kept
-        // past the end of the empty file (KEEP_SIZE), so that writing the
-        // record needs no new block and nothing is cut off afterwards
-        // (freeing blocks can cost a discard per file on file systems
-        // mounted with `discard`). Without room (a full disk, a file system
-        // without fallocate) the spare is still a file made in advance.
-        let _ = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, SPARE) };
-        Ok(Spare { path, file })
+        lock(&file);
+        let padded = reserve(&file);
+        Ok(Spare { path, file, padded })
     }
 
     /// Writes `rec` as the new `launcher.json`, into a spare when one is
@@ -325,13 +329,76 @@ static SPARE_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::n
 /// them is not one a launcher should keep writing into).
 const MAX_SPARE_SEQ: u32 = 1000;
 
-/// `rec` as the whole content of the spare (empty until now), written into
-/// its allocated room.
+/// `rec` as the whole content of the spare (empty until now, or padding),
+/// written into its room.
 fn write_into(s: &Spare, rec: &LauncherRecord) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
     let mut v = model::json::to_pretty(rec).map_err(std::io::Error::other)?;
     v.push(b'\n');
-    s.file.write_all_at(&v, 0)
+    s.file.write_all_at(&v, 0)?;
+    if s.padded {
+        s.file.set_len(v.len() as u64)?;
+    }
+    Ok(())
+}
+
+/// Sets [`SPARE`] bytes aside for the record in `file`, just created:
+/// allocated past its end (`fallocate` with KEEP_SIZE), so that writing the
+/// record needs no new block and nothing is cut off afterwards (freeing
+/// blocks can cost a discard per file on file systems mounted with
+/// `discard`). Where the file system has no `fallocate` (NFS before 4.2,
+/// some FUSE file systems) zeros are written instead, to be cut to the
+/// record's length: true then. On a full disk the spare keeps no room,
+/// but it is still a file made in advance.
+fn reserve(file: &fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
+    // SAFETY: fallocate on a file we own.
+    if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, SPARE) } == 0 {
+        return false;
+    }
+    let e = std::io::Error::last_os_error().raw_os_error();
+    if e != Some(libc::EOPNOTSUPP) && e != Some(libc::ENOSYS) {
+        return false;
+    }
+    // Even a partial write leaves bytes to cut.
+    let _ = file.write_all_at(&[0u8; SPARE as usize], 0);
+    true
+}
+
+/// Holds a lock on a spare for as long as this launcher lives, which tells
+/// a later launcher that finds the name taken that the file is in use
+/// (the kernel drops the lock when the launcher dies, however it dies).
+fn lock(file: &fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a file we own. Without it (ENOLCK on some network
+    // file systems) a later launcher passes the name over, as it did
+    // before locks.
+    let _ = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+}
+
+/// Whether the spare at `path`, whose name this launcher wanted, was left
+/// by a launcher that is gone: nobody holds its lock, and it was made more
+/// than a minute ago (a spare its owner has created but not yet locked is
+/// younger). Anything uncertain: not stale.
+fn stale(path: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(f) = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    let old = f
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age.as_secs() > 60);
+    // SAFETY: flock on a file we opened; the lock goes with `f`.
+    old && unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0
 }
 
 /// What launcher.json says about the pin (docs/pin.md).
@@ -408,6 +475,7 @@ mod tests {
 
     #[test]
     fn each_version_replaces_the_last_and_no_spare_is_left() {
+        let _serial = serial();
         let dir = crate::testutil::tempdir("records");
         let mut r = Records::new(&dir).unwrap();
         r.keep(2);
@@ -427,20 +495,90 @@ mod tests {
 
     #[test]
     fn spares_left_by_a_killed_launcher_of_the_same_pid_are_passed_over() {
+        let _serial = serial();
         let dir = crate::testutil::tempdir("records-taken");
-        let pid = std::process::id();
-        // What a launcher with this pid left when it was killed: spares
-        // numbered as this process will number its next ones (50 of them:
-        // other tests of this process may take a few numbers meanwhile).
-        let next = SPARE_SEQ.load(std::sync::atomic::Ordering::Relaxed);
-        for n in next..next + 50 {
-            fs::write(dir.join(format!(".{LAUNCHER_FILE}.{pid}.{n}")), b"").unwrap();
-        }
+        // Made a moment ago: passed over, not taken.
+        let left = leave_spares(&dir, 50, 0);
         let mut r = Records::new(&dir).expect("a taken name is not an error");
         r.write(&record(7), false);
         let rec: LauncherRecord =
             serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap();
         assert_eq!(rec.pid, Some(7));
+        assert!(left.iter().all(|p| p.exists()));
+    }
+
+    /// Taken by each test that makes spares, so that the next spare's
+    /// number is known to the test that predicts it (the numbers are the
+    /// process's).
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Spares named as this process will name its next ones (`count` of
+    /// them), as a killed launcher with this pid left them.
+    fn leave_spares(dir: &Path, count: u32, age_s: u64) -> Vec<PathBuf> {
+        let pid = std::process::id();
+        let next = SPARE_SEQ.load(std::sync::atomic::Ordering::Relaxed);
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
+        (next..next + count)
+            .map(|n| {
+                let p = dir.join(format!(".{LAUNCHER_FILE}.{pid}.{n}"));
+                let f = fs::File::create(&p).unwrap();
+                f.set_modified(when).unwrap();
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_dead_launchers_spare_is_reused_and_a_live_ones_is_not() {
+        let _serial = serial();
+        let dir = crate::testutil::tempdir("records-stale");
+        let left = leave_spares(&dir, 3, 3600);
+        // One still held by a launcher that lives (its lock), one made a
+        // moment ago (its owner may not have locked it yet).
+        let held = fs::File::open(&left[0]).unwrap();
+        // SAFETY: flock on a file we opened.
+        let r = unsafe {
+            use std::os::fd::AsRawFd;
+            libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB)
+        };
+        assert_eq!(r, 0);
+        fs::File::options()
+            .write(true)
+            .open(&left[1])
+            .unwrap()
+            .set_modified(std::time::SystemTime::now())
+            .unwrap();
+        let r = Records::new(&dir).unwrap();
+        // The two in use passed over, the stale one taken over: it is this
+        // launcher's spare now, and no other file was made.
+        assert!(left.iter().all(|p| p.exists()));
+        assert_eq!(r.spares[0].path, left[2]);
+        assert_eq!(names(&dir).len(), 3, "{:?}", names(&dir));
+        drop(r);
+        assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
+    }
+
+    #[test]
+    fn a_padded_spare_is_cut_to_the_record() {
+        let _serial = serial();
+        let dir = crate::testutil::tempdir("records-padded");
+        let mut r = Records::new(&dir).unwrap();
+        // What a file system without fallocate gets: zeros as the room.
+        {
+            use std::os::unix::fs::FileExt;
+            let s = &mut r.spares[0];
+            s.file.write_all_at(&[0u8; SPARE as usize], 0).unwrap();
+            s.padded = true;
+        }
+        r.write(&record(3), false);
+        let bytes = fs::read(dir.join(LAUNCHER_FILE)).unwrap();
+        assert!(bytes.len() < SPARE as usize && bytes.ends_with(b"}\n"));
+        let rec: LauncherRecord = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(rec.pid, Some(3));
     }
 
     #[test]
