@@ -2202,6 +2202,53 @@ mod stderr_capture {
         )
     }
 
+    /// A reader that stops reading holds the relay, and with it the
+    /// launcher's end (as it would have held the program). The program has
+    /// ended meanwhile: how it ended must be on disk then, not only after
+    /// the relay is done, so that a launcher killed in that wait (a job's
+    /// time limit) leaves it behind.
+    #[test]
+    fn how_the_program_ended_is_on_disk_while_a_stalled_reader_holds_the_launcher() {
+        let d = work_dir("stderr-stalled");
+        let (r, w) = pipe();
+        let mut cmd = launcher(&d);
+        // More than the pipe holds, but not more than the pipe, the relay
+        // and the program's own pipe hold together: the program ends.
+        cmd.args(["-q", "--out", "t", "--", "sh", "-c"])
+            .arg("head -c 100000 /dev/zero >&2; : > done; exit 7")
+            .current_dir(&d)
+            .stdout(Stdio::null())
+            .stderr(w);
+        let mut child = cmd.spawn().expect("start the launcher");
+        let started = Instant::now();
+        while !d.join("done").exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the program never ended"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let ended = || {
+            fs::read_to_string(d.join("t/launcher.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .is_some_and(|v| v["exit_code"] == 7)
+        };
+        let on_disk = Instant::now();
+        while !ended() && on_disk.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Still held: the reader has not read a byte.
+        let held = child.try_wait().unwrap().is_none();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        drop(r);
+        assert!(held, "the launcher ended although nobody read its stderr");
+        let rec = launcher_record(&d.join("t"));
+        assert_eq!(rec["exit_code"], 7, "{rec:#}");
+        assert_eq!(rec["status"], 7, "{rec:#}");
+    }
+
     #[test]
     fn sigpipe_when_the_reader_goes_away() {
         let d = work_dir("stderr-sigpipe");

@@ -511,6 +511,14 @@ impl Capture {
         self.child.session = None;
     }
 
+    /// Whether [`Capture::finish`] can wait on others: a relay waits for the
+    /// real stderr's reader (one that stops reading holds it for as long)
+    /// and for processes that still hold the program's end. A read-back or
+    /// no capture never waits.
+    pub fn may_wait(&self) -> bool {
+        matches!(self.job, Job::Relay { .. })
+    }
+
     /// The program has ended (or could not be started): finishes the copy,
     /// having delivered every byte read to the real stderr, and returns
     /// what `launcher.json` says about it. Waits at most [`GRACE`] for

@@ -414,10 +414,12 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     rec.status = Some(status);
     let except: Vec<i32> = leader.into_iter().collect();
     // How the program ended goes on disk first, into the room kept for it,
-    // when processes of its tree still run: they get their grace, and the
-    // capture goes on meanwhile. (Without them, the next record follows at
-    // once.)
-    if outliving::has_children() {
+    // when the launcher may still have to wait: for processes of its tree
+    // that still run (they get their grace, and the capture goes on
+    // meanwhile), or for the reader of the real stderr. A launcher killed
+    // in that wait leaves it behind. (Otherwise the next record follows at
+    // once, and one file is saved.)
+    if outliving::has_children() || capture.may_wait() {
         records.write(&rec, true);
     }
     rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
