@@ -43,6 +43,7 @@ pub fn run(args: RunArgs) -> i32 {
         pin_mode: args.pin_mode(),
         program: args.program.clone(),
         args: args.args.clone(),
+        summary_record: summarizes(&args),
     };
     let mut run = match launch::run(&opts) {
         Outcome::Done(NOT_FOUND) => {
@@ -115,12 +116,18 @@ fn suggest_command(program: &OsStr) {
     }
 }
 
+/// Whether the run ends with a report (a summary, a JSON summary or a
+/// `--fail-on` gate), whose findings counts go into `launcher.json`.
+fn summarizes(args: &RunArgs) -> bool {
+    !(args.quiet && args.json_summary.is_none() && args.fail_on.is_none())
+}
+
 /// The end of a traced run: the findings counted into `launcher.json`, the
 /// `--fail-on` gate, the summary on stderr and the JSON summary. Returns the
 /// exit status.
 fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
     let mut status = run.status;
-    if args.quiet && args.json_summary.is_none() && args.fail_on.is_none() {
+    if !summarizes(args) {
         return status;
     }
     let mut bar = crate::progress::Bar::new();

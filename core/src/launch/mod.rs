@@ -73,6 +73,9 @@ pub struct Options {
     /// The program as typed (`argv[0]` of the child) and its arguments.
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// The caller writes `launcher.json` once more after the run (the
+    /// findings counts of its summary): room is kept for that version.
+    pub summary_record: bool,
 }
 
 /// How a launch ended.
@@ -93,7 +96,8 @@ pub struct Traced {
     pub out_dir: PathBuf,
     /// `launcher.json` as written.
     pub record: LauncherRecord,
-    /// Its writer, with room set aside for one more version.
+    /// Its writer, with room set aside for one more version when
+    /// [`Options::summary_record`] asked for it.
     pub records: Records,
     /// The launcher's exit status: the program's, or 128+N when it died
     /// of signal N (then end with [`die_of`] once done).
@@ -429,7 +433,7 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     let end = now_ms();
     rec.end_wall_ms = Some(end);
     rec.end = Some(local_time(end).1);
-    records.write(&rec, true);
+    records.write(&rec, opts.summary_record);
     Outcome::Traced(Box::new(Traced {
         out_dir: p.out_dir,
         record: rec,
