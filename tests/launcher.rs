@@ -1294,6 +1294,93 @@ fn a_putenv_string_in_the_start_up_array_is_read_safely() {
     }
 }
 
+/// The events of kind `ev` for `name` in every trace file of `dir` (a
+/// program started through a wrapper that execs it writes `PID.1.jsonl`).
+fn events_in_dir(dir: &Path, ev: &str, name: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "jsonl") {
+            let text = fs::read_to_string(&p).unwrap();
+            out.extend(
+                text.lines()
+                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                    .filter(|v| v["ev"] == ev && v["name"] == name),
+            );
+        }
+    }
+    out
+}
+
+/// Under a seccomp filter that kills the process on `process_vm_readv`
+/// (a sandbox: `tests/launcher/seccomp_run.c`), the program runs as it does
+/// bare, and the value it set is still recorded, whether its libc moved the
+/// environment array (a variable added) or rewrote a start-up slot in place
+/// (one replaced): the shim reads through `/proc/self/mem` there.
+#[test]
+fn the_environment_is_read_safely_under_a_seccomp_filter() {
+    let pip = pip_cudnn_919();
+    let d = work_dir("seccomp-env");
+    let wrapper = d.join("seccomp_run");
+    compile::<&str>("seccomp_run.c", &wrapper, &[]);
+    let other = d.join("elsewhere");
+    fs::create_dir_all(&other).unwrap();
+    for (i, prog) in build_setenv_programs(&d).iter().enumerate() {
+        for (tag, llp) in [("moved", None), ("replaced", Some(other.as_path()))] {
+            let out = format!("t-{tag}-{i}");
+            let args = [
+                prog.as_os_str(),
+                pip.as_os_str(),
+                OsStr::new("libcudnn.so.9"),
+            ];
+            let t = setenv_run(&wrapper, &d, &out, llp, &args);
+            assert!(t.out().contains("loaded 0 of 1"), "{}", t.show());
+            let fails = events_in_dir(&d.join(&out), "load_failed", "libcudnn.so.9");
+            assert_eq!(fails.len(), 1, "{tag}: {fails:#?}");
+            let want = pip.to_str().unwrap();
+            assert_eq!(
+                fails[0]["ld_library_path_now"], want,
+                "{tag}: {:#}",
+                fails[0]
+            );
+        }
+        // A start-up slot pointing at memory the program unmapped: nothing
+        // recorded, and no fault.
+        let out = format!("t-unmapped-{i}");
+        let args = [
+            prog.as_os_str(),
+            OsStr::new("@unmapped"),
+            OsStr::new("libcudnn.so.9"),
+        ];
+        let t = setenv_run(&wrapper, &d, &out, Some(&other), &args);
+        assert!(t.out().contains("loaded 0 of 1"), "{}", t.show());
+        let fails = events_in_dir(&d.join(&out), "load_failed", "libcudnn.so.9");
+        assert_eq!(fails.len(), 1, "{fails:#?}");
+        assert!(
+            fails[0].get("ld_library_path_now").is_none(),
+            "{:#}",
+            fails[0]
+        );
+    }
+    // Another thread moving and freeing the array throughout: every value
+    // recorded is the one the program set.
+    let [plain, _] = build_setenv_programs(&d);
+    let mut args = vec![plain.into_os_string()];
+    args.extend(["/cdt-added", "libcudnn_graph.so.9", "1000", "race"].map(Into::into));
+    let args: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let t = setenv_run(&wrapper, &d, "t-race", None, &args);
+    assert!(t.out().contains("loaded 0 of 1000"), "{}", t.show());
+    let fails = events_in_dir(&d.join("t-race"), "load_failed", "libcudnn_graph.so.9");
+    assert!(fails.len() >= 1000, "{} events", fails.len());
+    let recorded: Vec<&Value> = fails
+        .iter()
+        .filter_map(|f| f.get("ld_library_path_now"))
+        .collect();
+    assert!(recorded.iter().all(|v| *v == "/cdt-added"), "{recorded:?}");
+    let (r, n) = (recorded.len(), fails.len());
+    assert!(r * 10 >= n * 9, "{r} of {n}");
+}
+
 /// Another thread keeps adding variables to the environment (moving and
 /// freeing glibc's array) while the main thread's requests are recorded,
 /// each reading the program's environment: the program must run as it does

@@ -183,6 +183,8 @@ pub fn changed() -> Option<Option<Vec<u8>>> {
 unsafe fn read(mut environ: impl FnMut() -> *mut *const u8) -> Option<Option<Vec<u8>>> {
     let low = LOW.load(Ordering::Relaxed);
     let mut absent_seen = false;
+    // Chosen once per reading, when first needed.
+    let mut copier: Option<Option<Copier>> = None;
     for _ in 0..4 {
         let arr = environ();
         let found = if arr.is_null() {
@@ -194,11 +196,11 @@ unsafe fn read(mut environ: impl FnMut() -> *mut *const u8) -> Option<Option<Vec
                 START_HI.load(Ordering::Relaxed),
             );
             scan(&Direct::new(arr, area), low)
-        } else if seccomp_filtered() {
-            // Once per reading, not per copy: see `seccomp_filtered`.
-            return None;
         } else {
-            scan(&Copied(arr), low)
+            let Some(c) = copier.get_or_insert_with(Copier::new) else {
+                return None;
+            };
+            scan(&Copied(arr, c), low)
         };
         if environ() != arr {
             continue;
@@ -232,9 +234,9 @@ struct Direct {
     arr: *const *const u8,
     /// The start-up strings' bytes, `[lo, hi)`.
     area: (usize, usize),
-    /// Whether copying is allowed (no seccomp filter), looked at once, when
-    /// the first string outside the area is met.
-    may_copy: core::cell::Cell<Option<bool>>,
+    /// How to copy, chosen when the first string outside the area is met
+    /// (None inside: no way).
+    copier: core::cell::OnceCell<Option<Copier>>,
 }
 
 impl Direct {
@@ -242,7 +244,7 @@ impl Direct {
         Direct {
             arr,
             area,
-            may_copy: core::cell::Cell::new(None),
+            copier: core::cell::OnceCell::new(),
         }
     }
 
@@ -250,18 +252,11 @@ impl Direct {
         (self.area.0..self.area.1).contains(&p)
     }
 
-    /// A reader for a string outside the area, or None when copying is not
-    /// allowed (the reading is then uncertain).
-    fn copier(&self) -> Option<Copied> {
-        let ok = match self.may_copy.get() {
-            Some(ok) => ok,
-            None => {
-                let ok = !seccomp_filtered();
-                self.may_copy.set(Some(ok));
-                ok
-            }
-        };
-        ok.then_some(Copied(self.arr))
+    /// A reader for a string outside the area, or None when there is no
+    /// safe way to copy (the reading is then uncertain).
+    fn copier(&self) -> Option<Copied<'_>> {
+        let c = self.copier.get_or_init(Copier::new).as_ref()?;
+        Some(Copied(self.arr, c))
     }
 }
 
@@ -316,9 +311,9 @@ impl Memory for Direct {
 }
 
 /// An array the program's libc allocated, which it may free at any moment:
-/// every byte copied with `process_vm_readv`, a page at most per range, in
-/// batches (about three system calls for an environment of 64 entries).
-struct Copied(*const *const u8);
+/// every byte copied (see [`Copier`]), a page at most per range, in batches
+/// (about three system calls for an environment of 64 entries).
+struct Copied<'c>(*const *const u8, &'c Copier);
 
 /// Bytes to a page's end from `a` (4 KiB pages: a smaller range than the
 /// real page, never a larger one).
@@ -326,12 +321,12 @@ fn to_page_end(a: usize) -> usize {
     4096 - (a & 4095)
 }
 
-impl Memory for Copied {
+impl Memory for Copied<'_> {
     fn entries(&self, i: usize, out: &mut [usize]) -> Option<usize> {
         let at = self.0 as usize + i * 8;
         let n = out.len().min(to_page_end(at) / 8).max(1);
         let mut bytes = [0u8; 8 * BATCH];
-        if !copy(&[(at, 8 * n)], &mut bytes[..8 * n]) {
+        if !self.1.copy(&[(at, 8 * n)], &mut bytes[..8 * n]) {
             return None;
         }
         for (k, slot) in out[..n].iter_mut().enumerate() {
@@ -356,7 +351,7 @@ impl Memory for Copied {
             total += r.1;
         }
         let mut buf = [0u8; BATCH * 16];
-        if !copy(&ranges[..ptrs.len()], &mut buf[..total]) {
+        if !self.1.copy(&ranges[..ptrs.len()], &mut buf[..total]) {
             return None;
         }
         let mut off = 0;
@@ -369,7 +364,7 @@ impl Memory for Copied {
             // The prefix so far; the rest is on the next page.
             let mut rest = [0u8; 16];
             let rest = &mut rest[..prefix.len() - len];
-            if !copy(&[(p + len, rest.len())], rest) {
+            if !self.1.copy(&[(p + len, rest.len())], rest) {
                 return None;
             }
             if rest == &prefix[len..] {
@@ -385,7 +380,7 @@ impl Memory for Copied {
         let mut page = [0u8; 4096];
         while out.len() < max {
             let n = to_page_end(at).min(max - out.len());
-            if !copy(&[(at, n)], &mut page[..n]) {
+            if !self.1.copy(&[(at, n)], &mut page[..n]) {
                 return None;
             }
             if let Some(end) = page[..n].iter().position(|&c| c == 0) {
@@ -402,11 +397,78 @@ impl Memory for Copied {
 /// Entries read at a time.
 const BATCH: usize = 64;
 
-/// Copies the `ranges` (address, length) of this process, one after the
-/// other, into `buf` with one `process_vm_readv(2)`, which fails (EFAULT)
-/// where a load would fault. False unless every byte was copied (an
-/// unmapped address, or a system call a sandbox refuses).
-fn copy(ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
+/// How bytes of this process that may be unmapped are copied without a
+/// fault: the kernel reads them and reports an unmapped address as an
+/// error. One way per reading.
+enum Copier {
+    /// `process_vm_readv(2)` on the shim's own process: many ranges in one
+    /// call.
+    Vm,
+    /// `pread(2)` of `/proc/self/mem` (this open descriptor), one range per
+    /// call: under a seccomp filter, which may kill the process for a
+    /// `process_vm_readv` it does not list (systemd's `@system-service`
+    /// leaves out `@debug`) but lets it open and read a file, as the shim
+    /// does anyway.
+    Mem(libc::c_int),
+}
+
+impl Copier {
+    /// The way for this process now, or None when there is none (filtered,
+    /// and `/proc` not mounted or `/proc/self/mem` refused).
+    fn new() -> Option<Copier> {
+        if !seccomp_filtered() {
+            return Some(Copier::Vm);
+        }
+        // SAFETY: a path literal; the descriptor is closed on drop.
+        let fd =
+            unsafe { libc::open(c"/proc/self/mem".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        (fd >= 0).then_some(Copier::Mem(fd))
+    }
+
+    /// Copies the `ranges` (address, length) of this process, one after the
+    /// other, into `buf`. False unless every byte was copied (an unmapped
+    /// address, or a call refused).
+    fn copy(&self, ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
+        match *self {
+            Copier::Vm => vm_copy(ranges, buf),
+            Copier::Mem(fd) => mem_copy(fd, ranges, buf),
+        }
+    }
+}
+
+impl Drop for Copier {
+    fn drop(&mut self) {
+        if let Copier::Mem(fd) = *self {
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// [`Copier::Mem`]: a `pread` per range, at the range's address as offset
+/// (EIO, or a short count, where the address is not mapped).
+fn mem_copy(fd: libc::c_int, ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
+    let mut off = 0;
+    for &(a, n) in ranges {
+        let Some(dst) = buf.get_mut(off..off + n) else {
+            return false;
+        };
+        let Ok(at) = libc::off_t::try_from(a) else {
+            return false;
+        };
+        // SAFETY: reading into a buffer we own.
+        let got = unsafe { libc::pread(fd, dst.as_mut_ptr().cast(), n, at) };
+        if got != n as isize {
+            return false;
+        }
+        off += n;
+    }
+    off == buf.len()
+}
+
+/// [`Copier::Vm`]: the ranges with one `process_vm_readv(2)`, which fails
+/// (EFAULT) where a load would fault.
+fn vm_copy(ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
     if buf.is_empty() {
         return true;
     }
@@ -444,8 +506,8 @@ fn copy(ranges: &[(usize, usize)], buf: &mut [u8]) -> bool {
 /// (`Seccomp:` in `/proc/self/status` is not 0, or cannot be read). A filter
 /// may kill the process on a call it does not list (systemd's
 /// `SystemCallFilter=`, sandboxes), and `process_vm_readv` is one that
-/// filters leave out: under one the shim does not make it, and the reading
-/// is uncertain. Filters are only ever added, so a process seen filtered
+/// filters leave out: under one the shim does not make it (see
+/// [`Copier::Mem`]). Filters are only ever added, so a process seen filtered
 /// stays so; one seen unfiltered is looked at again each time (three calls
 /// the shim already makes: open, read, close).
 fn seccomp_filtered() -> bool {
@@ -526,6 +588,40 @@ mod tests {
         v
     }
 
+    /// The way a filtered process copies.
+    fn mem_copier() -> Copier {
+        // SAFETY: a path literal.
+        let fd =
+            unsafe { libc::open(c"/proc/self/mem".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        assert!(
+            fd >= 0,
+            "/proc/self/mem: {}",
+            std::io::Error::last_os_error()
+        );
+        Copier::Mem(fd)
+    }
+
+    /// `scan` of an array copied both ways, which must agree.
+    fn scan_copied(arr: *const *const u8, low: usize) -> Option<Option<Vec<u8>>> {
+        let vm = scan(&Copied(arr, &Copier::Vm), low);
+        assert_eq!(
+            scan(&Copied(arr, &mem_copier()), low),
+            vm,
+            "copied by pread"
+        );
+        vm
+    }
+
+    /// `scan` of the start-up array, strings outside `area` copied both
+    /// ways, which must agree.
+    fn scan_direct(arr: *const *const u8, area: (usize, usize)) -> Option<Option<Vec<u8>>> {
+        let vm = scan(&Direct::new(arr, area), 0);
+        let mem = Direct::new(arr, area);
+        assert!(mem.copier.set(Some(mem_copier())).is_ok());
+        assert_eq!(scan(&mem, 0), vm, "copied by pread");
+        vm
+    }
+
     /// `scan` both ways, which must agree.
     fn both(env: &[*const u8], low: usize) -> Option<Option<Vec<u8>>> {
         let arr = env.as_ptr().cast::<*const u8>();
@@ -539,7 +635,7 @@ mod tests {
             (0, 0)
         };
         let direct = scan(&Direct::new(arr, area), low);
-        assert_eq!(scan(&Copied(arr), low), direct);
+        assert_eq!(scan_copied(arr, low), direct);
         direct
     }
 
@@ -618,10 +714,10 @@ mod tests {
             let arr = page.add(4096 - 24).cast::<*const u8>();
             *arr = a.as_ptr().cast();
             *arr.add(1) = core::ptr::null();
-            assert_eq!(scan(&Copied(arr), 0), Some(None));
+            assert_eq!(scan_copied(arr, 0), Some(None));
             *arr.add(1) = b.as_ptr().cast();
             *arr.add(2) = core::ptr::null();
-            assert_eq!(scan(&Copied(arr), 0), Some(Some(b"/end".to_vec())));
+            assert_eq!(scan_copied(arr, 0), Some(Some(b"/end".to_vec())));
         }
     }
 
@@ -636,11 +732,11 @@ mod tests {
             let put = |s: &[u8]| core::ptr::copy_nonoverlapping(s.as_ptr(), at, s.len());
             let env = [at.cast_const(), core::ptr::null()];
             put(b"LD_LIBRARY_PATH=/v\0");
-            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(Some(b"/v".to_vec())));
+            assert_eq!(scan_copied(env.as_ptr(), 0), Some(Some(b"/v".to_vec())));
             put(b"LD_LIBXXXXXXXXXX=/v\0");
-            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(None));
+            assert_eq!(scan_copied(env.as_ptr(), 0), Some(None));
             put(b"LD_LIBRARY_PATHX/v\0");
-            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(None));
+            assert_eq!(scan_copied(env.as_ptr(), 0), Some(None));
         }
     }
 
@@ -656,11 +752,11 @@ mod tests {
                 hole.cast_const(),
                 core::ptr::null(),
             ];
-            assert_eq!(scan(&Copied(env.as_ptr()), 0), None);
+            assert_eq!(scan_copied(env.as_ptr(), 0), None);
             // An array whose end lies in the hole.
             let arr = hole.sub(8).cast::<*const u8>();
             *arr.cast_mut() = a.as_ptr().cast();
-            assert_eq!(scan(&Copied(arr), 0), None);
+            assert_eq!(scan_copied(arr, 0), None);
         }
     }
 
@@ -679,13 +775,13 @@ mod tests {
             put(4096 - 20, b"LD_LIBRARY_PATH=/q\0");
             let var = page.add(4096 - 20).cast_const();
             let env = [other, core::ptr::null()];
-            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(None));
+            assert_eq!(scan_copied(env.as_ptr(), 0), Some(None));
             let env = [other, var, core::ptr::null()];
-            assert_eq!(scan(&Copied(env.as_ptr()), 0), Some(Some(b"/q".to_vec())));
+            assert_eq!(scan_copied(env.as_ptr(), 0), Some(Some(b"/q".to_vec())));
             // Its prefix cut by the hole: uncertain.
             put(4096 - 6, b"LD_LIB");
             let cut = [page.add(4096 - 6).cast_const(), core::ptr::null()];
-            assert_eq!(scan(&Copied(cut.as_ptr()), 0), None);
+            assert_eq!(scan_copied(cut.as_ptr(), 0), None);
         }
     }
 
@@ -709,22 +805,24 @@ mod tests {
             let mut env = env.clone();
             // Still readable: the program's value, copied.
             env[0] = page.cast_const();
-            let direct = Direct::new(env.as_ptr(), area);
-            assert_eq!(scan(&direct, 0), Some(Some(b"/put".to_vec())));
+            assert_eq!(
+                scan_direct(env.as_ptr(), area),
+                Some(Some(b"/put".to_vec()))
+            );
             // Unmapped since (the program freed it): uncertain, no crash.
             env[0] = page.add(4096).cast_const();
-            let direct = Direct::new(env.as_ptr(), area);
-            assert_eq!(scan(&direct, 0), None);
+            assert_eq!(scan_direct(env.as_ptr(), area), None);
             // The value itself in unmapped memory.
             env[0] = a.as_ptr().cast();
             env[1] = page.add(4096).cast_const();
-            let direct = Direct::new(env.as_ptr(), area);
-            assert_eq!(scan(&direct, 0), None);
+            assert_eq!(scan_direct(env.as_ptr(), area), None);
         }
         // The start-up strings themselves are read in place: a scan of the
         // array as it was gives the start-up value.
-        let direct = Direct::new(env.as_ptr(), area);
-        assert_eq!(scan(&direct, 0), Some(Some(b"/start".to_vec())));
+        assert_eq!(
+            scan_direct(env.as_ptr(), area),
+            Some(Some(b"/start".to_vec()))
+        );
     }
 
     #[test]
