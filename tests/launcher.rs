@@ -1138,10 +1138,23 @@ fn build_setenv_programs(d: &Path) -> [PathBuf; 2] {
 /// `LD_LIBRARY_PATH` set to `llp` at start-up (None: unset); both must end
 /// the same way, with the same output. The traced run.
 fn setenv_run(prog: &Path, cwd: &Path, out: &str, llp: Option<&Path>, args: &[&OsStr]) -> Output {
+    let env: Vec<(&str, &OsStr)> = llp
+        .map(|v| ("LD_LIBRARY_PATH", v.as_os_str()))
+        .into_iter()
+        .collect();
+    setenv_run_env(prog, cwd, out, &env, args)
+}
+
+/// [`setenv_run`] with these variables set at start-up.
+fn setenv_run_env(
+    prog: &Path,
+    cwd: &Path,
+    out: &str,
+    env: &[(&str, &OsStr)],
+    args: &[&OsStr],
+) -> Output {
     let with = |mut c: Command| {
-        if let Some(v) = llp {
-            c.env("LD_LIBRARY_PATH", v);
-        }
+        c.envs(env.iter().copied());
         c
     };
     let mut b = with(bare(prog, cwd));
@@ -1286,12 +1299,50 @@ fn a_putenv_string_in_the_start_up_array_is_read_safely() {
         assert!(t.out().contains("loaded 0 of 1"), "{}", t.show());
         let fails = events_for(&d.join(&out), "load_failed", "libcudnn.so.9");
         assert_eq!(fails.len(), 1, "{fails:#?}");
-        assert!(
-            fails[0].get("ld_library_path_now").is_none(),
-            "{:#}",
-            fails[0]
-        );
+        // No value (or, when the loader mapped that page again meanwhile,
+        // what is there now: zeros, no variable).
+        let v = fails[0].get("ld_library_path_now");
+        assert!(v.is_none_or(Value::is_null), "{:#}", fails[0]);
     }
+}
+
+/// ld.so rewrites the `GLIBC_TUNABLES` slot of the start-up array with a
+/// copy of its own before any audit module runs (glibc 2.26 to 2.38), far
+/// below the stack. The strings read in place must still be the stack's
+/// only: under the legacy (bottom-up) address layout, the program's own
+/// mappings lie between ld.so and the stack, and a `putenv` string there
+/// that the program unmapped was read in place (SIGSEGV; found in review).
+#[test]
+fn a_putenv_string_between_ld_so_and_the_stack_is_not_read_in_place() {
+    let d = work_dir("tunables-slot");
+    let nopie = d.join("setenv_dlopen_nopie");
+    compile("setenv_dlopen.c", &nopie, &["-no-pie", "-pthread", "-ldl"]);
+    let other = d.join("elsewhere");
+    fs::create_dir_all(&other).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let setarch = std::env::split_paths(&path)
+        .map(|dir| dir.join("setarch"))
+        .find(|p| p.is_file())
+        .expect("setarch (util-linux) on PATH");
+    let env = [
+        ("GLIBC_TUNABLES", OsStr::new("glibc.malloc.check=0")),
+        ("LD_LIBRARY_PATH", other.as_os_str()),
+    ];
+    let args = [
+        OsStr::new(std::env::consts::ARCH),
+        OsStr::new("-L"),
+        nopie.as_os_str(),
+        OsStr::new("@unmapped"),
+        OsStr::new("libcudnn.so.9"),
+    ];
+    let t = setenv_run_env(&setarch, &d, "t", &env, &args);
+    assert!(t.out().contains("loaded 0 of 1"), "{}", t.show());
+    let fails = events_in_dir(&d.join("t"), "load_failed", "libcudnn.so.9");
+    assert_eq!(fails.len(), 1, "{fails:#?}");
+    // The slot points at memory the program unmapped: no value (or, when
+    // the loader mapped that page again meanwhile, what is there now).
+    let v = fails[0].get("ld_library_path_now");
+    assert!(v.is_none_or(Value::is_null), "{:#}", fails[0]);
 }
 
 /// The events of kind `ev` for `name` in every trace file of `dir` (a
@@ -1356,11 +1407,10 @@ fn the_environment_is_read_safely_under_a_seccomp_filter() {
         assert!(t.out().contains("loaded 0 of 1"), "{}", t.show());
         let fails = events_in_dir(&d.join(&out), "load_failed", "libcudnn.so.9");
         assert_eq!(fails.len(), 1, "{fails:#?}");
-        assert!(
-            fails[0].get("ld_library_path_now").is_none(),
-            "{:#}",
-            fails[0]
-        );
+        // No value (or, when the loader mapped that page again meanwhile,
+        // what is there now: zeros, no variable).
+        let v = fails[0].get("ld_library_path_now");
+        assert!(v.is_none_or(Value::is_null), "{:#}", fails[0]);
     }
     // Another thread moving and freeing the array throughout: every value
     // recorded is the one the program set.

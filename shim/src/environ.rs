@@ -101,24 +101,33 @@ pub fn init() {
     START_ARRAY.store(arr as usize, Ordering::Relaxed);
 }
 
-/// The bytes the strings of `arr` occupy, from the lowest string's start to
-/// the highest string's NUL included (`(0, 0)` for an empty or absent
-/// array). The kernel copies them to the stack one after the other.
+/// The bytes the start-up strings of `arr` occupy on the stack, from the
+/// lowest string's start to the highest string's NUL included (`(0, 0)` for
+/// an empty or absent array). The kernel copies them there one after the
+/// other, above the array itself. An entry elsewhere is not the kernel's:
+/// ld.so replaces the `GLIBC_TUNABLES` slot with a copy of its own before
+/// any audit module runs (glibc 2.26 to 2.38). It is left out, or the area
+/// would stretch down to ld.so and take in every mapping between.
 ///
 /// # Safety
 /// `arr` is null or a NULL-terminated array of NUL-terminated strings.
 unsafe fn start_area(arr: *const *const u8) -> (usize, usize) {
-    let (mut lo, mut top) = (usize::MAX, 0usize);
-    let mut i = 0;
+    if arr.is_null() {
+        return (0, 0);
+    }
     // SAFETY: per the contract, up to the NULL entry.
-    while !arr.is_null() && i < MAX_ENTRIES {
+    let n = (0..MAX_ENTRIES)
+        .find(|&i| unsafe { *arr.add(i) }.is_null())
+        .unwrap_or(MAX_ENTRIES);
+    let above = arr as usize + 8 * (n + 1);
+    let (mut lo, mut top) = (usize::MAX, 0usize);
+    for i in 0..n {
+        // SAFETY: entries before the NULL.
         let p = unsafe { *arr.add(i) } as usize;
-        if p == 0 {
-            break;
+        if p >= above {
+            lo = lo.min(p);
+            top = top.max(p);
         }
-        lo = lo.min(p);
-        top = top.max(p);
-        i += 1;
     }
     if top == 0 {
         return (0, 0);
@@ -184,7 +193,7 @@ unsafe fn read(mut environ: impl FnMut() -> *mut *const u8) -> Option<Option<Vec
     let low = LOW.load(Ordering::Relaxed);
     let mut absent_seen = false;
     // Chosen once per reading, when first needed.
-    let mut copier: Option<Option<Copier>> = None;
+    let copier = core::cell::OnceCell::new();
     for _ in 0..4 {
         let arr = environ();
         let found = if arr.is_null() {
@@ -195,11 +204,9 @@ unsafe fn read(mut environ: impl FnMut() -> *mut *const u8) -> Option<Option<Vec
                 START_LO.load(Ordering::Relaxed),
                 START_HI.load(Ordering::Relaxed),
             );
-            scan(&Direct::new(arr, area), low)
+            scan(&Direct::new(arr, area, &copier), low)
         } else {
-            let Some(c) = copier.get_or_insert_with(Copier::new) else {
-                return None;
-            };
+            let c = copier.get_or_init(Copier::new).as_ref()?;
             scan(&Copied(arr, c), low)
         };
         if environ() != arr {
@@ -230,22 +237,22 @@ trait Memory {
 /// The start-up array: never freed, read in place, and so are the strings
 /// in the start-up area. A string elsewhere was put there by `putenv` or
 /// `setenv` and is copied (see the module's docs).
-struct Direct {
+struct Direct<'c> {
     arr: *const *const u8,
     /// The start-up strings' bytes, `[lo, hi)`.
     area: (usize, usize),
     /// How to copy, chosen when the first string outside the area is met
-    /// (None inside: no way).
-    copier: core::cell::OnceCell<Option<Copier>>,
+    /// (None inside: no way), once per reading.
+    copier: &'c core::cell::OnceCell<Option<Copier>>,
 }
 
-impl Direct {
-    fn new(arr: *const *const u8, area: (usize, usize)) -> Self {
-        Direct {
-            arr,
-            area,
-            copier: core::cell::OnceCell::new(),
-        }
+impl<'c> Direct<'c> {
+    fn new(
+        arr: *const *const u8,
+        area: (usize, usize),
+        copier: &'c core::cell::OnceCell<Option<Copier>>,
+    ) -> Self {
+        Direct { arr, area, copier }
     }
 
     fn in_area(&self, p: usize) -> bool {
@@ -260,7 +267,7 @@ impl Direct {
     }
 }
 
-impl Memory for Direct {
+impl Memory for Direct<'_> {
     fn entries(&self, i: usize, out: &mut [usize]) -> Option<usize> {
         for (k, slot) in out.iter_mut().enumerate() {
             // SAFETY: the start-up array is never freed, and this stops at
@@ -364,7 +371,7 @@ impl Memory for Copied<'_> {
             // The prefix so far; the rest is on the next page.
             let mut rest = [0u8; 16];
             let rest = &mut rest[..prefix.len() - len];
-            if !self.1.copy(&[(p + len, rest.len())], rest) {
+            if !rest.is_empty() && !self.1.copy(&[(p + len, rest.len())], rest) {
                 return None;
             }
             if rest == &prefix[len..] {
@@ -615,10 +622,13 @@ mod tests {
     /// `scan` of the start-up array, strings outside `area` copied both
     /// ways, which must agree.
     fn scan_direct(arr: *const *const u8, area: (usize, usize)) -> Option<Option<Vec<u8>>> {
-        let vm = scan(&Direct::new(arr, area), 0);
-        let mem = Direct::new(arr, area);
-        assert!(mem.copier.set(Some(mem_copier())).is_ok());
-        assert_eq!(scan(&mem, 0), vm, "copied by pread");
+        let vm = scan(&Direct::new(arr, area, &core::cell::OnceCell::new()), 0);
+        let mem = core::cell::OnceCell::from(Some(mem_copier()));
+        assert_eq!(
+            scan(&Direct::new(arr, area, &mem), 0),
+            vm,
+            "copied by pread"
+        );
         vm
     }
 
@@ -634,7 +644,7 @@ mod tests {
         } else {
             (0, 0)
         };
-        let direct = scan(&Direct::new(arr, area), low);
+        let direct = scan(&Direct::new(arr, area, &core::cell::OnceCell::new()), low);
         assert_eq!(scan_copied(arr, low), direct);
         direct
     }
@@ -684,19 +694,24 @@ mod tests {
         pages_before_a_hole(1)
     }
 
-    /// `n` pages, then one unmapped.
+    /// `n` pages, then one unmapped. Placed far from where the kernel
+    /// puts mappings of its own choosing, so that no other test thread's
+    /// mapping fills the hole meanwhile.
     fn pages_before_a_hole(n: usize) -> *mut u8 {
-        // SAFETY: a private anonymous mapping of our own.
+        static NEXT: AtomicUsize = AtomicUsize::new(0x2000_0000_0000);
+        let at = NEXT.fetch_add(1 << 24, Ordering::Relaxed);
+        // SAFETY: a private anonymous mapping of our own, where nothing is
+        // mapped (MAP_FIXED_NOREPLACE fails otherwise).
         unsafe {
             let p = libc::mmap(
-                core::ptr::null_mut(),
+                at as *mut libc::c_void,
                 4096 * (n + 1),
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
                 -1,
                 0,
             );
-            assert_ne!(p, libc::MAP_FAILED);
+            assert_ne!(p, libc::MAP_FAILED, "{}", std::io::Error::last_os_error());
             libc::munmap(p.cast::<u8>().add(4096 * n).cast(), 4096);
             p.cast()
         }
@@ -825,17 +840,49 @@ mod tests {
         );
     }
 
+    /// The kernel's layout of the start-up environment: the array, then
+    /// (above it, after the auxiliary vector) the strings, one after the
+    /// other. `moved[i]` replaces entry `i` by that string elsewhere (below
+    /// the array), as ld.so does with `GLIBC_TUNABLES` before any audit
+    /// module runs (glibc 2.26 to 2.38). Returns the memory and the array.
+    fn kernel_layout(strings: &[&str], moved: &[(usize, &CString)]) -> (Vec<u64>, usize) {
+        let n = strings.len();
+        let bytes: usize = strings.iter().map(|s| s.len() + 1).sum();
+        let mut mem = vec![0u64; n + 1 + 8 + bytes.div_ceil(8)];
+        let base = mem.as_mut_ptr() as usize;
+        // SAFETY: every write lies inside `mem`.
+        unsafe {
+            let mut at = base + 8 * (n + 1 + 8);
+            for (i, s) in strings.iter().enumerate() {
+                core::ptr::copy_nonoverlapping(s.as_ptr(), at as *mut u8, s.len());
+                *(base as *mut usize).add(i) = at;
+                at += s.len() + 1;
+            }
+            for &(i, c) in moved {
+                *(base as *mut usize).add(i) = c.as_ptr() as usize;
+            }
+        }
+        (mem, base)
+    }
+
     #[test]
-    fn the_start_up_area_spans_every_start_up_string() {
-        let a = CString::new("HOME=/root").unwrap();
-        let b = CString::new("LD_LIBRARY_PATH=/start").unwrap();
-        let env = array(&[&b, &a]);
-        // SAFETY: the test's own arrays.
-        let (lo, hi) = unsafe { start_area(env.as_ptr()) };
-        let (pa, pb) = (a.as_ptr() as usize, b.as_ptr() as usize);
-        assert_eq!(lo, pa.min(pb));
-        let last = if pa > pb { pa + 11 } else { pb + 23 };
-        assert_eq!(hi, last);
+    fn the_start_up_area_spans_the_strings_above_the_array_only() {
+        let (_mem, arr) = kernel_layout(&["HOME=/root", "LD_LIBRARY_PATH=/start", "A=b"], &[]);
+        // SAFETY: the array built above.
+        let (lo, hi) = unsafe { start_area(arr as *const *const u8) };
+        assert_eq!(lo, arr + 8 * 12);
+        assert_eq!(hi, lo + 11 + 23 + 4);
+        // An entry ld.so rewrote, below the array: outside the area, which
+        // must not stretch down to it (everything mapped between would
+        // then be read in place).
+        let tunables = CString::new("GLIBC_TUNABLES=glibc.malloc.check=0").unwrap();
+        assert!((tunables.as_ptr() as usize) < arr, "the heap lies below");
+        let strings = ["HOME=/root", "GLIBC_TUNABLES=glibc.malloc.check=0", "A=b"];
+        let (_mem, arr2) = kernel_layout(&strings, &[(1, &tunables)]);
+        // SAFETY: as above.
+        let (lo2, hi2) = unsafe { start_area(arr2 as *const *const u8) };
+        assert_eq!(lo2, arr2 + 8 * 12);
+        assert_eq!(hi2, lo2 + 11 + 36 + 4);
         assert_eq!(unsafe { start_area(array(&[]).as_ptr()) }, (0, 0));
     }
 
