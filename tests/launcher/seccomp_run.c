@@ -19,6 +19,17 @@
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
 #endif
 
+/* The architecture whose system call numbers the filter compares with: a
+ * call made with another one (i386 on x86_64) is killed too, so that the
+ * filter never lets process_vm_readv through under another number. */
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#else
+#error "seccomp_run: add this architecture's AUDIT_ARCH_ value"
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -27,8 +38,8 @@ int main(int argc, char **argv)
     }
     struct sock_filter filter[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
