@@ -245,29 +245,22 @@ impl Records {
         }
     }
 
-    /// A new spare, under a name no file has yet: one left by a launcher
-    /// that was killed, in a directory used again by a launcher with the
-    /// same pid (pid 1 of every container), is removed when its owner is
-    /// gone (see [`stale`]), else passed over; neither is an error.
+    /// A new spare, under a name of its own: the pid and 64 random bits.
+    /// Launchers with the same pid (pid 1 of every container, or one
+    /// killed earlier) may share a directory, and a name made from the pid
+    /// and a count would then be taken, or worse, be another launcher's
+    /// live spare.
     fn make_spare(&self) -> std::io::Result<Spare> {
+        let mut tries = 0;
         let (path, file) = loop {
-            let n = SPARE_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let path = self
-                .dir
-                .join(format!(".{LAUNCHER_FILE}.{}.{n}", std::process::id()));
+            let name = format!(".{LAUNCHER_FILE}.{}.{:016x}", std::process::id(), random());
+            let path = self.dir.join(name);
             match private_file(&path) {
                 Ok(f) => break (path, f),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < MAX_SPARE_SEQ => {
-                    if stale(&path) && fs::remove_file(&path).is_ok() {
-                        if let Ok(f) = private_file(&path) {
-                            break (path, f);
-                        }
-                    }
-                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
                 Err(e) => return Err(e),
             }
         };
-        lock(&file);
         let padded = reserve(&file);
         Ok(Spare { path, file, padded })
     }
@@ -322,12 +315,14 @@ impl std::fmt::Debug for Records {
     }
 }
 
-/// Numbers the spares of this process.
-static SPARE_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-/// Names tried past taken ones before giving up (a directory full of
-/// them is not one a launcher should keep writing into).
-const MAX_SPARE_SEQ: u32 = 1000;
+/// 64 random bits: std's hash keys, seeded from the kernel's random
+/// source once per thread and different for each call.
+fn random() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+}
 
 /// `rec` as the whole content of the spare (empty until now, or padding),
 /// written into its room.
@@ -364,41 +359,6 @@ fn reserve(file: &fs::File) -> bool {
     // Even a partial write leaves bytes to cut.
     let _ = file.write_all_at(&[0u8; SPARE as usize], 0);
     true
-}
-
-/// Holds a lock on a spare for as long as this launcher lives, which tells
-/// a later launcher that finds the name taken that the file is in use
-/// (the kernel drops the lock when the launcher dies, however it dies).
-fn lock(file: &fs::File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a file we own. Without it (ENOLCK on some network
-    // file systems) a later launcher passes the name over, as it did
-    // before locks.
-    let _ = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-}
-
-/// Whether the spare at `path`, whose name this launcher wanted, was left
-/// by a launcher that is gone: nobody holds its lock, and it was made more
-/// than a minute ago (a spare its owner has created but not yet locked is
-/// younger). Anything uncertain: not stale.
-fn stale(path: &Path) -> bool {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(f) = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path)
-    else {
-        return false;
-    };
-    let old = f
-        .metadata()
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age.as_secs() > 60);
-    // SAFETY: flock on a file we opened; the lock goes with `f`.
-    old && unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0
 }
 
 /// What launcher.json says about the pin (docs/pin.md).
@@ -475,7 +435,6 @@ mod tests {
 
     #[test]
     fn each_version_replaces_the_last_and_no_spare_is_left() {
-        let _serial = serial();
         let dir = crate::testutil::tempdir("records");
         let mut r = Records::new(&dir).unwrap();
         r.keep(2);
@@ -493,78 +452,40 @@ mod tests {
         assert_eq!(names(&dir), [LAUNCHER_FILE]);
     }
 
+    /// Two writers in one directory with the same pid (containers that
+    /// share a volume, each launcher pid 1), and what killed launchers of
+    /// that pid left there (names numbered in turn, as spares once were:
+    /// more than a launcher would try before giving up): every spare has a
+    /// name of its own, and each writer's record is its own.
     #[test]
-    fn spares_left_by_a_killed_launcher_of_the_same_pid_are_passed_over() {
-        let _serial = serial();
-        let dir = crate::testutil::tempdir("records-taken");
-        // Made a moment ago: passed over, not taken.
-        let left = leave_spares(&dir, 50, 0);
-        let mut r = Records::new(&dir).expect("a taken name is not an error");
-        r.write(&record(7), false);
-        let rec: LauncherRecord =
-            serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap();
-        assert_eq!(rec.pid, Some(7));
-        assert!(left.iter().all(|p| p.exists()));
-    }
-
-    /// Taken by each test that makes spares, so that the next spare's
-    /// number is known to the test that predicts it (the numbers are the
-    /// process's).
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-    fn serial() -> std::sync::MutexGuard<'static, ()> {
-        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Spares named as this process will name its next ones (`count` of
-    /// them), as a killed launcher with this pid left them.
-    fn leave_spares(dir: &Path, count: u32, age_s: u64) -> Vec<PathBuf> {
+    fn writers_with_the_same_pid_never_share_a_spare() {
+        let dir = crate::testutil::tempdir("records-same-pid");
         let pid = std::process::id();
-        let next = SPARE_SEQ.load(std::sync::atomic::Ordering::Relaxed);
-        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
-        (next..next + count)
-            .map(|n| {
-                let p = dir.join(format!(".{LAUNCHER_FILE}.{pid}.{n}"));
-                let f = fs::File::create(&p).unwrap();
-                f.set_modified(when).unwrap();
-                p
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_dead_launchers_spare_is_reused_and_a_live_ones_is_not() {
-        let _serial = serial();
-        let dir = crate::testutil::tempdir("records-stale");
-        let left = leave_spares(&dir, 3, 3600);
-        // One still held by a launcher that lives (its lock), one made a
-        // moment ago (its owner may not have locked it yet).
-        let held = fs::File::open(&left[0]).unwrap();
-        // SAFETY: flock on a file we opened.
-        let r = unsafe {
-            use std::os::fd::AsRawFd;
-            libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB)
+        let left = 1100;
+        for n in 0..left {
+            fs::write(dir.join(format!(".{LAUNCHER_FILE}.{pid}.{n}")), b"").unwrap();
+        }
+        let mut a = Records::new(&dir).expect("names left behind are no error");
+        let mut b = Records::new(&dir).unwrap();
+        a.keep(2);
+        b.keep(2);
+        let mut spares: Vec<&PathBuf> = a.spares.iter().chain(&b.spares).map(|s| &s.path).collect();
+        spares.sort();
+        spares.dedup();
+        assert_eq!(spares.len(), 4);
+        a.write(&record(7), false);
+        let read = || -> LauncherRecord {
+            serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap()
         };
-        assert_eq!(r, 0);
-        fs::File::options()
-            .write(true)
-            .open(&left[1])
-            .unwrap()
-            .set_modified(std::time::SystemTime::now())
-            .unwrap();
-        let r = Records::new(&dir).unwrap();
-        // The two in use passed over, the stale one taken over: it is this
-        // launcher's spare now, and no other file was made.
-        assert!(left.iter().all(|p| p.exists()));
-        assert_eq!(r.spares[0].path, left[2]);
-        assert_eq!(names(&dir).len(), 3, "{:?}", names(&dir));
-        drop(r);
-        assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
+        assert_eq!(read().pid, Some(7));
+        b.write(&record(8), false);
+        assert_eq!(read().pid, Some(8));
+        drop((a, b));
+        assert_eq!(names(&dir).len(), left + 1);
     }
 
     #[test]
     fn a_padded_spare_is_cut_to_the_record() {
-        let _serial = serial();
         let dir = crate::testutil::tempdir("records-padded");
         let mut r = Records::new(&dir).unwrap();
         // What a file system without fallocate gets: zeros as the room.
