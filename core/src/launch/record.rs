@@ -424,6 +424,11 @@ mod tests {
         }
     }
 
+    /// `launcher.json` of `dir`, as written last.
+    fn read_record(dir: &Path) -> LauncherRecord {
+        serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap()
+    }
+
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = fs::read_dir(dir)
             .unwrap()
@@ -440,9 +445,7 @@ mod tests {
         r.keep(2);
         assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
         r.write(&record(1), false);
-        let read = || -> LauncherRecord {
-            serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap()
-        };
+        let read = || read_record(&dir);
         assert_eq!(read().pid, Some(1));
         r.write(&record(2), true);
         assert_eq!(read().pid, Some(2));
@@ -474,9 +477,7 @@ mod tests {
         spares.dedup();
         assert_eq!(spares.len(), 4);
         a.write(&record(7), false);
-        let read = || -> LauncherRecord {
-            serde_json::from_slice(&fs::read(dir.join(LAUNCHER_FILE)).unwrap()).unwrap()
-        };
+        let read = || read_record(&dir);
         assert_eq!(read().pid, Some(7));
         b.write(&record(8), false);
         assert_eq!(read().pid, Some(8));
