@@ -104,10 +104,11 @@ pub fn init() {
 /// The bytes the start-up strings of `arr` occupy on the stack, from the
 /// lowest string's start to the highest string's NUL included (`(0, 0)` for
 /// an empty or absent array). The kernel copies them there one after the
-/// other, above the array itself. An entry elsewhere is not the kernel's:
-/// ld.so replaces the `GLIBC_TUNABLES` slot with a copy of its own before
-/// any audit module runs (glibc 2.26 to 2.38). It is left out, or the area
-/// would stretch down to ld.so and take in every mapping between.
+/// other, above the array itself. An entry below the array is not the
+/// kernel's: ld.so replaces the `GLIBC_TUNABLES` slot with a copy of its
+/// own before any audit module runs (glibc 2.26 to 2.38). It is left out,
+/// or the area would stretch down to ld.so and take in every mapping
+/// between.
 ///
 /// # Safety
 /// `arr` is null or a NULL-terminated array of NUL-terminated strings.
@@ -115,16 +116,14 @@ unsafe fn start_area(arr: *const *const u8) -> (usize, usize) {
     if arr.is_null() {
         return (0, 0);
     }
-    // SAFETY: per the contract, up to the NULL entry.
-    let n = (0..MAX_ENTRIES)
-        .find(|&i| unsafe { *arr.add(i) }.is_null())
-        .unwrap_or(MAX_ENTRIES);
-    let above = arr as usize + 8 * (n + 1);
     let (mut lo, mut top) = (usize::MAX, 0usize);
-    for i in 0..n {
-        // SAFETY: entries before the NULL.
+    for i in 0..MAX_ENTRIES {
+        // SAFETY: per the contract, up to the NULL entry.
         let p = unsafe { *arr.add(i) } as usize;
-        if p >= above {
+        if p == 0 {
+            break;
+        }
+        if p > arr as usize {
             lo = lo.min(p);
             top = top.max(p);
         }
