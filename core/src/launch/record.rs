@@ -347,7 +347,6 @@ fn write_into(s: &Spare, rec: &LauncherRecord) -> std::io::Result<()> {
 /// but it is still a file made in advance.
 fn reserve(file: &fs::File) -> bool {
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::FileExt;
     // SAFETY: fallocate on a file we own.
     if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, SPARE) } == 0 {
         return false;
@@ -356,9 +355,16 @@ fn reserve(file: &fs::File) -> bool {
     if e != Some(libc::EOPNOTSUPP) && e != Some(libc::ENOSYS) {
         return false;
     }
-    // Even a partial write leaves bytes to cut.
-    let _ = file.write_all_at(&[0u8; SPARE as usize], 0);
+    pad(file);
     true
+}
+
+/// The room of a spare on a file system without `fallocate`: zeros, cut
+/// to the record's length once it is written (even a partial write leaves
+/// bytes to cut).
+fn pad(file: &fs::File) {
+    use std::os::unix::fs::FileExt;
+    let _ = file.write_all_at(&[0u8; SPARE as usize], 0);
 }
 
 /// What launcher.json says about the pin (docs/pin.md).
@@ -445,10 +451,9 @@ mod tests {
         r.keep(2);
         assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
         r.write(&record(1), false);
-        let read = || read_record(&dir);
-        assert_eq!(read().pid, Some(1));
+        assert_eq!(read_record(&dir).pid, Some(1));
         r.write(&record(2), true);
-        assert_eq!(read().pid, Some(2));
+        assert_eq!(read_record(&dir).pid, Some(2));
         // One spare kept for the next version, next to the record.
         assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
         drop(r);
@@ -477,10 +482,9 @@ mod tests {
         spares.dedup();
         assert_eq!(spares.len(), 4);
         a.write(&record(7), false);
-        let read = || read_record(&dir);
-        assert_eq!(read().pid, Some(7));
+        assert_eq!(read_record(&dir).pid, Some(7));
         b.write(&record(8), false);
-        assert_eq!(read().pid, Some(8));
+        assert_eq!(read_record(&dir).pid, Some(8));
         drop((a, b));
         assert_eq!(names(&dir).len(), left + 1);
     }
@@ -490,12 +494,10 @@ mod tests {
         let dir = crate::testutil::tempdir("records-padded");
         let mut r = Records::new(&dir).unwrap();
         // What a file system without fallocate gets: zeros as the room.
-        {
-            use std::os::unix::fs::FileExt;
-            let s = &mut r.spares[0];
-            s.file.write_all_at(&[0u8; SPARE as usize], 0).unwrap();
-            s.padded = true;
-        }
+        let s = &mut r.spares[0];
+        pad(&s.file);
+        assert_eq!(s.file.metadata().unwrap().len(), SPARE as u64);
+        s.padded = true;
         r.write(&record(3), false);
         let bytes = fs::read(dir.join(LAUNCHER_FILE)).unwrap();
         assert!(bytes.len() < SPARE as usize && bytes.ends_with(b"}\n"));
