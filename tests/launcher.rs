@@ -1134,6 +1134,14 @@ fn build_setenv_programs(d: &Path) -> [PathBuf; 2] {
     [plain, copy]
 }
 
+/// A directory in `d` that holds no library: the value of
+/// `LD_LIBRARY_PATH` at start-up in the tests where the program sets another.
+fn empty_dir(d: &Path) -> PathBuf {
+    let dir = d.join("elsewhere");
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Runs `prog ARGS` bare and under the launcher (trace in `cwd/out`), with
 /// `LD_LIBRARY_PATH` set to `llp` at start-up (None: unset); both must end
 /// the same way, with the same output. The traced run.
@@ -1188,8 +1196,7 @@ fn events_for(dir: &Path, ev: &str, name: &str) -> Vec<Value> {
 fn ld_library_path_set_inside_the_program_is_recorded_and_explained() {
     let pip = pip_cudnn_919();
     let d = work_dir("setenv-llp");
-    let other = d.join("other");
-    fs::create_dir_all(&other).unwrap();
+    let other = empty_dir(&d);
     let progs = build_setenv_programs(&d);
     let name = OsStr::new("libcudnn.so.9");
     let pip_s = pip.to_str().unwrap();
@@ -1280,8 +1287,7 @@ fn ld_library_path_set_inside_the_program_is_recorded_and_explained() {
 fn a_putenv_string_in_the_start_up_array_is_read_safely() {
     let pip = pip_cudnn_919();
     let d = work_dir("putenv-slot");
-    let other = d.join("elsewhere");
-    fs::create_dir_all(&other).unwrap();
+    let other = empty_dir(&d);
     for (i, prog) in build_setenv_programs(&d).iter().enumerate() {
         let put = format!("@put:{}", pip.display());
         let out = format!("t-put-{i}");
@@ -1317,8 +1323,7 @@ fn a_putenv_string_between_ld_so_and_the_stack_is_not_read_in_place() {
     let d = work_dir("tunables-slot");
     let nopie = d.join("setenv_dlopen_nopie");
     compile("setenv_dlopen.c", &nopie, &["-no-pie", "-pthread", "-ldl"]);
-    let other = d.join("elsewhere");
-    fs::create_dir_all(&other).unwrap();
+    let other = empty_dir(&d);
     let path = std::env::var_os("PATH").unwrap_or_default();
     let setarch = std::env::split_paths(&path)
         .map(|dir| dir.join("setarch"))
@@ -1374,8 +1379,7 @@ fn the_environment_is_read_safely_under_a_seccomp_filter() {
     let d = work_dir("seccomp-env");
     let wrapper = d.join("seccomp_run");
     compile::<&str>("seccomp_run.c", &wrapper, &[]);
-    let other = d.join("elsewhere");
-    fs::create_dir_all(&other).unwrap();
+    let other = empty_dir(&d);
     for (i, prog) in build_setenv_programs(&d).iter().enumerate() {
         for (tag, llp) in [("moved", None), ("replaced", Some(other.as_path()))] {
             let out = format!("t-{tag}-{i}");
