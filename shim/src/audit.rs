@@ -31,6 +31,7 @@
 
 use crate::elf::{self, Candidate};
 use crate::lock::ForkSafeLock;
+use crate::reuses::{self, Reuses};
 use crate::sys::*;
 use crate::trace;
 use cudnn_trace_format::{basename, cuda_family, ev, json::Line, reason, tried, via};
@@ -234,51 +235,22 @@ struct Obj {
 }
 
 static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap::new());
-/// (requester, name) of `already-loaded`/`same-file` events written, so a
-/// program that opens the same library in a loop (cuDNN does) costs one
-/// event. Bounded: when full it starts over (a repeat is then recorded again,
-/// rather than later requests never being recorded). Kept as a sorted list
-/// of 64-bit fingerprints: a repeated request, the common case, is one
-/// binary search over a few contiguous cache lines (a set of names by
-/// requester compared a heap string at each step: about 150 instructions
-/// more per re-open in the dlopen-heavy program of issue 10).
-static REUSES: ForkSafeLock<Vec<u64>> = ForkSafeLock::new(Vec::new());
-
-/// Fingerprint of (requester, name): FNV-1a, 64 bits. Two pairs that share
-/// one would make the second's reuse go unrecorded (about one chance in
-/// 2^64 / 4096 per pair).
-fn reuse_key(requester: usize, name: &[u8]) -> u64 {
-    (requester as u64)
-        .to_le_bytes()
-        .iter()
-        .chain(name)
-        .fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
-}
+/// (requester, name) of `already-loaded`/`same-file` events written
+/// ([`crate::reuses`]).
+static REUSES: ForkSafeLock<Reuses> = ForkSafeLock::new(Reuses::new());
 
 fn first_reuse(requester: usize, name: &[u8]) -> bool {
-    let key = reuse_key(requester, name);
-    REUSES.with(|r| {
-        let Err(at) = r.binary_search(&key) else {
-            return false;
-        };
-        if r.len() >= 4096 {
-            r.clear();
-            r.push(key);
-        } else {
-            r.insert(at, key);
-        }
-        true
-    })
+    let key = reuses::fingerprint(requester, name);
+    REUSES.with(|r| r.insert(key))
 }
 
 /// Whether an event was already written for `name` asked for by `requester`
 /// (see [`first_reuse`]): the fast way out of a repeated request.
 fn reuse_recorded(requester: usize, name: &[u8]) -> bool {
-    let key = reuse_key(requester, name);
-    REUSES.with(|r| r.binary_search(&key).is_ok())
+    let key = reuses::fingerprint(requester, name);
+    REUSES.with(|r| r.contains(key))
 }
+
 static MAIN_MAP: AtomicUsize = AtomicUsize::new(0);
 /// Set by `la_preinit`: start-up (preloads and DT_NEEDED of the program) is over.
 static STARTED: AtomicBool = AtomicBool::new(false);
@@ -379,7 +351,12 @@ fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
                 cell.set(core::ptr::null_mut());
                 // SAFETY: allocated above by Box, no reference outlives this.
                 drop(unsafe { Box::from_raw(p) });
-            } else if !ts.listed {
+            } else if !ts.listed && ts.search.is_some() {
+                // Only an open search needs the list. A state busy with
+                // hooked requests alone is freed when they end, or when the
+                // thread exits inside one (a constructor's pthread_exit):
+                // the preload role calls `thread_exit` then. Listing every
+                // request cost each re-open a lock and two list updates.
                 ts.listed = true;
                 list_left_busy(p);
             }

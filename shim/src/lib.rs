@@ -38,6 +38,7 @@ mod floor;
 mod ids;
 mod lock;
 mod pin;
+mod reuses;
 mod say;
 mod sink;
 mod startup;
