@@ -7,7 +7,8 @@
 //!   while other users cannot list the run directory, and every file is
 //!   0600 (items 6, 8);
 //! - no copy of the shim is left behind in `/tmp` per run (item 9);
-//! - a full disk is said in the summary, never blamed on a kill (item 4);
+//! - a full disk is said in the summary, never blamed on a kill (item 4),
+//!   and a file system without `fallocate` still gets whole records;
 //! - a pin directory that vanished mid-run is named by CDT006 (item 9);
 //! - arguments and paths reach the trace byte for byte, and the summary
 //!   escapes controls, bidi overrides and bytes that are not UTF-8
@@ -306,18 +307,86 @@ fn disk_full_from_the_programs_first_events_still_gets_the_launchers_records() {
     assert!(rec["findings"].is_object(), "the summary's record: {rec}");
 }
 
+/// The disk fills, then takes writes again (the program removes a file):
+/// the shim ends the line the disk cut, notes the loss and goes on. The
+/// summary and the report still say the loss once, and call no line
+/// corrupt.
+#[test]
+fn disk_that_takes_writes_again_is_said_once() {
+    let fill = r#"head -c 24576 /dev/zero > "$d/mnt/filler""#;
+    full_disk_is_said_once_by(
+        "safety-full-again",
+        fill,
+        r#"./fill 200 "$d/mnt/filler" 10"#,
+    );
+}
+
+/// The same race on a file system without `fallocate`: the spares' room is
+/// written as zeros before the program starts, so the records still fit
+/// once the program has filled the disk, and are cut to their length.
+#[test]
+fn disk_full_without_fallocate_still_gets_the_launchers_records() {
+    // Its own directory: `full_disk_is_said_once` starts its own afresh.
+    let d = work_dir("safety-full-nofallocate-lib");
+    let lib = d.join("libnofallocate.so");
+    let src = tools::package_dir()
+        .join("production")
+        .join("nofallocate.c");
+    let mut cc_cmd = cc();
+    cc_cmd
+        .args(["-std=gnu11", "-O2", "-Wall", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src);
+    run_cc(&mut cc_cmd, "nofallocate.c", false);
+    let refused = d.join("refused");
+    let fill = format!(
+        r#"
+        avail=$(df --output=avail -B1 "$d/mnt" | tail -1)
+        fallocate -l $((avail - 48 * 1024)) "$d/mnt/filler" || exit 99
+        export LD_PRELOAD={} NOFALLOCATE_LOG={}
+    "#,
+        lib.display(),
+        refused.display()
+    );
+    let Some(d) = full_disk_is_said_once("safety-full-nofallocate", &fill) else {
+        return;
+    };
+    let refusals = fs::read_to_string(&refused).unwrap_or_default();
+    assert!(
+        refusals.lines().count() >= 2,
+        "the launcher never met a file system without fallocate (refusals: {refusals:?})"
+    );
+    let bytes = fs::read(d.join("record")).unwrap_or_default();
+    assert!(
+        bytes.ends_with(b"}\n") && !bytes.contains(&0),
+        "launcher.json is not cut to its record ({} bytes)",
+        bytes.len()
+    );
+    let rec: Value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
+    assert_eq!(rec["exit_code"], 0, "{rec}");
+    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+}
+
 /// Runs `noisy 2000` traced into a 96 KiB tmpfs after the `fill` script
 /// (bash, `$d/mnt` mounted) and checks that the summary and the report
 /// say the full disk once, with where and how many events were lost, and
 /// blame no kill. Returns the work directory (with `record`, the run's
 /// `launcher.json`), None when skipped.
 fn full_disk_is_said_once(name: &str, fill: &str) -> Option<PathBuf> {
+    full_disk_is_said_once_by(name, fill, "./noisy 2000")
+}
+
+/// [`full_disk_is_said_once`] for another `program` (`noisy.c` and
+/// `fill.c` are built into the work directory).
+fn full_disk_is_said_once_by(name: &str, fill: &str, program: &str) -> Option<PathBuf> {
     if !is_root() {
         eprintln!("skipped: a small tmpfs needs root (mount namespace, mount -t tmpfs)");
         return None;
     }
     let d = work_dir(name);
     compile("noisy.c", &d.join("noisy"));
+    compile("fill.c", &d.join("fill"));
     let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
     let script = format!(
         r#"
@@ -327,7 +396,7 @@ fn full_disk_is_said_once(name: &str, fill: &str) -> Option<PathBuf> {
         mount -t tmpfs -o size=96k cdt-full "$d/mnt" || exit 99
         {fill}
         cd "$d"
-        XDG_CACHE_HOME="$d/cache" "$cli" --out "$d/mnt/run" -- ./noisy 2000 >"$d/out" 2>"$d/err"
+        XDG_CACHE_HOME="$d/cache" "$cli" --out "$d/mnt/run" -- {program} >"$d/out" 2>"$d/err"
         echo "rc=$?" >>"$d/out"
         XDG_CACHE_HOME="$d/cache" "$cli" report "$d/mnt/run" >"$d/report" 2>&1
         cp "$d/mnt/run/launcher.json" "$d/record"
@@ -337,13 +406,17 @@ fn full_disk_is_said_once(name: &str, fill: &str) -> Option<PathBuf> {
     in_mount_namespace(&script, &t.cli, &d)?;
     let read = |n: &str| fs::read_to_string(d.join(n)).unwrap_or_default();
     assert!(
-        read("out").contains("done\nrc=0"),
+        read("out").starts_with("done") && read("out").ends_with("\nrc=0\n"),
         "{}\n{}",
         read("out"),
         read("err")
     );
     for (what, text) in [("summary", read("err")), ("report", read("report"))] {
         assert!(!text.contains("killed"), "{what} blames a kill:\n{text}");
+        assert!(
+            !text.contains("not a JSON object"),
+            "{what} calls a line the full disk cut corrupt:\n{text}"
+        );
         let full: Vec<&str> = text
             .lines()
             .filter(|l| l.to_lowercase().contains("no space left on device"))
@@ -356,6 +429,55 @@ fn full_disk_is_said_once(name: &str, fill: &str) -> Option<PathBuf> {
         );
     }
     Some(d)
+}
+
+/// A file system without `fallocate` (NFS before 4.2, some FUSE file
+/// systems): the spares set aside for `launcher.json` get zeros as their
+/// room instead, and each version of the record is cut to its own length.
+#[test]
+fn without_fallocate_each_record_is_cut_to_its_length() {
+    let d = work_dir("safety-nofallocate");
+    compile("noisy.c", &d.join("noisy"));
+    let lib = d.join("libnofallocate.so");
+    let src = tools::package_dir()
+        .join("production")
+        .join("nofallocate.c");
+    let mut cc_cmd = cc();
+    cc_cmd
+        .args(["-std=gnu11", "-O2", "-Wall", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src);
+    run_cc(&mut cc_cmd, "nofallocate.c", false);
+    let refused = d.join("refused");
+    let run_dir = d.join("run");
+    let mut cmd = launcher(&d);
+    cmd.env("LD_PRELOAD", &lib)
+        .env("NOFALLOCATE_LOG", &refused)
+        .arg("--out")
+        .arg(&run_dir)
+        .args(["--", "./noisy", "20"]);
+    let out = run(cmd, None);
+    assert_eq!(out.code(), Some(0), "{}", out.show());
+    let refusals = fs::read_to_string(&refused).unwrap_or_default();
+    assert!(
+        refusals.lines().count() >= 2,
+        "the launcher never met a file system without fallocate (refusals: {refusals:?})"
+    );
+    let bytes = fs::read(run_dir.join("launcher.json")).unwrap();
+    assert!(
+        bytes.ends_with(b"}\n") && !bytes.contains(&0),
+        "launcher.json is not cut to its record ({} bytes)",
+        bytes.len()
+    );
+    let rec = launcher_record(&run_dir);
+    assert_eq!(rec["exit_code"], 0, "{rec}");
+    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+    let spares: Vec<String> = fs::read_dir(&run_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".launcher.json"))
+        .collect();
+    assert!(spares.is_empty(), "spares left behind: {spares:?}");
 }
 
 // ---------------------------------------------------------------------------

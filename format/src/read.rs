@@ -554,6 +554,10 @@ pub struct Note {
     /// `info`, `warning` or `error`.
     pub level: String,
     pub msg: String,
+    /// A note that events were lost (a full disk): how many since the last
+    /// such note (docs/trace-format.md, "A full disk").
+    #[serde(default)]
+    pub lost: Option<u64>,
 }
 
 #[cfg(test)]

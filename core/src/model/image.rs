@@ -135,6 +135,16 @@ impl Events {
         self.driver_clients.shrink_to_fit();
     }
 
+    /// The notes a summary shows: all but those that count lost events
+    /// when `header` counts them too (the summary's "trace incomplete"
+    /// line says that loss once for the whole run).
+    pub fn shown_notes<'a>(&'a self, header: &Process) -> impl Iterator<Item = &'a Folded<Note>> {
+        let counted = header.lost > 0;
+        self.notes
+            .iter()
+            .filter(move |n| !(counted && n.ev.lost.is_some()))
+    }
+
     /// `other`'s events after these (a file continued after a reopen).
     pub fn append(&mut self, other: &Events) {
         self.loads.extend(other.loads.iter().cloned());

@@ -808,10 +808,16 @@ impl<'s> Builder<'s> {
     /// The text the program read for the failed request `req`.
     fn dlerror(&mut self, req: u64, error: &str) {
         let Some(r) = self.recent.iter().rev().find(|r| r.seq == req).copied() else {
+            // Its failure may be among the events a full disk cost.
+            let why = if self.lossy() {
+                " (lost to the full disk)"
+            } else {
+                ""
+            };
             self.problem(
                 Some(self.n),
                 format!(
-                    "dlerror event for request seq {req} that has no load_failed event; ignored"
+                    "dlerror event for request seq {req} that has no load_failed event{why}; ignored"
                 ),
             );
             return;
@@ -829,15 +835,23 @@ impl<'s> Builder<'s> {
         failed[r.group].add_dlerror(error);
     }
 
+    /// Whether the header says a write of this file failed (a full disk).
+    fn lossy(&self) -> bool {
+        self.header
+            .as_ref()
+            .is_some_and(|h| h.lost > 0 || h.lost_errno != 0)
+    }
+
     fn bad_line(&mut self, e: &LineError, text: &str, truncated: bool) {
         let n = Some(self.n);
-        let lossy = self
-            .header
-            .as_ref()
-            .is_some_and(|h| h.lost > 0 || h.lost_errno != 0);
+        let lossy = self.lossy();
         let what = match () {
             _ if truncated && lossy => "last line cut short: the disk took no more (the header counts the events lost); ignored".to_string(),
             _ if truncated => "truncated last line (the process was probably killed while writing it); ignored".to_string(),
+            // The disk filled in the middle of this line and later took
+            // writes again: the shim ended the line with a newline and
+            // went on (docs/trace-format.md, "A full disk").
+            _ if lossy && torn_event(text) => "line cut short when the disk was full (the header counts the events lost); ignored".to_string(),
             _ => format!("{}; skipped", describe(e, text)),
         };
         self.problem(n, what);
@@ -902,6 +916,11 @@ fn restamp(ev: &mut Event, s: &Split<'_>) {
 fn push<T>(list: &mut Vec<Folded<T>>, seq: u64, t_ns: u64, ev: T, slot: fn(usize) -> Slot) -> Slot {
     list.push(Folded::one(ev, seq, t_ns));
     slot(list.len() - 1)
+}
+
+/// Whether `text` is the start of an event line that was cut short.
+fn torn_event(text: &str) -> bool {
+    text.starts_with("{\"ev\":") && !text.ends_with('}')
 }
 
 fn describe(e: &LineError, text: &str) -> String {
@@ -1265,6 +1284,51 @@ mod tests {
             img.failed[0].errors(),
             vec!["libcudnn_adv.so.9: cannot open shared object file: No such file or directory"]
         );
+    }
+
+    /// A header that counts lost events, as the shim rewrites it in place.
+    fn lossy_header(pid: u32, lost: u64) -> String {
+        header(pid, 1, "exec").replacen(
+            r#"{"ev":"process","#,
+            &format!(r#"{{"ev":"process","lost":{lost:<20},"lost_errno":28   ,"#),
+            1,
+        )
+    }
+
+    #[test]
+    fn a_line_torn_by_a_full_disk_is_explained_where_it_is() {
+        // The disk filled in the middle of a line, then took writes again:
+        // the shim ended the line, wrote its loss note and went on.
+        let torn = &FAILED[..60];
+        let note = r#"{"ev":"note","seq":3,"t_ns":13,"pid":4242,"ppid":1,"tid":4242,"level":"error","msg":"1 events could not be written to d/4242.jsonl (No space left on device) and are lost (1 in all in this file)","lost":1,"errno":28}"#;
+        let s = format!(
+            "{}\n{LOAD}\n{torn}\n{note}\n{DLERROR}\n",
+            lossy_header(4242, 1)
+        );
+        let (img, probs) = parse(&s);
+        assert_eq!(probs.len(), 2, "{probs:?}");
+        assert_eq!(probs[0].line, Some(3));
+        assert!(
+            probs[0]
+                .what
+                .starts_with("line cut short when the disk was full"),
+            "{probs:?}"
+        );
+        // The text the program read for the failure that was torn.
+        assert_eq!(probs[1].line, Some(5));
+        assert!(
+            probs[1].what.contains("(lost to the full disk)"),
+            "{probs:?}"
+        );
+        let img = img.unwrap();
+        assert_eq!(img.header.lost, 1);
+        assert_eq!(img.notes.len(), 1);
+        assert_eq!(img.notes[0].ev.lost, Some(1));
+        // Without a loss in the header the same bytes are just not JSON.
+        let s = format!("{}\n{LOAD}\n{torn}\n{DLERROR}\n", header(4242, 1, "exec"));
+        let (_, probs) = parse(&s);
+        assert!(probs[0].what.contains("not a JSON object"), "{probs:?}");
+        assert!(!probs[1].what.contains("full disk"), "{probs:?}");
     }
 
     #[test]

@@ -195,7 +195,7 @@ fn interesting(a: &View<'_>, i: usize, all: bool) -> bool {
     a.tree.top[i]
         || img.loads.iter().any(|l| all || l.family.is_some())
         || !img.failed.is_empty()
-        || !img.notes.is_empty()
+        || img.shown_notes(&img.header).next().is_some()
 }
 
 /// The one line that says what a full disk cost, where.
@@ -500,7 +500,7 @@ fn plain(a: &View<'_>, i: usize, all: bool) -> bool {
     a.tree.ending[i].is_none()
         && !img.loads.iter().any(|l| all || l.family.is_some())
         && img.failed.is_empty()
-        && img.notes.is_empty()
+        && img.shown_notes(&img.header).next().is_none()
 }
 
 /// Deeper process chains are shown without further indentation.
@@ -705,7 +705,7 @@ fn render_image(
     let static_runtime = files.is_some_and(|f| f.static_runtimes.iter().any(|r| !r.nvidia));
     if libs.is_empty()
         && img.failed.is_empty()
-        && img.notes.is_empty()
+        && img.shown_notes(&img.header).next().is_none()
         && img.pins.is_empty()
         && !static_runtime
     {
@@ -750,7 +750,7 @@ fn render_image(
         }
         render_failed(&sh, f, times, &body, out);
     }
-    for note in &img.notes {
+    for note in img.shown_notes(&img.header) {
         line(out, &format!("{body}note    {}: {}", note.level, note.msg));
     }
 }
@@ -1467,6 +1467,31 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("not read by the program"), "{out}");
+    }
+
+    #[test]
+    fn a_loss_note_is_not_said_again_beside_the_runs_loss_line() {
+        // The shim's note on the first write the disk took again: the
+        // header counts the same loss, which the "trace incomplete" line
+        // says for the whole run.
+        let note = r#"{"ev":"note","seq":2,"t_ns":1,"pid":1,"ppid":0,"tid":1,"level":"error","msg":"3 events could not be written to d/1.jsonl (No space left on device) and are lost (3 in all in this file)","lost":3,"errno":28}"#;
+        let other = r#"{"ev":"note","seq":3,"t_ns":1,"pid":1,"ppid":0,"tid":1,"level":"warning","msg":"something else"}"#;
+        let lines = vec![note.to_string(), other.to_string()];
+        let mut img = image(1, 0, "exec", &lines, "1.jsonl");
+        img.header.lost = 3;
+        img.header.lost_errno = 28;
+        let out = render_one(img.clone());
+        assert!(out.contains("trace incomplete:"), "{out}");
+        assert!(!out.contains("could not be written to"), "{out}");
+        assert!(out.contains("note    warning: something else"), "{out}");
+        // A header that could not count it: the note is all there is.
+        img.header.lost = 0;
+        img.header.lost_errno = 0;
+        let out = render_one(img);
+        assert!(
+            out.contains("note    error: 3 events could not be written"),
+            "{out}"
+        );
     }
 
     /// The default text summary of a trace set holding just `img`.
