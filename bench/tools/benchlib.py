@@ -8,6 +8,7 @@
 * `strace_counts`: system calls by name (`strace -f -c`).
 * `callgrind_instructions`: instructions executed (valgrind's callgrind; this
   machine's virtual CPU exposes no hardware counter to `perf`).
+* `cachegrind_counts`: instructions and L1 cache misses (valgrind's cachegrind).
 * `trace_events`: events in a trace directory, by kind.
 """
 
@@ -336,6 +337,25 @@ def callgrind_instructions(argv: list[str], env: dict[str, str], children: bool 
     if not totals:
         raise RuntimeError(f"no callgrind total in:\n{text[-2000:]}")
     return sum(totals) if children else totals[0]
+
+
+def cachegrind_counts(argv: list[str], env: dict[str, str]) -> dict[str, int]:
+    """Instructions and first-level cache misses of the program (cachegrind's
+    simulation: Ir, I1mr, D1mr, D1mw): what explains a wall time that grows
+    more than the instructions do."""
+    with tempfile.TemporaryDirectory() as t:
+        out = Path(t) / "cg.out"
+        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes",
+               f"--cachegrind-out-file={out}", f"--log-file={t}/log", *argv]
+        subprocess.run(cmd, env=clean_env(env), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        events: list[str] = []
+        for line in out.read_text().splitlines():
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("summary:"):
+                return dict(zip(events, (int(x) for x in line.split()[1:])))
+    raise RuntimeError(f"no cachegrind summary for {argv}")
 
 
 def trace_events(trace_dir: Path) -> dict[str, int]:

@@ -77,8 +77,11 @@ def target_rows(r: dict) -> list[list[str]]:
                      f"{f_(t, 1)} per dlopen/dlclose", verdict(t == 0)])
     if heavy:
         w = heavy["ratios_wall"]
+        paired = w.get("traced/bare paired")
         rows.append(["dlopen-heavy program: traced/bare ≤ 1.05 in wall time",
-                     f_(w["traced/bare"]), verdict(w["traced/bare"] <= 1.05)])
+                     f_(w["traced/bare"]) + (f" (medians; round by round {f_(paired)})"
+                                             if paired else ""),
+                     verdict(w["traced/bare"] <= 1.05)])
         i = heavy["instructions"]["ratio"]
         rows.append(["dlopen-heavy program: traced/bare ≤ 1.03 in instructions", f_(i, 3),
                      verdict(i <= 1.03)])
@@ -305,6 +308,16 @@ def sec_heavy(h: dict) -> str:
     i = h["instructions"]
     s.append(f"\nInstructions (callgrind, {i['nlibs']:,} libraries, {i['nreopen']:,} re-opens): "
              f"bare {i['bare']:,}, traced {i['traced']:,}: **{f_(i['ratio'], 3)}×**.\n\n")
+    pr = i.get("per_reopen")
+    if pr:
+        s.append(f"Per re-open (cachegrind, {pr['nlibs']:,} libraries, {pr['nreopen']:,} re-opens "
+                 f"minus none): bare {pr['Ir']['bare']:,.0f} instructions and "
+                 f"{pr['D1mr']['bare']:,.0f} L1 data misses (the loader compares the name with "
+                 f"every object loaded); the shim adds {pr['Ir']['added']:,.0f} instructions, "
+                 f"{pr['D1mr']['added'] + pr['D1mw']['added']:,.1f} L1 data misses and "
+                 f"{pr['I1mr']['added']:,.1f} L1 instruction misses. That walk evicts the "
+                 "caches, so each line the shim touches comes from far away: its share of the "
+                 "time is larger than its share of the instructions.\n\n")
     opens = ", ".join(f"{n} libraries {f_(v, 1)} s"
                       for n, v in sorted(lt["opens_s"].items(), key=lambda kv: int(kv[0])))
     r = lt["reopen_run"]
