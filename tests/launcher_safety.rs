@@ -328,17 +328,7 @@ fn disk_that_takes_writes_again_is_said_once() {
 fn disk_full_without_fallocate_still_gets_the_launchers_records() {
     // Its own directory: `full_disk_is_said_once` starts its own afresh.
     let d = work_dir("safety-full-nofallocate-lib");
-    let lib = d.join("libnofallocate.so");
-    let src = tools::package_dir()
-        .join("production")
-        .join("nofallocate.c");
-    let mut cc_cmd = cc();
-    cc_cmd
-        .args(["-std=gnu11", "-O2", "-Wall", "-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&src);
-    run_cc(&mut cc_cmd, "nofallocate.c", false);
-    let refused = d.join("refused");
+    let (lib, refused) = no_fallocate(&d);
     let fill = format!(
         r#"
         avail=$(df --output=avail -B1 "$d/mnt" | tail -1)
@@ -351,21 +341,7 @@ fn disk_full_without_fallocate_still_gets_the_launchers_records() {
     let Some(d) = full_disk_is_said_once("safety-full-nofallocate", &fill) else {
         return;
     };
-    let refusals = fs::read_to_string(&refused).unwrap_or_default();
-    assert!(
-        refusals.lines().count() >= 2,
-        "the launcher never met a file system without fallocate (refusals: {refusals:?})"
-    );
-    let bytes = fs::read(d.join("record")).unwrap_or_default();
-    assert!(
-        bytes.ends_with(b"}\n") && !bytes.contains(&0),
-        "launcher.json is not cut to its record ({} bytes)",
-        bytes.len()
-    );
-    let rec: Value = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
-    assert_eq!(rec["exit_code"], 0, "{rec}");
-    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+    cut_records_without_fallocate(&refused, &d.join("record"));
 }
 
 /// Runs `noisy 2000` traced into a 96 KiB tmpfs after the `fill` script
@@ -431,6 +407,42 @@ fn full_disk_is_said_once_by(name: &str, fill: &str, program: &str) -> Option<Pa
     Some(d)
 }
 
+/// `tests/production/nofallocate.c` built into `d`: the library to preload
+/// into the launcher, and the log of the calls it refused.
+fn no_fallocate(d: &Path) -> (PathBuf, PathBuf) {
+    let lib = d.join("libnofallocate.so");
+    let src = tools::package_dir()
+        .join("production")
+        .join("nofallocate.c");
+    let mut cmd = cc();
+    cmd.args(["-std=gnu11", "-O2", "-Wall", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src);
+    run_cc(&mut cmd, "nofallocate.c", false);
+    (lib, d.join("refused"))
+}
+
+/// The launcher met a file system without `fallocate` (`refused` logs
+/// it) and `record`, its last `launcher.json`, is that of a whole run, cut
+/// to its length (no zeros of the room left after it).
+fn cut_records_without_fallocate(refused: &Path, record: &Path) {
+    let refusals = fs::read_to_string(refused).unwrap_or_default();
+    assert!(
+        refusals.lines().count() >= 2,
+        "the launcher never met a file system without fallocate (refusals: {refusals:?})"
+    );
+    let bytes = fs::read(record).unwrap_or_default();
+    assert!(
+        bytes.ends_with(b"}\n") && !bytes.contains(&0),
+        "launcher.json is not cut to its record ({} bytes)",
+        bytes.len()
+    );
+    let rec: Value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
+    assert_eq!(rec["exit_code"], 0, "{rec}");
+    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+}
+
 /// A file system without `fallocate` (NFS before 4.2, some FUSE file
 /// systems): the spares set aside for `launcher.json` get zeros as their
 /// room instead, and each version of the record is cut to its own length.
@@ -438,17 +450,7 @@ fn full_disk_is_said_once_by(name: &str, fill: &str, program: &str) -> Option<Pa
 fn without_fallocate_each_record_is_cut_to_its_length() {
     let d = work_dir("safety-nofallocate");
     compile("noisy.c", &d.join("noisy"));
-    let lib = d.join("libnofallocate.so");
-    let src = tools::package_dir()
-        .join("production")
-        .join("nofallocate.c");
-    let mut cc_cmd = cc();
-    cc_cmd
-        .args(["-std=gnu11", "-O2", "-Wall", "-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&src);
-    run_cc(&mut cc_cmd, "nofallocate.c", false);
-    let refused = d.join("refused");
+    let (lib, refused) = no_fallocate(&d);
     let run_dir = d.join("run");
     let mut cmd = launcher(&d);
     cmd.env("LD_PRELOAD", &lib)
@@ -458,20 +460,7 @@ fn without_fallocate_each_record_is_cut_to_its_length() {
         .args(["--", "./noisy", "20"]);
     let out = run(cmd, None);
     assert_eq!(out.code(), Some(0), "{}", out.show());
-    let refusals = fs::read_to_string(&refused).unwrap_or_default();
-    assert!(
-        refusals.lines().count() >= 2,
-        "the launcher never met a file system without fallocate (refusals: {refusals:?})"
-    );
-    let bytes = fs::read(run_dir.join("launcher.json")).unwrap();
-    assert!(
-        bytes.ends_with(b"}\n") && !bytes.contains(&0),
-        "launcher.json is not cut to its record ({} bytes)",
-        bytes.len()
-    );
-    let rec = launcher_record(&run_dir);
-    assert_eq!(rec["exit_code"], 0, "{rec}");
-    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+    cut_records_without_fallocate(&refused, &run_dir.join("launcher.json"));
     let spares: Vec<String> = fs::read_dir(&run_dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
