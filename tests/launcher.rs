@@ -1179,7 +1179,12 @@ fn setenv_run_env(
 
 /// The events of kind `ev` for `name` in the program's trace file.
 fn events_for(dir: &Path, ev: &str, name: &str) -> Vec<Value> {
-    let text = fs::read_to_string(program_trace(dir)).unwrap();
+    events_in(&program_trace(dir), ev, name)
+}
+
+/// The events of kind `ev` for `name` in the trace file `f`.
+fn events_in(f: &Path, ev: &str, name: &str) -> Vec<Value> {
+    let text = fs::read_to_string(f).unwrap();
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["ev"] == ev && v["name"] == name)
@@ -1353,19 +1358,10 @@ fn a_putenv_string_between_ld_so_and_the_stack_is_not_read_in_place() {
 /// The events of kind `ev` for `name` in every trace file of `dir` (a
 /// program started through a wrapper that execs it writes `PID.1.jsonl`).
 fn events_in_dir(dir: &Path, ev: &str, name: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "jsonl") {
-            let text = fs::read_to_string(&p).unwrap();
-            out.extend(
-                text.lines()
-                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                    .filter(|v| v["ev"] == ev && v["name"] == name),
-            );
-        }
-    }
-    out
+    trace_files(dir)
+        .iter()
+        .flat_map(|f| events_in(f, ev, name))
+        .collect()
 }
 
 /// Under a seccomp filter that kills the process on `process_vm_readv`

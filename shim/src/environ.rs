@@ -841,32 +841,39 @@ mod tests {
 
     /// The kernel's layout of the start-up environment: the array, then
     /// (above it, after the auxiliary vector) the strings, one after the
-    /// other. `moved[i]` replaces entry `i` by that string elsewhere (below
-    /// the array), as ld.so does with `GLIBC_TUNABLES` before any audit
-    /// module runs (glibc 2.26 to 2.38). Returns the memory and the array.
-    fn kernel_layout(strings: &[&str], moved: &[(usize, &CString)]) -> (Vec<u64>, usize) {
+    /// other. `moved` names an entry that points instead at that string
+    /// put below the array, as ld.so does with `GLIBC_TUNABLES` before
+    /// any audit module runs (glibc 2.26 to 2.38). Returns the memory and
+    /// the array.
+    fn kernel_layout(strings: &[&str], moved: Option<usize>) -> (Vec<u64>, usize) {
         let n = strings.len();
         let bytes: usize = strings.iter().map(|s| s.len() + 1).sum();
-        let mut mem = vec![0u64; n + 1 + 8 + bytes.div_ceil(8)];
+        // Room below the array for the moved string, then the array, the
+        // auxiliary vector and the strings.
+        let below = bytes.div_ceil(8);
+        let mut mem = vec![0u64; below + n + 1 + 8 + bytes.div_ceil(8)];
         let base = mem.as_mut_ptr() as usize;
+        let arr = base + 8 * below;
         // SAFETY: every write lies inside `mem`.
         unsafe {
-            let mut at = base + 8 * (n + 1 + 8);
+            let mut at = arr + 8 * (n + 1 + 8);
             for (i, s) in strings.iter().enumerate() {
                 core::ptr::copy_nonoverlapping(s.as_ptr(), at as *mut u8, s.len());
-                *(base as *mut usize).add(i) = at;
+                *(arr as *mut usize).add(i) = at;
                 at += s.len() + 1;
             }
-            for &(i, c) in moved {
-                *(base as *mut usize).add(i) = c.as_ptr() as usize;
+            if let Some(i) = moved {
+                let s = strings[i];
+                core::ptr::copy_nonoverlapping(s.as_ptr(), base as *mut u8, s.len());
+                *(arr as *mut usize).add(i) = base;
             }
         }
-        (mem, base)
+        (mem, arr)
     }
 
     #[test]
     fn the_start_up_area_spans_the_strings_above_the_array_only() {
-        let (_mem, arr) = kernel_layout(&["HOME=/root", "LD_LIBRARY_PATH=/start", "A=b"], &[]);
+        let (_mem, arr) = kernel_layout(&["HOME=/root", "LD_LIBRARY_PATH=/start", "A=b"], None);
         // SAFETY: the array built above.
         let (lo, hi) = unsafe { start_area(arr as *const *const u8) };
         assert_eq!(lo, arr + 8 * 12);
@@ -874,10 +881,8 @@ mod tests {
         // An entry ld.so rewrote, below the array: outside the area, which
         // must not stretch down to it (everything mapped between would
         // then be read in place).
-        let tunables = CString::new("GLIBC_TUNABLES=glibc.malloc.check=0").unwrap();
-        assert!((tunables.as_ptr() as usize) < arr, "the heap lies below");
         let strings = ["HOME=/root", "GLIBC_TUNABLES=glibc.malloc.check=0", "A=b"];
-        let (_mem, arr2) = kernel_layout(&strings, &[(1, &tunables)]);
+        let (_mem, arr2) = kernel_layout(&strings, Some(1));
         // SAFETY: as above.
         let (lo2, hi2) = unsafe { start_area(arr2 as *const *const u8) };
         assert_eq!(lo2, arr2 + 8 * 12);

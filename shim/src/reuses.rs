@@ -42,29 +42,30 @@ impl Reuses {
     /// Adds `key`; false when it was there already. A full set starts over
     /// with `key` alone.
     pub fn insert(&mut self, key: u64) -> bool {
+        if self.find(key).is_ok() {
+            return false;
+        }
         if self.slots.is_empty() {
             self.slots = vec![0; SLOTS];
-        }
-        let at = match self.find(key) {
-            Ok(_) => return false,
-            Err(at) => at,
-        };
-        if self.len >= LIMIT {
+        } else if self.len >= LIMIT {
             self.slots.fill(0);
             self.len = 0;
-            return self.insert(key);
         }
+        let Err(at) = self.find(key) else {
+            return false;
+        };
         self.slots[at] = key;
         self.len += 1;
         true
     }
 
-    /// `Ok(slot)` holding `key`, or `Err(slot)`: the empty slot where it goes.
+    /// `Ok(slot)` holding `key`, or `Err(slot)`: the empty slot where it goes
+    /// (`Err(0)` before the table exists).
     fn find(&self, key: u64) -> Result<usize, usize> {
-        let mask = self.slots.len().wrapping_sub(1);
         if self.slots.is_empty() {
             return Err(0);
         }
+        let mask = self.slots.len() - 1;
         let mut at = key as usize & mask;
         // Linear probing; the table is never more than half full, so an
         // empty slot ends every probe.

@@ -135,16 +135,6 @@ impl Events {
         self.driver_clients.shrink_to_fit();
     }
 
-    /// The notes a summary shows: all but those that count lost events
-    /// when `header` counts them too (the summary's "trace incomplete"
-    /// line says that loss once for the whole run).
-    pub fn shown_notes<'a>(&'a self, header: &Process) -> impl Iterator<Item = &'a Folded<Note>> {
-        let counted = header.lost > 0;
-        self.notes
-            .iter()
-            .filter(move |n| !(counted && n.ev.lost.is_some()))
-    }
-
     /// `other`'s events after these (a file continued after a reopen).
     pub fn append(&mut self, other: &Events) {
         self.loads.extend(other.loads.iter().cloned());
@@ -190,6 +180,16 @@ pub const RANK_ENV: &[&str] = &[
 pub const UNIQUE: u32 = u32::MAX;
 
 impl Image {
+    /// The notes a summary shows: all but those that count lost events
+    /// when the header counts them too (the summary's "trace incomplete"
+    /// line says that loss once for the whole run).
+    pub fn shown_notes(&self) -> impl Iterator<Item = &Folded<Note>> {
+        let counted = self.header.lost > 0;
+        self.notes
+            .iter()
+            .filter(move |n| !(counted && n.ev.lost.is_some()))
+    }
+
     /// An image with its header and no event yet, in a class of its own.
     pub fn new(file: PathBuf, index: u32, header: Process) -> Self {
         Image {

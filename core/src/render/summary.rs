@@ -195,7 +195,7 @@ fn interesting(a: &View<'_>, i: usize, all: bool) -> bool {
     a.tree.top[i]
         || img.loads.iter().any(|l| all || l.family.is_some())
         || !img.failed.is_empty()
-        || img.shown_notes(&img.header).next().is_some()
+        || img.shown_notes().next().is_some()
 }
 
 /// The one line that says what a full disk cost, where.
@@ -500,7 +500,7 @@ fn plain(a: &View<'_>, i: usize, all: bool) -> bool {
     a.tree.ending[i].is_none()
         && !img.loads.iter().any(|l| all || l.family.is_some())
         && img.failed.is_empty()
-        && img.shown_notes(&img.header).next().is_none()
+        && img.shown_notes().next().is_none()
 }
 
 /// Deeper process chains are shown without further indentation.
@@ -705,7 +705,7 @@ fn render_image(
     let static_runtime = files.is_some_and(|f| f.static_runtimes.iter().any(|r| !r.nvidia));
     if libs.is_empty()
         && img.failed.is_empty()
-        && img.shown_notes(&img.header).next().is_none()
+        && img.shown_notes().next().is_none()
         && img.pins.is_empty()
         && !static_runtime
     {
@@ -750,7 +750,7 @@ fn render_image(
         }
         render_failed(&sh, f, times, &body, out);
     }
-    for note in img.shown_notes(&img.header) {
+    for note in img.shown_notes() {
         line(out, &format!("{body}note    {}: {}", note.level, note.msg));
     }
 }
