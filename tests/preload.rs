@@ -75,6 +75,7 @@ fn helper_imports_only_r_debug_and_exports_only_its_hooks() {
         vec![
             "cdtrace_preload_abi",
             "cdtrace_preload_bridge",
+            "cdtrace_preload_unloads",
             "dlerror",
             "dlmopen",
             "dlopen"

@@ -122,6 +122,9 @@ struct Request {
     token: u64,
     kind: u32,
     name: Vec<u8>,
+    /// `reuses::fingerprint(caller, name)`, taken while the name was at hand:
+    /// a re-open served in place needs nothing else.
+    key: u64,
     mode: i32,
     lmid: i64,
     caller: usize,
@@ -141,15 +144,37 @@ struct AwaitingText {
 struct ThreadState {
     search: Option<Search>,
     requests: Vec<Request>,
+    /// Name buffers of ended requests, for the next ones.
+    spare: Vec<Vec<u8>>,
     /// Set while `with_thread` runs, so a re-entry gets nothing.
     busy: bool,
     /// Listed in [`LEFT_BUSY`].
     listed: bool,
+    /// Kept while idle: the preload role reports this thread's exit
+    /// (`thread_exit`), which frees it. A program that re-opens libraries in
+    /// a loop then allocates nothing per request.
+    kept: bool,
 }
 
 impl ThreadState {
     fn idle(&self) -> bool {
         self.search.is_none() && self.requests.is_empty()
+    }
+
+    /// A buffer holding `name`, from an ended request's when there is one.
+    fn name_buf(&mut self, name: &[u8]) -> Vec<u8> {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(name);
+        buf
+    }
+
+    fn recycle(&mut self, mut name: Vec<u8>) {
+        // A few: requests nest only as deep as constructors that dlopen.
+        if self.kept && self.spare.len() < 4 {
+            name.clear();
+            self.spare.push(name);
+        }
     }
 }
 
@@ -237,18 +262,11 @@ struct Obj {
 static OBJECTS: ForkSafeLock<BTreeMap<usize, Obj>> = ForkSafeLock::new(BTreeMap::new());
 /// (requester, name) of `already-loaded`/`same-file` events written
 /// ([`crate::reuses`]).
-static REUSES: ForkSafeLock<Reuses> = ForkSafeLock::new(Reuses::new());
+static REUSES: Reuses = Reuses::new();
 
 fn first_reuse(requester: usize, name: &[u8]) -> bool {
     let key = reuses::fingerprint(requester, name);
-    REUSES.with(|r| r.insert(key))
-}
-
-/// Whether an event was already written for `name` asked for by `requester`
-/// (see [`first_reuse`]): the fast way out of a repeated request.
-fn reuse_recorded(requester: usize, name: &[u8]) -> bool {
-    let key = reuses::fingerprint(requester, name);
-    REUSES.with(|r| r.contains(key))
+    REUSES.insert(key)
 }
 
 static MAIN_MAP: AtomicUsize = AtomicUsize::new(0);
@@ -344,10 +362,11 @@ fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
             ts.busy = true;
             let r = f(ts);
             ts.busy = false;
-            if ts.idle() {
-                if ts.listed {
-                    unlist(p);
-                }
+            if ts.idle() && ts.listed {
+                ts.listed = false;
+                unlist(p);
+            }
+            if ts.idle() && !ts.kept {
                 cell.set(core::ptr::null_mut());
                 // SAFETY: allocated above by Box, no reference outlives this.
                 drop(unsafe { Box::from_raw(p) });
@@ -1203,24 +1222,29 @@ pub unsafe fn request_begin(
     mode: i32,
     lmid: i64,
     caller: usize,
+    exit_watched: bool,
 ) -> u64 {
     if name.is_null() || trace::config().is_none() {
         return 0;
     }
-    let name = CStr::from_ptr(name).to_bytes().to_vec();
+    let name = CStr::from_ptr(name).to_bytes();
     if kind == 1 && lmid == -1 {
         warn_new_namespace();
     }
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     with_thread(|ts| {
+        ts.kept |= exit_watched;
         // A search still open belongs to an earlier call the hook did not
         // see (say a constructor's tail-called dlopen, whose return address
         // is in ld.so): judge it now, from its candidates.
         flush_pending(ts);
+        let key = reuses::fingerprint(caller, name);
+        let name = ts.name_buf(name);
         ts.requests.push(Request {
             token,
             kind,
             name,
+            key,
             mode,
             lmid,
             caller,
@@ -1246,87 +1270,109 @@ unsafe fn record_end(token: u64, result: usize, errno: i32) {
         let Some(pos) = ts.requests.iter().rposition(|r| r.token == token) else {
             return;
         };
+        if result != 0 && ts.search.is_none() && recorded_reuse(&ts.requests[pos]) {
+            // The common case of a program that re-opens its libraries:
+            // nothing to write. Handled in place, because every line touched
+            // after the loader's walk over all objects is a cache miss.
+            let name = core::mem::take(&mut ts.requests[pos].name);
+            ts.requests.truncate(pos);
+            ts.recycle(name);
+            return;
+        }
         let req = ts.requests.remove(pos);
         ts.requests.truncate(pos);
-        let pending = ts.search.take();
-        if req.mode & libc::RTLD_NOLOAD != 0 {
-            // A probe ("is it loaded?"), not a load: NULL is an answer, not
-            // a failure, and a hit loads nothing.
-            return;
-        }
-        if result != 0 {
-            // Success. A search left open was served by an object already
-            // mapped from the same file (or is a dependency that was).
-            if let Some(s) = pending {
-                if s.name == req.name {
-                    // Back on the stack so that `how_requested` names it
-                    // (dlopen, its mode), served by the returned object (in
-                    // glibc a handle is the object's link map).
-                    ts.requests.push(req_clone(&req));
-                    finish_unmapped(ts, s, Some(false), None, Some(result));
-                    ts.requests.pop();
-                    return;
-                }
-                // Another name: not this request's search (a dependency
-                // served by a same-file object, or an unhooked call's).
-                finish_unmapped(ts, s, None, None, None);
-            }
-            if !req.opened {
-                record_reuse(&req, result);
-            }
-            return;
-        }
-        // Failure.
-        let mut names = vec![req.name.clone()];
-        let dep_failed = pending.as_ref().is_some_and(|s| s.name != req.name);
+        judge_end(ts, &req, result, errno);
+        ts.recycle(req.name);
+    });
+}
+
+/// Whether `req`, which succeeded with no search left open, was served by an
+/// object in place and that was recorded already ([`record_reuse`]).
+fn recorded_reuse(req: &Request) -> bool {
+    req.mode & libc::RTLD_NOLOAD == 0 && !req.opened && REUSES.contains(req.key)
+}
+
+/// What the ended request `req` did, from its result and the search it
+/// left open, if any.
+unsafe fn judge_end(ts: &mut ThreadState, req: &Request, result: usize, errno: i32) {
+    let pending = ts.search.take();
+    if req.mode & libc::RTLD_NOLOAD != 0 {
+        // A probe ("is it loaded?"), not a load: NULL is an answer, not
+        // a failure, and a hit loads nothing.
+        return;
+    }
+    if result != 0 {
+        // Success. A search left open was served by an object already
+        // mapped from the same file (or is a dependency that was).
         if let Some(s) = pending {
-            names.push(s.name.clone());
             if s.name == req.name {
-                ts.requests.push(req_clone(&req));
-                let seq = finish_unmapped(ts, s, Some(true), Some(errno), None);
+                // Back on the stack so that `how_requested` names it
+                // (dlopen, its mode), served by the returned object (in
+                // glibc a handle is the object's link map).
+                ts.requests.push(req_clone(req));
+                finish_unmapped(ts, s, Some(false), None, Some(result));
                 ts.requests.pop();
-                if let Some(seq) = seq {
-                    set_awaiting(Some(AwaitingText { seq, names }));
-                }
                 return;
             }
+            // Another name: not this request's search (a dependency
+            // served by a same-file object, or an unhooked call's).
             finish_unmapped(ts, s, None, None, None);
         }
-        // The request itself was found (or never searched: mapped then
-        // rejected, e.g. an undefined symbol) but failed.
-        let Some(fam) = wants(&req.name, &req.name) else {
+        if !req.opened {
+            record_reuse(req, result);
+        }
+        return;
+    }
+    // Failure.
+    let mut names = vec![req.name.clone()];
+    let dep_failed = pending.as_ref().is_some_and(|s| s.name != req.name);
+    if let Some(s) = pending {
+        names.push(s.name.clone());
+        if s.name == req.name {
+            ts.requests.push(req_clone(req));
+            let seq = finish_unmapped(ts, s, Some(true), Some(errno), None);
+            ts.requests.pop();
+            if let Some(seq) = seq {
+                set_awaiting(Some(AwaitingText { seq, names }));
+            }
             return;
-        };
-        let seq = trace::emit(ev::LOAD_FAILED, |l| {
-            l.bytes("name", &req.name)
-                .bytes("requester", &map_path(req.caller))
-                .str(
-                    "via",
-                    if req.kind == 1 {
-                        via::DLMOPEN
-                    } else {
-                        via::DLOPEN
-                    },
-                );
-            write_mode(l, Some(req.mode));
-            l.i64(
-                "lmid",
+        }
+        finish_unmapped(ts, s, None, None, None);
+    }
+    // The request itself was found (or never searched: mapped then
+    // rejected, e.g. an undefined symbol) but failed.
+    let Some(fam) = wants(&req.name, &req.name) else {
+        return;
+    };
+    let seq = trace::emit(ev::LOAD_FAILED, |l| {
+        l.bytes("name", &req.name)
+            .bytes("requester", &map_path(req.caller))
+            .str(
+                "via",
                 if req.kind == 1 {
-                    req.lmid
+                    via::DLMOPEN
                 } else {
-                    obj_lmid(req.caller)
+                    via::DLOPEN
                 },
             );
-            l.opt_str("family", fam);
-            l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
-            l.null("error").i64("errno", errno as i64);
-            l.bool("dependency_failed", dep_failed);
-            crate::environ::write_now(l);
-        });
-        if seq != 0 {
-            set_awaiting(Some(AwaitingText { seq, names }));
-        }
+        write_mode(l, Some(req.mode));
+        l.i64(
+            "lmid",
+            if req.kind == 1 {
+                req.lmid
+            } else {
+                obj_lmid(req.caller)
+            },
+        );
+        l.opt_str("family", fam);
+        l.nested("tried", |n| n.array_of_objects::<u8>(&[], |_, _| {}));
+        l.null("error").i64("errno", errno as i64);
+        l.bool("dependency_failed", dep_failed);
+        crate::environ::write_now(l);
     });
+    if seq != 0 {
+        set_awaiting(Some(AwaitingText { seq, names }));
+    }
 }
 
 /// A `dlmopen(LM_ID_NEWLM, …)` is starting. glibc before 2.35 crashes in
@@ -1352,6 +1398,7 @@ fn req_clone(r: &Request) -> Request {
         token: r.token,
         kind: r.kind,
         name: r.name.clone(),
+        key: r.key,
         mode: r.mode,
         lmid: r.lmid,
         caller: r.caller,
@@ -1361,7 +1408,7 @@ fn req_clone(r: &Request) -> Request {
 
 /// A request served by an object already in the namespace: no search ran.
 unsafe fn record_reuse(req: &Request, handle: usize) {
-    if reuse_recorded(req.caller, &req.name) {
+    if recorded_reuse(req) {
         // Recorded already (or not at all when it is not wanted: then
         // nothing was inserted, and the checks below run each time).
         return;
@@ -1375,7 +1422,7 @@ unsafe fn record_reuse(req: &Request, handle: usize) {
     else {
         return;
     };
-    if !first_reuse(req.caller, &req.name) {
+    if !REUSES.insert(req.key) {
         return;
     }
     let lmid = OBJECTS.with(|o| o.get(&handle).map_or(0, |x| x.lmid));
@@ -1414,6 +1461,7 @@ pub unsafe fn thread_exit() {
     with_busy_thread(|ts| {
         flush_pending(ts);
         ts.requests.clear();
+        ts.kept = false;
     });
 }
 

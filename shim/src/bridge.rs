@@ -8,10 +8,12 @@
 //! then on the helper's hooks report each `dlopen`/`dlmopen` and each
 //! `dlerror()` text through these functions, on the program's thread.
 
-use cdtrace_abi::bridge::{Bridge, ABI, ABI_SYMBOL, PRELOAD_FILE, SLOT_SYMBOL};
+use cdtrace_abi::bridge::{
+    Bridge, ABI, ABI_SYMBOL, EXIT_WATCHED, PRELOAD_FILE, SLOT_SYMBOL, UNLOADS_SYMBOL,
+};
 use cdtrace_abi::elf::{basename, lookup_kind, LinkMap, STT_OBJECT};
 use core::ffi::{c_char, c_int, c_long, c_void};
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 unsafe extern "C" fn begin(
     kind: u32,
@@ -19,9 +21,11 @@ unsafe extern "C" fn begin(
     mode: c_int,
     lmid: c_long,
     caller: *const LinkMap,
+    flags: u32,
 ) -> u64 {
+    let exit_watched = flags & EXIT_WATCHED != 0;
     crate::guard(0, || {
-        crate::audit::request_begin(kind, name, mode, lmid, caller as usize)
+        crate::audit::request_begin(kind, name, mode, lmid, caller as usize, exit_watched)
     })
 }
 
@@ -41,6 +45,20 @@ unsafe extern "C" fn thread_exit() {
 
 unsafe extern "C" fn forked() {
     crate::guard((), crate::calls::forked)
+}
+
+/// The helper's unload counter, once found.
+static UNLOADS: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Audit role, in `la_objclose`: an object is being unloaded, so what the
+/// helper checked about a caller may no longer hold.
+pub fn object_unloaded() {
+    let u = UNLOADS.load(Ordering::Acquire);
+    if !u.is_null() {
+        // SAFETY: the helper's static, mapped for as long as the process
+        // runs (it is preloaded, so never unloaded).
+        unsafe { (*u).fetch_add(1, Ordering::AcqRel) };
+    }
 }
 
 static TABLE: Bridge = Bridge {
@@ -74,6 +92,13 @@ pub unsafe fn maybe_install(map: *mut LinkMap, l_name: &[u8], lmid: i64) {
     let Some(slot) = lookup_kind(map, SLOT_SYMBOL, STT_OBJECT) else {
         return;
     };
+    // Unloads are counted from now on (a helper without the counter only
+    // loses its shortcut), before the hooks can first run.
+    if let Some(u) = lookup_kind(map, UNLOADS_SYMBOL, STT_OBJECT) {
+        let u = u as *const AtomicU64;
+        (*u).store(1, Ordering::Release);
+        UNLOADS.store(u as *mut AtomicU64, Ordering::Release);
+    }
     (*(slot as *const AtomicPtr<Bridge>))
         .store(&TABLE as *const Bridge as *mut Bridge, Ordering::Release);
     crate::audit::mark_preload_active();

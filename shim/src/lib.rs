@@ -200,6 +200,7 @@ pub unsafe extern "C" fn la_symbind64(
 /// Called by glibc's dynamic linker.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn la_objclose(cookie: *mut usize) -> u32 {
+    bridge::object_unloaded();
     if tracing() {
         guard((), || audit::objclose(cookie));
     }

@@ -19,64 +19,99 @@ const SLOTS: usize = 8192;
 /// that probes stay short.
 const LIMIT: usize = SLOTS / 2;
 
-#[derive(Default)]
+use crate::lock::ForkSafeLock;
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+/// The set. Asking reads it without a lock: a re-open in a loop on many
+/// threads takes no lock at all. Adding takes one, and so does starting over.
+/// A reader racing with a start-over may miss a key being cleared, and then
+/// one more event is written for that pair: never a wrong answer the other
+/// way, because a slot only ever holds a key that was added.
 pub struct Reuses {
-    /// Fingerprints; 0 marks an empty slot (no fingerprint is 0).
-    slots: Vec<u64>,
-    len: usize,
+    /// `SLOTS` fingerprints (0: empty), allocated at the first insertion and
+    /// never freed while the set lives: a reader may hold it at any time.
+    table: AtomicPtr<AtomicU64>,
+    /// Keys held, counted by whoever adds one.
+    len: ForkSafeLock<usize>,
 }
 
 impl Reuses {
     pub const fn new() -> Self {
         Reuses {
-            slots: Vec::new(),
-            len: 0,
+            table: AtomicPtr::new(core::ptr::null_mut()),
+            len: ForkSafeLock::new(0),
         }
     }
 
-    /// Whether `key` (a [`fingerprint`]) is in the set.
+    fn slots(&self) -> Option<&[AtomicU64]> {
+        let p = self.table.load(Ordering::Acquire);
+        // SAFETY: published (Release) once fully zeroed, SLOTS long, freed
+        // only by `drop`, which no reader can outlive.
+        (!p.is_null()).then(|| unsafe { core::slice::from_raw_parts(p, SLOTS) })
+    }
+
+    /// The table, made at the first insertion (the caller holds `len`).
+    fn allocate(&self) -> &[AtomicU64] {
+        let t: Box<[AtomicU64]> = (0..SLOTS).map(|_| AtomicU64::new(0)).collect();
+        let p = Box::into_raw(t) as *mut AtomicU64;
+        self.table.store(p, Ordering::Release);
+        // SAFETY: as in `slots`.
+        unsafe { core::slice::from_raw_parts(p, SLOTS) }
+    }
+
     pub fn contains(&self, key: u64) -> bool {
-        self.find(key).is_ok()
+        self.slots().is_some_and(|t| find(t, key).is_ok())
     }
 
-    /// Adds `key`; false when it was there already. A full set starts over
-    /// with `key` alone.
-    pub fn insert(&mut self, key: u64) -> bool {
-        if self.find(key).is_ok() {
-            return false;
-        }
-        if self.slots.is_empty() {
-            self.slots = vec![0; SLOTS];
-        } else if self.len >= LIMIT {
-            self.slots.fill(0);
-            self.len = 0;
-        }
-        let Err(at) = self.find(key) else {
-            return false;
-        };
-        self.slots[at] = key;
-        self.len += 1;
-        true
-    }
-
-    /// `Ok(slot)` holding `key`, or `Err(slot)`: the empty slot where it goes
-    /// (`Err(0)` before the table exists).
-    fn find(&self, key: u64) -> Result<usize, usize> {
-        if self.slots.is_empty() {
-            return Err(0);
-        }
-        let mask = self.slots.len() - 1;
-        let mut at = key as usize & mask;
-        // Linear probing; the table is never more than half full, so an
-        // empty slot ends every probe.
-        loop {
-            match self.slots[at] {
-                0 => return Err(at),
-                k if k == key => return Ok(at),
-                _ => at = (at + 1) & mask,
+    /// Adds `key`; false if it was there already.
+    pub fn insert(&self, key: u64) -> bool {
+        self.len.with(|len| {
+            let t = match self.slots() {
+                Some(t) => t,
+                None => self.allocate(),
+            };
+            if find(t, key).is_ok() {
+                return false;
             }
+            if *len >= LIMIT {
+                t.iter().for_each(|k| k.store(0, Ordering::Relaxed));
+                *len = 0;
+            }
+            let Err(at) = find(t, key) else {
+                return false;
+            };
+            t[at].store(key, Ordering::Release);
+            *len += 1;
+            true
+        })
+    }
+}
+
+impl Drop for Reuses {
+    fn drop(&mut self) {
+        let p = *self.table.get_mut();
+        if !p.is_null() {
+            // SAFETY: allocated in `insert` as a boxed slice of SLOTS.
+            drop(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(p, SLOTS)) });
         }
     }
+}
+
+/// `Ok(slot)` holding `key`, or `Err(slot)`: the empty slot where it goes.
+/// Linear probing. The table never holds more than `LIMIT` keys, half its
+/// slots, so an empty slot ends every probe, even one racing with writers;
+/// the bound is only there so that nothing can ever loop.
+fn find(t: &[AtomicU64], key: u64) -> Result<usize, usize> {
+    let mask = t.len() - 1;
+    let mut at = key as usize & mask;
+    for _ in 0..t.len() {
+        match t[at].load(Ordering::Acquire) {
+            0 => return Err(at),
+            k if k == key => return Ok(at),
+            _ => at = (at + 1) & mask,
+        }
+    }
+    Err(at)
 }
 
 /// Fingerprint of (requester, name), never 0. Two pairs that share one would
@@ -112,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_pair_is_new_once() {
-        let mut r = Reuses::new();
+        let r = Reuses::new();
         let a = fingerprint(1, b"libcudnn.so.9");
         assert!(!r.contains(a));
         assert!(r.insert(a));
@@ -150,7 +185,7 @@ mod tests {
 
     #[test]
     fn a_full_set_starts_over() {
-        let mut r = Reuses::new();
+        let r = Reuses::new();
         let keys: Vec<u64> = (0..LIMIT)
             .map(|i| fingerprint(i, b"libcublas.so.12"))
             .collect();
@@ -161,14 +196,41 @@ mod tests {
         let next = fingerprint(LIMIT, b"libcublas.so.12");
         assert!(r.insert(next));
         assert!(r.contains(next));
-        assert_eq!(r.len, 1);
+        assert_eq!(r.len.with(|n| *n), 1);
         assert!(!r.contains(keys[0]));
+    }
+
+    #[test]
+    fn readers_without_the_lock_never_see_a_key_not_added() {
+        // Writers start the set over several times while readers ask for
+        // keys added (may be cleared: either answer) and keys never added
+        // (must always be absent).
+        let r = Reuses::new();
+        std::thread::scope(|s| {
+            for w in 0..2usize {
+                let r = &r;
+                s.spawn(move || {
+                    for i in 0..3 * LIMIT {
+                        r.insert(fingerprint(i * 2 + w, b"libcudnn.so.9"));
+                    }
+                });
+            }
+            for _ in 0..2 {
+                let r = &r;
+                s.spawn(move || {
+                    for i in 0..3 * LIMIT {
+                        assert!(!r.contains(fingerprint(i, b"never added")));
+                    }
+                });
+            }
+        });
+        assert!(r.len.with(|n| *n) <= LIMIT);
     }
 
     #[test]
     fn colliding_slots_probe_on() {
         // Keys that pick the same slot are all kept.
-        let mut r = Reuses::new();
+        let r = Reuses::new();
         let same_slot = [5u64, 5 + SLOTS as u64, 5 + 2 * SLOTS as u64];
         for k in same_slot {
             assert!(r.insert(k));

@@ -280,7 +280,8 @@ pub fn startup() {
 /// The hooked `dlopen`/`dlmopen` `token` returned on this thread: the
 /// objects it mapped are relocated and initialised (or gone, if it failed).
 pub fn safe_point(token: u64) {
-    if !calls::enabled() || token == 0 || PENDING.load(Ordering::Relaxed) == 0 {
+    // PENDING first: it alone settles the common case.
+    if PENDING.load(Ordering::Relaxed) == 0 || token == 0 || !calls::enabled() {
         return;
     }
     let tid = trace::tid();

@@ -26,13 +26,14 @@ use crate::elf::LinkMap;
 #[repr(C)]
 pub struct Bridge {
     /// A `dlopen` (kind 0) or `dlmopen` (kind 1) is starting; returns a token
-    /// (0: not traced).
+    /// (0: not traced). `flags`: [`EXIT_WATCHED`] or 0.
     pub begin: unsafe extern "C" fn(
         kind: u32,
         name: *const c_char,
         mode: c_int,
         lmid: c_long,
         caller: *const LinkMap,
+        flags: u32,
     ) -> u64,
     /// It returned `result` with `errno`.
     pub end: unsafe extern "C" fn(token: u64, result: *mut c_void, errno: c_int),
@@ -46,15 +47,27 @@ pub struct Bridge {
     pub forked: unsafe extern "C" fn(),
 }
 
+/// `begin` flag: the helper will call `thread_exit` when the calling thread
+/// exits, so the audit library may keep that thread's state between
+/// requests instead of allocating it for each.
+pub const EXIT_WATCHED: u32 = 1;
+
 /// The helper's exported ABI string: its name and the layout version of
 /// [`Bridge`]. Change the number whenever [`Bridge`] changes.
-pub const ABI: [u8; 16] = *b"cdtrace-bridge-3";
+pub const ABI: [u8; 16] = *b"cdtrace-bridge-4";
 
 /// Name of the helper's exported `[u8; 16]` holding [`ABI`].
 pub const ABI_SYMBOL: &[u8] = b"cdtrace_preload_abi";
 
 /// Name of the helper's exported `AtomicPtr<Bridge>` the audit library fills.
 pub const SLOT_SYMBOL: &[u8] = b"cdtrace_preload_bridge";
+
+/// Name of the helper's exported `AtomicU64` counting unloads: 0 until the
+/// audit library installs the bridge, which sets it to 1 and then adds one
+/// for every object the loader unloads (`la_objclose`). While it stays the
+/// same, every object mapped before is still mapped where it was, so the
+/// helper may trust what it checked about a caller then.
+pub const UNLOADS_SYMBOL: &[u8] = b"cdtrace_preload_unloads";
 
 /// The helper's file name, as the launcher installs it next to
 /// `libcdtrace.so`.

@@ -28,9 +28,10 @@
 
 use crate::bridge;
 use crate::program::{self, keeping_errno};
+use cdtrace_abi::bridge::EXIT_WATCHED;
 use cdtrace_abi::elf::{self, DlFindObject, DlInfo, LinkMap, DT_FINI, DT_INIT, RTLD_DL_LINKMAP};
 use core::ffi::{c_char, c_int, c_void};
-use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// Real `dlopen` and `dlmopen`, indexed by hook kind (read by the stubs).
 static REAL: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
@@ -125,15 +126,17 @@ fn shadow_stack_active() -> bool {
     }
 }
 
-/// The link map and mapping of the object containing `pc`.
-unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
+/// The link map of the object containing `pc`, and the start and end of its
+/// mapping (end 0: not known).
+unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize, usize)> {
     if let Some(f) = program::DL_FIND_OBJECT.get() {
         // glibc 2.35+: lock-free and cheap.
         type FindObject = unsafe extern "C" fn(*mut c_void, *mut DlFindObject) -> c_int;
         let find: FindObject = core::mem::transmute(f);
         let mut r: DlFindObject = core::mem::zeroed();
         if find(pc as *mut c_void, &mut r) == 0 && !r.dlfo_link_map.is_null() {
-            return Some((r.dlfo_link_map, r.dlfo_map_start as usize));
+            let (start, end) = (r.dlfo_map_start as usize, r.dlfo_map_end as usize);
+            return Some((r.dlfo_link_map, start, end));
         }
         return None;
     }
@@ -149,7 +152,7 @@ unsafe fn find_object(pc: usize) -> Option<(*mut LinkMap, usize)> {
         &mut map as *mut *mut LinkMap as *mut *mut c_void,
         RTLD_DL_LINKMAP,
     );
-    (ok != 0 && !map.is_null()).then_some((map, info.dli_fbase as usize))
+    (ok != 0 && !map.is_null()).then_some((map, info.dli_fbase as usize, 0))
 }
 
 /// Whether `[addr, addr+len)` lies in an executable PT_LOAD of the object
@@ -257,6 +260,85 @@ unsafe fn gadget_of(map: *mut LinkMap, ehdr: usize) -> usize {
     g
 }
 
+/// The last caller found and checked, trusted without a look at its ELF
+/// headers while the audit library counts no unload since
+/// (`cdtrace_abi::bridge::UNLOADS_SYMBOL`): a program that calls `dlopen`
+/// in a loop then pays for none of that. Each line read after the loader's
+/// walk over every loaded object's name comes from far away (issue 10).
+///
+/// A sequence lock, since a reader must never pair one thread's caller with
+/// another's gadget: `CACHE_SEQ` is odd while a thread writes.
+static CACHE_SEQ: AtomicU64 = AtomicU64::new(0);
+static CACHE_MAP: AtomicUsize = AtomicUsize::new(0);
+static CACHE_START: AtomicUsize = AtomicUsize::new(0);
+static CACHE_END: AtomicUsize = AtomicUsize::new(0);
+static CACHE_GADGET: AtomicUsize = AtomicUsize::new(0);
+static CACHE_UNLOADS: AtomicU64 = AtomicU64::new(0);
+
+fn unloads() -> u64 {
+    crate::cdtrace_preload_unloads.load(Ordering::Acquire)
+}
+
+/// The cached caller's link map and gadget, if `ret` lies in its mapping
+/// and nothing was unloaded since it was checked.
+fn cached_caller(ret: usize) -> Option<(*mut LinkMap, usize)> {
+    let now = unloads();
+    let seq = CACHE_SEQ.load(Ordering::Acquire);
+    if now == 0 || seq & 1 != 0 {
+        return None;
+    }
+    let map = CACHE_MAP.load(Ordering::Relaxed);
+    let (start, end) = (
+        CACHE_START.load(Ordering::Relaxed),
+        CACHE_END.load(Ordering::Relaxed),
+    );
+    let gadget = CACHE_GADGET.load(Ordering::Relaxed);
+    let checked_at = CACHE_UNLOADS.load(Ordering::Relaxed);
+    fence(Ordering::Acquire);
+    let whole = CACHE_SEQ.load(Ordering::Relaxed) == seq;
+    (whole && checked_at == now && gadget != 0 && (start..end).contains(&ret))
+        .then_some((map as *mut LinkMap, gadget))
+}
+
+/// Remembers a caller checked when the unload count was `checked_at`
+/// (read before the check: an unload during it makes the entry stale).
+/// Skipped while another thread writes.
+fn remember_caller(map: *mut LinkMap, start: usize, end: usize, gadget: usize, checked_at: u64) {
+    let seq = CACHE_SEQ.load(Ordering::Relaxed);
+    if checked_at == 0
+        || end == 0
+        || seq & 1 != 0
+        || CACHE_SEQ
+            .compare_exchange(seq, seq + 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+    {
+        return;
+    }
+    fence(Ordering::Release);
+    CACHE_MAP.store(map as usize, Ordering::Relaxed);
+    CACHE_START.store(start, Ordering::Relaxed);
+    CACHE_END.store(end, Ordering::Relaxed);
+    CACHE_GADGET.store(gadget, Ordering::Relaxed);
+    CACHE_UNLOADS.store(checked_at, Ordering::Relaxed);
+    CACHE_SEQ.store(seq + 2, Ordering::Release);
+}
+
+/// The link map of the object that called and the gadget to return through
+/// it (see the module docs), or None: then the hook is a plain tail jump.
+unsafe fn caller_and_gadget(ret: usize) -> Option<(*mut LinkMap, usize)> {
+    if let Some(hit) = cached_caller(ret) {
+        return Some(hit);
+    }
+    let checked_at = unloads();
+    let (caller, start, end) = find_object(ret)?;
+    let gadget = gadget_of(caller, start);
+    if gadget == 0 {
+        return None;
+    }
+    remember_caller(caller, start, end, gadget, checked_at);
+    Some((caller, gadget))
+}
+
 #[repr(C)]
 struct Enter {
     gadget: usize,
@@ -302,13 +384,14 @@ type SetSpecific = unsafe extern "C" fn(u32, *const c_void) -> c_int;
 /// thread's start routine returns into libc, which has no `_fini` to detour
 /// through) is then still judged, before the thread is gone. Without the
 /// program's `pthread_key_create` (glibc before 2.34 and no libpthread:
-/// then the program has no threads) nothing is done.
-unsafe fn watch_thread_exit() {
+/// then the program has no threads) nothing is done. Returns whether the
+/// thread's exit will be reported.
+unsafe fn watch_thread_exit() -> bool {
     let (Some(get), Some(set)) = (
         program::PTHREAD_GETSPECIFIC.get(),
         program::PTHREAD_SETSPECIFIC.get(),
     ) else {
-        return;
+        return false;
     };
     let get: GetSpecific = core::mem::transmute(get);
     let set: SetSpecific = core::mem::transmute(set);
@@ -317,9 +400,7 @@ unsafe fn watch_thread_exit() {
     match EXIT_KEY_STATE.load(Ordering::Acquire) {
         2 => {
             let key = EXIT_KEY.load(Ordering::Relaxed) as u32;
-            if get(key).is_null() {
-                set(key, marker);
-            }
+            !get(key).is_null() || set(key, marker) == 0
         }
         0 if EXIT_KEY_STATE
             .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
@@ -327,19 +408,21 @@ unsafe fn watch_thread_exit() {
         {
             let Some(create) = program::PTHREAD_KEY_CREATE.get() else {
                 EXIT_KEY_STATE.store(3, Ordering::Release);
-                return;
+                return false;
             };
             let create: KeyCreate = core::mem::transmute(create);
             let mut key: u32 = 0;
             if create(&mut key, Some(on_thread_exit)) == 0 {
                 EXIT_KEY.store(key as usize, Ordering::Relaxed);
                 EXIT_KEY_STATE.store(2, Ordering::Release);
-                set(key, marker);
+                set(key, marker) == 0
             } else {
                 EXIT_KEY_STATE.store(3, Ordering::Release);
+                false
             }
         }
-        _ => {}
+        // Being created by another thread, or failed.
+        _ => false,
     }
 }
 
@@ -351,7 +434,7 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
     let Some(b) = bridge() else {
         return none;
     };
-    watch_thread_exit();
+    let flags = if watch_thread_exit() { EXIT_WATCHED } else { 0 };
     if shadow_stack_active() {
         return none;
     }
@@ -363,14 +446,10 @@ unsafe fn enter(kind: usize, a0: usize, a1: usize, a2: usize, ret: usize) -> Ent
     if name.is_null() {
         return none; // dlopen(NULL): the main program, nothing to trace.
     }
-    let Some((caller, ehdr)) = find_object(ret) else {
+    let Some((caller, gadget)) = caller_and_gadget(ret) else {
         return none;
     };
-    let gadget = gadget_of(caller, ehdr);
-    if gadget == 0 {
-        return none;
-    }
-    let token = (b.begin)(kind as u32, name, mode, lmid, caller);
+    let token = (b.begin)(kind as u32, name, mode, lmid, caller, flags);
     if token == 0 {
         return none;
     }

@@ -53,7 +53,7 @@ mod hooks;
 mod program;
 
 use cdtrace_abi::bridge::{Bridge, ABI};
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// The ABI string the audit library checks before filling the slot.
 #[unsafe(no_mangle)]
@@ -66,6 +66,11 @@ pub static cdtrace_preload_abi: [u8; 16] = ABI;
 #[unsafe(no_mangle)]
 #[allow(non_upper_case_globals)]
 pub static cdtrace_preload_bridge: AtomicPtr<Bridge> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Unloads counted by the audit library (`cdtrace_abi::bridge::UNLOADS_SYMBOL`).
+#[unsafe(no_mangle)]
+#[allow(non_upper_case_globals)]
+pub static cdtrace_preload_unloads: AtomicU64 = AtomicU64::new(0);
 
 /// The bridge, or None.
 fn bridge() -> Option<&'static Bridge> {

@@ -4,7 +4,10 @@
 /* Thousands of short-lived threads that each make one (failing) CUDA-named
    dlopen. The shim's audit namespace has its own libc, which never sees the
    program's threads exit: anything kept per thread there would add up
-   (it was 4 KB a thread). The program checks its own memory. */
+   (it was 4 KB a thread; a thread's request state kept for its next
+   dlopen is about 1 KB, freed when the preload helper reports the exit).
+   The program checks its own memory: bare it grows by nothing, traced by
+   under 200 KB. */
 /* Its dlopen returns into the worker: the hook detours through main's _fini. */
 static void *worker(void *arg) {
     (void)arg;
@@ -33,7 +36,7 @@ int main(void) {
         pthread_join(t, 0);
     }
     long grew = rss_kb() - before;
-    printf("4000 threads: memory grew less than 4 MB: %s\n", grew < 4096 ? "yes" : "no");
-    if (grew >= 4096) fprintf(stderr, "grew %ld kB\n", grew);
+    printf("4000 threads: memory grew less than 1 MB: %s\n", grew < 1024 ? "yes" : "no");
+    if (grew >= 1024) fprintf(stderr, "grew %ld kB\n", grew);
     return 0;
 }

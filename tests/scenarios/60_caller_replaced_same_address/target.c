@@ -1,0 +1,1 @@
+const char *which(void) { return WHICH; }
