@@ -80,8 +80,7 @@ pub fn file_info(path: &[u8]) -> Option<FileInfo> {
     if hit.is_some() {
         return hit;
     }
-    let (fi, st) = read_file_info(path)?;
-    let now = stamp(&st);
+    let fi = read_file_info(path, &st)?;
     KNOWN.with(|k| {
         if k.len() >= KNOWN_FILES {
             k.clear();
@@ -102,83 +101,122 @@ pub fn file_info(path: &[u8]) -> Option<FileInfo> {
     Some(fi)
 }
 
-/// File identity, real path and build-id from one open descriptor, read
-/// with `pread` (never mapping the file: cuDNN engine libraries are hundreds
-/// of megabytes). About six system calls. Also the descriptor's `stat`.
-fn read_file_info(path: &[u8]) -> Option<(FileInfo, libc::stat)> {
-    use std::os::unix::fs::FileExt;
+/// Real path and build-id of `path`, whose `stat` the caller just took (its
+/// identity: the file the loader mapped was opened earlier still, so no
+/// later read can rule out a replacement racing with the load). Four system
+/// calls: open, readlink of the descriptor, one `pread` of the first
+/// kilobyte (header, program headers and, as linkers lay them out, the
+/// notes: glibc's at 0x350, most at 0x238) and close; more `pread`s only for
+/// what lies beyond. Never maps the file:
+/// cuDNN engine libraries are hundreds of megabytes.
+fn read_file_info(path: &[u8], st: &libc::stat) -> Option<FileInfo> {
     use std::os::unix::io::AsRawFd;
     let file = std::fs::File::open(std::ffi::OsStr::from_bytes(path)).ok()?;
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: our open descriptor and a stat buffer.
-    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } != 0 {
-        return None;
-    }
     // The kernel's name for the open file is its resolved path: one
     // readlink instead of realpath(3)'s walk over every component.
     let realpath = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
         .ok()
         .map(|p| p.as_os_str().as_bytes().to_vec())
         .or_else(|| realpath(path));
-    let mut fi = FileInfo {
+    Some(FileInfo {
         realpath,
         dev: st.st_dev,
         ino: st.st_ino,
         size: st.st_size as u64,
-        build_id: None,
-    };
-    let mut eh = [0u8; 64];
-    if file.read_exact_at(&mut eh, 0).is_err() || &eh[..4] != b"\x7fELF" || eh[4] != 2 {
-        return Some((fi, st));
+        build_id: build_id(&file),
+    })
+}
+
+/// Bytes read at once from the start of a file.
+const HEAD: usize = 1024;
+
+/// The first kilobyte of a file, and what lies beyond it on demand.
+struct Head<'a> {
+    file: &'a std::fs::File,
+    bytes: Vec<u8>,
+}
+
+impl Head<'_> {
+    fn read(file: &std::fs::File) -> Option<Head<'_>> {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = vec![0u8; HEAD];
+        // One read: a regular file gives all it has up to the length asked.
+        let n = file.read_at(&mut bytes, 0).ok()?;
+        bytes.truncate(n);
+        Some(Head { file, bytes })
     }
-    let rd16 = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as u64;
-    let rd32 =
-        |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])) as u64;
-    let rd64 = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
+
+    /// `len` bytes at `off`: from the head, else read.
+    fn bytes(&self, off: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        use std::borrow::Cow;
+        use std::os::unix::fs::FileExt;
+        let end = off.checked_add(len as u64)?;
+        if end <= self.bytes.len() as u64 {
+            return Some(Cow::Borrowed(&self.bytes[off as usize..end as usize]));
+        }
+        let mut buf = vec![0u8; len];
+        self.file.read_exact_at(&mut buf, off).ok()?;
+        Some(Cow::Owned(buf))
+    }
+}
+
+fn rd16(b: &[u8], o: usize) -> u64 {
+    u16::from_le_bytes([b[o], b[o + 1]]) as u64
+}
+
+fn rd32(b: &[u8], o: usize) -> u64 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])) as u64
+}
+
+fn rd64(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]))
+}
+
+/// The GNU build-id of the 64-bit ELF file `file`, from its PT_NOTE segments.
+fn build_id(file: &std::fs::File) -> Option<Vec<u8>> {
+    let head = Head::read(file)?;
+    let eh = head.bytes(0, 64)?;
+    if &eh[..4] != b"\x7fELF" || eh[4] != 2 {
+        return None;
+    }
     let (phoff, phentsize, phnum) = (rd64(&eh, 32), rd16(&eh, 54), rd16(&eh, 56));
     if phentsize < 56 || phnum == 0 || phnum > 512 {
-        return Some((fi, st));
+        return None;
     }
-    let mut ph = vec![0u8; (phentsize * phnum) as usize];
-    if file.read_exact_at(&mut ph, phoff).is_err() {
-        return Some((fi, st));
-    }
-    for i in 0..phnum as usize {
+    let ph = head.bytes(phoff, (phentsize * phnum) as usize)?;
+    (0..phnum as usize).find_map(|i| {
         let p = &ph[i * phentsize as usize..];
         const PT_NOTE: u64 = 4;
-        if rd32(p, 0) != PT_NOTE {
-            continue;
-        }
         let (off, size) = (rd64(p, 8), rd64(p, 32));
-        if size == 0 || size > 64 * 1024 {
-            continue;
+        if rd32(p, 0) != PT_NOTE || size == 0 || size > 64 * 1024 {
+            return None;
         }
-        let mut notes = vec![0u8; size as usize];
-        if file.read_exact_at(&mut notes, off).is_err() {
-            continue;
+        gnu_build_id(&head.bytes(off, size as usize)?)
+    })
+}
+
+/// The descriptor of the NT_GNU_BUILD_ID note among `notes`.
+fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
+    let mut o = 0usize;
+    while o + 12 <= notes.len() {
+        let (namesz, descsz, ty) = (
+            rd32(notes, o) as usize,
+            rd32(notes, o + 4) as usize,
+            rd32(notes, o + 8),
+        );
+        let name_at = o + 12;
+        let desc_at = name_at + namesz.div_ceil(4) * 4;
+        let next = desc_at + descsz.div_ceil(4) * 4;
+        if next > notes.len() {
+            return None;
         }
-        let mut o = 0usize;
-        while o + 12 <= notes.len() {
-            let (namesz, descsz, ty) = (
-                rd32(&notes, o) as usize,
-                rd32(&notes, o + 4) as usize,
-                rd32(&notes, o + 8),
-            );
-            let name_at = o + 12;
-            let desc_at = name_at + namesz.div_ceil(4) * 4;
-            let next = desc_at + descsz.div_ceil(4) * 4;
-            if next > notes.len() {
-                break;
-            }
-            const NT_GNU_BUILD_ID: u64 = 3;
-            if ty == NT_GNU_BUILD_ID && &notes[name_at..name_at + namesz] == b"GNU\0" {
-                fi.build_id = Some(notes[desc_at..desc_at + descsz].to_vec());
-                return Some((fi, st));
-            }
-            o = next;
+        const NT_GNU_BUILD_ID: u64 = 3;
+        if ty == NT_GNU_BUILD_ID && &notes[name_at..name_at + namesz] == b"GNU\0" {
+            return Some(notes[desc_at..desc_at + descsz].to_vec());
         }
+        o = next;
     }
-    Some((fi, st))
+    None
 }
 
 /// What a candidate path holds, from the loader's point of view.
@@ -244,5 +282,78 @@ pub fn main_libc_symbol(name: &[u8]) -> usize {
             return 0;
         }
         lookup(m, name).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 64-bit ELF file with one PT_NOTE segment at `at` holding `notes`.
+    fn elf_with_notes(at: u64, notes: &[u8]) -> Vec<u8> {
+        let mut f = vec![0u8; at as usize + notes.len()];
+        f[..4].copy_from_slice(b"\x7fELF");
+        f[4] = 2; // ELFCLASS64
+        f[32..40].copy_from_slice(&64u64.to_le_bytes()); // e_phoff
+        f[54..56].copy_from_slice(&56u16.to_le_bytes()); // e_phentsize
+        f[56..58].copy_from_slice(&1u16.to_le_bytes()); // e_phnum
+        let ph = &mut f[64..120];
+        ph[..4].copy_from_slice(&4u32.to_le_bytes()); // PT_NOTE
+        ph[8..16].copy_from_slice(&at.to_le_bytes()); // p_offset
+        ph[32..40].copy_from_slice(&(notes.len() as u64).to_le_bytes()); // p_filesz
+        f[at as usize..].copy_from_slice(notes);
+        f
+    }
+
+    fn note(ty: u32, name: &[u8], desc: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        n.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        n.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+        n.extend_from_slice(&ty.to_le_bytes());
+        for part in [name, desc] {
+            n.extend_from_slice(part);
+            n.resize(n.len().div_ceil(4) * 4, 0);
+        }
+        n
+    }
+
+    fn build_id_of(bytes: &[u8]) -> Option<Vec<u8>> {
+        let dir = std::env::temp_dir().join(format!("cdt-elf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("lib{}.so", bytes.len()));
+        std::fs::write(&path, bytes).unwrap();
+        let id = build_id(&std::fs::File::open(&path).unwrap());
+        std::fs::remove_file(&path).unwrap();
+        id
+    }
+
+    #[test]
+    fn build_id_in_the_head_or_beyond_it() {
+        let id = [0xabu8; 20];
+        let notes = [note(1, b"GNU\0", &[1, 2, 3, 4]), note(3, b"GNU\0", &id)].concat();
+        // Where linkers put it (one read), and past the head (more).
+        for at in [0x238, 3 * 4096 + 8] {
+            assert_eq!(
+                build_id_of(&elf_with_notes(at, &notes)),
+                Some(id.to_vec()),
+                "{at}"
+            );
+        }
+        // A note straddling the head's end is read whole.
+        assert_eq!(
+            build_id_of(&elf_with_notes(HEAD as u64 - 20, &notes)),
+            Some(id.to_vec())
+        );
+    }
+
+    #[test]
+    fn no_build_id_without_a_gnu_note() {
+        let other = note(3, b"XYZ\0", &[7; 20]);
+        assert_eq!(build_id_of(&elf_with_notes(0x238, &other)), None);
+        // Cut short: the segment runs past the end of the file.
+        let mut cut = elf_with_notes(0x238, &note(3, b"GNU\0", &[7; 20]));
+        cut.truncate(0x238 + 8);
+        assert_eq!(build_id_of(&cut), None);
+        assert_eq!(build_id_of(b"not an ELF file"), None);
     }
 }
