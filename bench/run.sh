@@ -4,7 +4,8 @@
 # page.
 #
 # usage: bench/run.sh [--quick | --full] [--only SECTIONS] [--out DIR] [--doc FILE]
-#                     [--label TEXT] [--shim LIBCDTRACE_SO] [--no-install]
+#                     [--label TEXT] [--shim LIBCDTRACE_SO] [--baseline LIBCDTRACE_SO]
+#                     [--no-install]
 #
 #   (default)     the figures of record, about 20 minutes on a 2-core machine
 #   --quick       a smoke run of a few minutes (smaller sizes, fewer rounds)
@@ -23,6 +24,9 @@
 #   --shim PATH   inject this libcdtrace.so instead of the one the CLI embeds
 #                 (to compare two builds of the shim; the launcher rows still use
 #                 the CLI's own)
+#   --baseline PATH  section 3 also runs this libcdtrace.so (its preload helper
+#                 beside it), in the same rounds as the others: a before/after
+#                 comparison that the machine's drift between runs cannot blur
 #   --no-install  do not apt-get missing tools; sections that need them are skipped
 #
 # Needs: cargo, cc, python3 (stdlib only), and from Debian: strace, valgrind,
@@ -41,7 +45,7 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 
 # ---- options -----------------------------------------------------------------
 
-mode=default only="" out=$bench/results/latest doc=$root/docs/benchmarks.md label="" shim=""
+mode=default only="" out=$bench/results/latest doc=$root/docs/benchmarks.md label="" shim="" baseline=""
 install=1
 command_line="bench/run.sh $*"
 while [ $# -gt 0 ]; do
@@ -53,6 +57,7 @@ while [ $# -gt 0 ]; do
         --doc) doc=${2:?--doc needs a file}; shift 2 ;;
         --label) label=${2?--label needs a text}; shift 2 ;;
         --shim) shim=${2:?--shim needs a path}; shift 2 ;;
+        --baseline) baseline=${2:?--baseline needs a path}; shift 2 ;;
         --no-install) install=0; shift ;;
         -h | --help) usage ;;
         *) die "unknown option '$1' (try --help)" ;;
@@ -65,6 +70,7 @@ for s in "${wanted[@]}"; do
     [[ ,$all_sections, == *,"$s",* ]] || die "unknown section '$s' (know $all_sections)"
 done
 [ -z "$shim" ] || [ -f "$shim" ] || die "--shim $shim: no such file"
+[ -z "$baseline" ] || [ -f "$baseline" ] || die "--baseline $baseline: no such file"
 
 # ---- tools ---------------------------------------------------------------------
 
@@ -168,7 +174,7 @@ if [ -n "$to_run" ]; then
     say "measuring ($mode): $to_run"
     python3 "$bench/tools/suite.py" --mode "$mode" --root "$root" --build "$build" \
         --cli "$root/target/release/cudnn-trace" --out "$out" --only "$to_run" \
-        --command "$command_line" ${shim:+--shim "$shim"}
+        --command "$command_line" ${shim:+--shim "$shim"} ${baseline:+--baseline "$baseline"}
 fi
 if [ "$doc" != - ]; then
     say "writing $doc"

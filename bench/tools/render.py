@@ -31,6 +31,20 @@ def verdict(ok: bool | None) -> str:
     return {True: "met", False: "**missed**", None: "not measured"}[ok]
 
 
+def wall_verdict(heavy: dict, target: float) -> str:
+    """The dlopen-heavy wall-time target, judged by the larger of the two
+    ratios, and only when that lies further from the target than the bare
+    run's own spread (median against fastest): on a machine whose speed
+    drifts, a ratio a hair under the target in one run is not a verdict."""
+    w = heavy["ratios_wall"]
+    ratio = max(w["traced/bare"], w.get("traced/bare paired", 0.0))
+    b = heavy["wall_s"]["bare"]
+    noise = (b["median"] - b["min"]) / b["median"]
+    if abs(ratio - target) <= noise:
+        return f"within this run's noise (bare ±{noise:.0%}; see the notes)"
+    return verdict(ratio <= target)
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -81,7 +95,7 @@ def target_rows(r: dict) -> list[list[str]]:
         rows.append(["dlopen-heavy program: traced/bare ≤ 1.05 in wall time",
                      f_(w["traced/bare"]) + (f" (medians; round by round {f_(paired)})"
                                              if paired else ""),
-                     verdict(w["traced/bare"] <= 1.05)])
+                     wall_verdict(heavy, 1.05)])
         i = heavy["instructions"]["ratio"]
         rows.append(["dlopen-heavy program: traced/bare ≤ 1.03 in instructions", f_(i, 3),
                      verdict(i <= 1.03)])
@@ -293,6 +307,8 @@ def sec_heavy(h: dict) -> str:
     bare, traced = w["bare"]["median"], w["traced"]["median"]
     names = {"bare": "bare", "traced": "traced (shim)", "ld_debug": "`LD_DEBUG=libs,files` (to a file)",
              "strace_openat": "`strace -f -e trace=openat` (to a file)"}
+    if "baseline" in w:
+        names["baseline"] = "traced by the baseline build (`--baseline`, same rounds)"
     rows = [[names[k], stat(w[k], 3), f_(w[k]["median"] / bare), f_(w[k]["median"] / traced)]
             for k in names]
     lt = h["ltrace"]
@@ -305,6 +321,11 @@ def sec_heavy(h: dict) -> str:
         rows.append(["`ltrace -f -e dlopen`", "not extrapolated (its three sizes do not fit a "
                      "growing curve in this run)", "", ""])
     s.append(table(["run", "wall s, median (min–max)", "÷ bare", "÷ traced"], rows))
+    r = h["ratios_wall"]
+    if "baseline/bare paired" in r:
+        s.append(f"\nRound by round, traced/bare is **{f_(r['traced/bare paired'], 3)}** for this "
+                 f"build and {f_(r['baseline/bare paired'], 3)} for the baseline "
+                 f"(`{h.get('baseline', '?')}`).\n")
     i = h["instructions"]
     s.append(f"\nInstructions (callgrind, {i['nlibs']:,} libraries, {i['nreopen']:,} re-opens): "
              f"bare {i['bare']:,}, traced {i['traced']:,}: **{f_(i['ratio'], 3)}×**.\n\n")

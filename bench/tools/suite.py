@@ -77,6 +77,8 @@ class Ctx:
     python: str     # the real interpreter (not a pyenv shim script)
     out: Path
     work: Path      # scratch space (traces for report)
+    # --baseline: another build's environment, run in the same rounds (section 3)
+    baseline_env: dict | None = None
 
     def raw(self, section: str) -> Path:
         d = self.out / "raw" / section
@@ -257,6 +259,8 @@ def section_heavy(ctx: Ctx) -> dict:
         bl.Cmd("ld_debug", prog, {"LD_DEBUG": "libs,files", "LD_DEBUG_OUTPUT": "{tmp}/ld"}),
         bl.Cmd("strace_openat", ["strace", "-f", "-e", "trace=openat", "-o", "{tmp}/s", *prog]),
     ]
+    if ctx.baseline_env is not None:
+        cmds.append(bl.Cmd("baseline", prog, dict(ctx.baseline_env, CUDNN_TRACE_DIR="{tmp}")))
     s = bl.interleave(cmds, ctx.p["heavy_runs"], log=log)
     res: dict = {"nlibs": nlibs, "nreopen": nre, "wall_s": {}, "loop_s": {}}
     for c in cmds:
@@ -274,6 +278,13 @@ def section_heavy(ctx: Ctx) -> dict:
         "traced/bare paired": statistics.median(
             t.wall_s / b.wall_s for t, b in zip(s["traced"], s["bare"])),
     }
+    if "baseline" in s:
+        # Before/after in the same rounds: on this machine two runs of one
+        # build, minutes apart, differ by more than the builds do.
+        res["ratios_wall"]["baseline/bare"] = med["baseline"] / med["bare"]
+        res["ratios_wall"]["baseline/bare paired"] = statistics.median(
+            t.wall_s / b.wall_s for t, b in zip(s["baseline"], s["bare"]))
+        res["baseline"] = str(ctx.baseline_env["LD_AUDIT"])
     with tempfile.TemporaryDirectory() as t:
         subprocess.run(prog, env=bl.clean_env(ctx.traced(t)), check=True, stdout=subprocess.DEVNULL)
         res["event_kinds"] = bl.trace_events(Path(t))
@@ -819,6 +830,8 @@ def main() -> None:
     ap.add_argument("--cli", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--shim", type=Path, help="measure this libcdtrace.so instead of the CLI's")
+    ap.add_argument("--baseline", type=Path,
+                    help="section 3 also runs this libcdtrace.so, in the same rounds")
     ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     ap.add_argument("--command", default="", help="the command line, for the record")
     a = ap.parse_args()
@@ -831,7 +844,8 @@ def main() -> None:
         env = override_shim(env, a.shim.resolve())
     a.out.mkdir(parents=True, exist_ok=True)
     ctx = Ctx(a.mode, PARAMS[a.mode], a.root, a.build / "bin", a.build / "lib", a.cli, env,
-              real_python(), a.out, a.build / "work")
+              real_python(), a.out, a.build / "work",
+              override_shim(env, a.baseline.resolve()) if a.baseline else None)
     bl.RUNRSS = str(ctx.bin / "runrss")
     record_run(a.out / "machine.json", machine(ctx, a.command), only)
     for name in only:
