@@ -201,10 +201,11 @@ mod tests {
     }
 
     #[test]
-    fn readers_without_the_lock_never_see_a_key_not_added() {
-        // Writers start the set over several times while readers ask for
-        // keys added (may be cleared: either answer) and keys never added
-        // (must always be absent).
+    fn readers_racing_start_overs_neither_hang_nor_see_a_key_not_added() {
+        // Writers start the set over several times while readers probe it
+        // without the lock: every probe must end (a probe that never meets an
+        // empty slot would hang this test), and a key never added must always
+        // be absent (a slot holds only whole keys that were added).
         let r = Reuses::new();
         std::thread::scope(|s| {
             for w in 0..2usize {

@@ -2,8 +2,8 @@
 set -euo pipefail
 B=$1; S=$(cd "$(dirname "$0")" && pwd); CC=${CC:-cc}
 mkdir -p "$B/a/ta" "$B/b/tb"
-"$CC" -shared -fPIC -o "$B/a/ta/libtarget.so" "$S/target.c" -DWHICH='"ta"'
-"$CC" -shared -fPIC -o "$B/b/tb/libtarget.so" "$S/target.c" -DWHICH='"tb"'
+"$CC" -shared -fPIC -o "$B/a/ta/libtarget_a.so" "$S/target.c" -DWHICH='"ta"'
+"$CC" -shared -fPIC -o "$B/b/tb/libtarget_b.so" "$S/target.c" -DWHICH='"tb"'
 "$CC" -shared -fPIC -o "$B/a/libcaller_a.so" "$S/caller.c" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/ta'
 # Same size, so mapped where the first build was once that is unloaded.
 "$CC" -shared -fPIC -fno-plt -nostartfiles -o "$B/b/libcaller_b.so" "$S/caller.c" -DPAD='"256"' \
