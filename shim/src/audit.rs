@@ -1152,6 +1152,13 @@ pub unsafe fn objclose(cookie: *mut usize) {
     let key = *cookie;
     if key == MAIN_MAP.load(Ordering::Relaxed) {
         EXITING.store(true, Ordering::Relaxed);
+        // A search this thread left open is judged now: nothing loads
+        // again. It is how a failed dlopen the hook could not see (a caller
+        // with no _init/_fini to return through) is recorded when it was
+        // the program's last loader call before exit, on a glibc before
+        // 2.35, which reports no loader activity for a dlopen that maps
+        // nothing.
+        with_busy_thread(|ts| flush_pending(ts));
         crate::calls::exiting();
         crate::trace::exiting();
     }
