@@ -362,14 +362,16 @@ fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
             ts.busy = true;
             let r = f(ts);
             ts.busy = false;
-            if ts.idle() && ts.listed {
-                ts.listed = false;
-                unlist(p);
-            }
-            if ts.idle() && !ts.kept {
-                cell.set(core::ptr::null_mut());
-                // SAFETY: allocated above by Box, no reference outlives this.
-                drop(unsafe { Box::from_raw(p) });
+            if ts.idle() {
+                if ts.listed {
+                    ts.listed = false;
+                    unlist(p);
+                }
+                if !ts.kept {
+                    cell.set(core::ptr::null_mut());
+                    // SAFETY: allocated above by Box, no reference outlives this.
+                    drop(unsafe { Box::from_raw(p) });
+                }
             } else if !ts.listed && ts.search.is_some() {
                 // Only an open search needs the list. A state busy with
                 // hooked requests alone is freed when they end, or when the

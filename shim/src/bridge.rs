@@ -57,7 +57,7 @@ pub fn object_unloaded() {
     if !u.is_null() {
         // SAFETY: the helper's static, mapped for as long as the process
         // runs (it is preloaded, so never unloaded).
-        unsafe { (*u).fetch_add(1, Ordering::AcqRel) };
+        unsafe { (*u).fetch_add(1, Ordering::Release) };
     }
 }
 

@@ -133,17 +133,17 @@ const HEAD: usize = 1024;
 /// The first kilobyte of a file, and what lies beyond it on demand.
 struct Head<'a> {
     file: &'a std::fs::File,
-    bytes: Vec<u8>,
+    first: Vec<u8>,
 }
 
 impl Head<'_> {
     fn read(file: &std::fs::File) -> Option<Head<'_>> {
         use std::os::unix::fs::FileExt;
-        let mut bytes = vec![0u8; HEAD];
+        let mut first = vec![0u8; HEAD];
         // One read: a regular file gives all it has up to the length asked.
-        let n = file.read_at(&mut bytes, 0).ok()?;
-        bytes.truncate(n);
-        Some(Head { file, bytes })
+        let n = file.read_at(&mut first, 0).ok()?;
+        first.truncate(n);
+        Some(Head { file, first })
     }
 
     /// `len` bytes at `off`: from the head, else read.
@@ -151,8 +151,8 @@ impl Head<'_> {
         use std::borrow::Cow;
         use std::os::unix::fs::FileExt;
         let end = off.checked_add(len as u64)?;
-        if end <= self.bytes.len() as u64 {
-            return Some(Cow::Borrowed(&self.bytes[off as usize..end as usize]));
+        if end <= self.first.len() as u64 {
+            return Some(Cow::Borrowed(&self.first[off as usize..end as usize]));
         }
         let mut buf = vec![0u8; len];
         self.file.read_exact_at(&mut buf, off).ok()?;
@@ -248,7 +248,7 @@ pub fn classify(path: &[u8]) -> Candidate {
         183
     };
     let class_ok = eh[4] == 2;
-    let machine = u16::from_le_bytes([eh[18], eh[19]]);
+    let machine = rd16(&eh, 18) as u16;
     if class_ok && machine == EM_HOST {
         Candidate::Loadable
     } else {

@@ -227,47 +227,42 @@ unsafe fn find_gadget(_map: *mut LinkMap, _ehdr: usize) -> usize {
     0
 }
 
-/// The last caller's link map and the gadget found in it: a program calls
-/// `dlopen` from a few places, and finding a gadget reads the object's
-/// dynamic section, program headers and code (most of the hook's cost).
-static LAST_CALLER: AtomicUsize = AtomicUsize::new(0);
-static LAST_GADGET: AtomicUsize = AtomicUsize::new(0);
-
 /// `add rsp, 8 ; ret`, which [`find_gadget`] looks for (the gadget is its `ret`).
 const GADGET: [u8; 5] = [0x48, 0x83, 0xc4, 0x08, 0xc3];
 
-/// [`find_gadget`], from the last caller's when `map` is that caller and
-/// the address still holds the instruction in an executable segment of the
-/// object at `ehdr` (the object may have been replaced at the same address,
-/// and two threads may store the pair at once: whatever is read is checked
-/// as if it had just been found).
-unsafe fn gadget_of(map: *mut LinkMap, ehdr: usize) -> usize {
-    if LAST_CALLER.load(Ordering::Acquire) == map as usize {
-        let g = LAST_GADGET.load(Ordering::Acquire);
-        let at = g.wrapping_sub(4);
-        if g > 4
-            && in_exec_segment(ehdr, (*map).l_addr, at, GADGET.len())
-            && elf::bytes_eq(core::slice::from_raw_parts(at as *const u8, 5), &GADGET)
-        {
-            return g;
-        }
-    }
-    let g = find_gadget(map, ehdr);
-    if g != 0 {
-        LAST_GADGET.store(g, Ordering::Release);
-        LAST_CALLER.store(map as usize, Ordering::Release);
-    }
-    g
+/// Whether `g` still holds the gadget's instruction in an executable
+/// segment of `map`, whose ELF header is at `ehdr` (the object may have been
+/// replaced at the same address since `g` was found in it).
+unsafe fn gadget_still_there(map: *mut LinkMap, ehdr: usize, g: usize) -> bool {
+    let at = g.wrapping_sub(4);
+    g > 4
+        && in_exec_segment(ehdr, (*map).l_addr, at, GADGET.len())
+        && elf::bytes_eq(core::slice::from_raw_parts(at as *const u8, 5), &GADGET)
 }
 
-/// The last caller found and checked, trusted without a look at its ELF
-/// headers while the audit library counts no unload since
-/// (`cdtrace_abi::bridge::UNLOADS_SYMBOL`): a program that calls `dlopen`
-/// in a loop then pays for none of that. Each line read after the loader's
-/// walk over every loaded object's name comes from far away (issue 10).
-///
-/// A sequence lock, since a reader must never pair one thread's caller with
-/// another's gadget: `CACHE_SEQ` is odd while a thread writes.
+/// The last caller found, and the gadget found in it: a program calls
+/// `dlopen` from a few places, and finding a gadget reads the object's
+/// dynamic section, program headers and code (most of the hook's cost).
+/// While the audit library counts no unload since it was checked
+/// (`cdtrace_abi::bridge::UNLOADS_SYMBOL`), a return address inside its
+/// mapping is that caller, gadget included, with no look at its ELF headers:
+/// each line read after the loader's walk over every loaded object's name
+/// comes from far away (issue 10). After an unload, the gadget is checked in
+/// place before it is used again.
+#[derive(Clone, Copy)]
+struct Caller {
+    map: usize,
+    /// Its mapping, `[start, end)`; `end` 0 when not known (`dladdr1`).
+    start: usize,
+    end: usize,
+    gadget: usize,
+    /// The unload count when it was checked (0: not counted).
+    checked_at: u64,
+}
+
+/// [`Caller`] as a sequence lock, since a reader must never pair one
+/// thread's caller with another's gadget: `CACHE_SEQ` is odd while a thread
+/// writes.
 static CACHE_SEQ: AtomicU64 = AtomicU64::new(0);
 static CACHE_MAP: AtomicUsize = AtomicUsize::new(0);
 static CACHE_START: AtomicUsize = AtomicUsize::new(0);
@@ -279,35 +274,27 @@ fn unloads() -> u64 {
     crate::cdtrace_preload_unloads.load(Ordering::Acquire)
 }
 
-/// The cached caller's link map and gadget, if `ret` lies in its mapping
-/// and nothing was unloaded since it was checked.
-fn cached_caller(ret: usize) -> Option<(*mut LinkMap, usize)> {
-    let now = unloads();
+/// The last caller, if no thread is writing it.
+fn last_caller() -> Option<Caller> {
     let seq = CACHE_SEQ.load(Ordering::Acquire);
-    if now == 0 || seq & 1 != 0 {
+    if seq & 1 != 0 {
         return None;
     }
-    let map = CACHE_MAP.load(Ordering::Relaxed);
-    let (start, end) = (
-        CACHE_START.load(Ordering::Relaxed),
-        CACHE_END.load(Ordering::Relaxed),
-    );
-    let gadget = CACHE_GADGET.load(Ordering::Relaxed);
-    let checked_at = CACHE_UNLOADS.load(Ordering::Relaxed);
+    let c = Caller {
+        map: CACHE_MAP.load(Ordering::Relaxed),
+        start: CACHE_START.load(Ordering::Relaxed),
+        end: CACHE_END.load(Ordering::Relaxed),
+        gadget: CACHE_GADGET.load(Ordering::Relaxed),
+        checked_at: CACHE_UNLOADS.load(Ordering::Relaxed),
+    };
     fence(Ordering::Acquire);
-    let whole = CACHE_SEQ.load(Ordering::Relaxed) == seq;
-    (whole && checked_at == now && gadget != 0 && (start..end).contains(&ret))
-        .then_some((map as *mut LinkMap, gadget))
+    (CACHE_SEQ.load(Ordering::Relaxed) == seq && c.gadget != 0).then_some(c)
 }
 
-/// Remembers a caller checked when the unload count was `checked_at`
-/// (read before the check: an unload during it makes the entry stale).
-/// Skipped while another thread writes.
-fn remember_caller(map: *mut LinkMap, start: usize, end: usize, gadget: usize, checked_at: u64) {
+/// Remembers `c`; skipped while another thread writes.
+fn remember_caller(c: Caller) {
     let seq = CACHE_SEQ.load(Ordering::Relaxed);
-    if checked_at == 0
-        || end == 0
-        || seq & 1 != 0
+    if seq & 1 != 0
         || CACHE_SEQ
             .compare_exchange(seq, seq + 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
@@ -315,28 +302,41 @@ fn remember_caller(map: *mut LinkMap, start: usize, end: usize, gadget: usize, c
         return;
     }
     fence(Ordering::Release);
-    CACHE_MAP.store(map as usize, Ordering::Relaxed);
-    CACHE_START.store(start, Ordering::Relaxed);
-    CACHE_END.store(end, Ordering::Relaxed);
-    CACHE_GADGET.store(gadget, Ordering::Relaxed);
-    CACHE_UNLOADS.store(checked_at, Ordering::Relaxed);
+    CACHE_MAP.store(c.map, Ordering::Relaxed);
+    CACHE_START.store(c.start, Ordering::Relaxed);
+    CACHE_END.store(c.end, Ordering::Relaxed);
+    CACHE_GADGET.store(c.gadget, Ordering::Relaxed);
+    CACHE_UNLOADS.store(c.checked_at, Ordering::Relaxed);
     CACHE_SEQ.store(seq + 2, Ordering::Release);
 }
 
 /// The link map of the object that called and the gadget to return through
 /// it (see the module docs), or None: then the hook is a plain tail jump.
 unsafe fn caller_and_gadget(ret: usize) -> Option<(*mut LinkMap, usize)> {
-    if let Some(hit) = cached_caller(ret) {
-        return Some(hit);
+    // Read before any check: an unload during one makes what it found stale.
+    let now = unloads();
+    let last = last_caller();
+    if let Some(c) = last {
+        if now != 0 && c.checked_at == now && (c.start..c.end).contains(&ret) {
+            return Some((c.map as *mut LinkMap, c.gadget));
+        }
     }
-    let checked_at = unloads();
-    let (caller, start, end) = find_object(ret)?;
-    let gadget = gadget_of(caller, start);
+    let (map, start, end) = find_object(ret)?;
+    let gadget = match last {
+        Some(c) if c.map == map as usize && gadget_still_there(map, start, c.gadget) => c.gadget,
+        _ => find_gadget(map, start),
+    };
     if gadget == 0 {
         return None;
     }
-    remember_caller(caller, start, end, gadget, checked_at);
-    Some((caller, gadget))
+    remember_caller(Caller {
+        map: map as usize,
+        start,
+        end,
+        gadget,
+        checked_at: now,
+    });
+    Some((map, gadget))
 }
 
 #[repr(C)]
