@@ -254,6 +254,58 @@ fn death_by_signal_is_the_same_signal() {
     );
 }
 
+/// `cmd` started as nohup, a background job of a non-interactive shell or
+/// Python's `subprocess` (`restore_signals=False`) start programs: SIGHUP,
+/// SIGQUIT and SIGPIPE ignored, SIGUSR2 blocked.
+fn with_inherited_signal_state(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGUSR2);
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+}
+
+#[test]
+fn inherited_ignored_and_blocked_signals_reach_the_program() {
+    let d = work_dir("sigstate");
+    build_io(&d);
+    let mut cmd = bare_with("./io", &d, &["sigs"]);
+    with_inherited_signal_state(&mut cmd);
+    let b = run(cmd, None);
+    assert_eq!(b.code(), Some(0), "{}", b.show());
+    // The set-up itself: what the program gets without the launcher.
+    assert_eq!(b.out(), "ignored: 1 3 13\nblocked: 12\n", "{}", b.show());
+    // Rust's runtime ignores SIGPIPE in the launcher, and `Command` hands
+    // its children SIGPIPE as the default and no signal blocked: neither
+    // may leak into the program.
+    for (out, quiet) in [("t-q", true), ("t", false)] {
+        let mut cmd = launcher(&d);
+        if quiet {
+            cmd.arg("-q");
+        }
+        cmd.args(["--out", out, "--", "./io", "sigs"]);
+        with_inherited_signal_state(&mut cmd);
+        let t = run(cmd, None);
+        assert_eq!(t.code(), Some(0), "{}", t.show());
+        assert_eq!(
+            t.out(),
+            b.out(),
+            "launcher{}:\n{}",
+            if quiet { " -q" } else { "" },
+            t.show()
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // 3. A statically linked program
 

@@ -208,6 +208,42 @@ fn the_program_has_one_terminal_and_it_is_its_own() {
 }
 
 #[test]
+fn inherited_ignored_and_blocked_signals_reach_the_program() {
+    let d = work_dir("term-sigstate");
+    let io = build(&d, "io.c");
+    let io = io.to_str().unwrap();
+    // Started as by Python's `subprocess` with `restore_signals=False`:
+    // SIGPIPE and SIGQUIT ignored, SIGUSR2 blocked. The program's session
+    // leader must hand it that state, not its own.
+    let inherit = |cmd: &mut Command| {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(cmd, || {
+                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+                libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGUSR2);
+                libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+    };
+    let mut cmd = bare(io, &d);
+    cmd.arg("sigs");
+    inherit(&mut cmd);
+    let mut b = Term::new(24, 80);
+    assert_eq!(finish(b.spawn(cmd)).code(), Some(0));
+    let want = [b.expect("\n"), b.expect("\n")];
+    assert_eq!(want, ["ignored: 3 13\n", "blocked: 12\n"]);
+    let mut cmd = traced(&d, "t", &[io, "sigs"]);
+    inherit(&mut cmd);
+    let mut t = Term::new(24, 80);
+    assert_eq!(finish(t.spawn(cmd)).code(), Some(0), "{}", t.text());
+    assert_eq!([t.expect("\n"), t.expect("\n")], want);
+}
+
+#[test]
 fn stdin_not_a_terminal_keeps_the_order_and_stdin() {
     let d = work_dir("term-nostdin");
     let errio = build(&d, "errio.c");

@@ -21,6 +21,18 @@ mod args;
 mod commands;
 mod progress;
 
+/// Runs before Rust's runtime, which ignores SIGPIPE for the launcher: the
+/// program must get the signal state the launcher inherited
+/// (`launch::signals::note_inherited`). An `.init_array` entry of the
+/// executable, run by the C library before `main`.
+#[used]
+#[link_section = ".init_array"]
+static NOTE_INHERITED_SIGNALS: extern "C" fn() = note_inherited_signals;
+
+extern "C" fn note_inherited_signals() {
+    cudnn_trace_core::launch::signals::note_inherited();
+}
+
 fn main() {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     std::process::exit(commands::main(&argv));

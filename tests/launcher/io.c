@@ -4,6 +4,8 @@
  *               bytes that are not UTF-8, a NUL, no final newline), exits N
  *   io segv     writes the same, then dies of SIGSEGV (no core file)
  *   io cat      copies stdin to stdout, exits 0
+ *   io sigs     prints the signals it inherited as ignored, then those it
+ *               inherited blocked ("ignored: 1 13\nblocked: 12\n"), exits 0
  *
  * Built dynamically and with -static from the same source.
  */
@@ -61,6 +63,22 @@ int main(int argc, char **argv)
             write_all(1, buf, (size_t)n);
         return 0;
     }
-    fprintf(stderr, "usage: io exit N | io segv | io cat\n");
+    if (argc >= 2 && strcmp(argv[1], "sigs") == 0) {
+        sigset_t blocked;
+        sigprocmask(SIG_BLOCK, NULL, &blocked);
+        printf("ignored:");
+        for (int sig = 1; sig < 32; sig++) {
+            struct sigaction sa;
+            if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+                printf(" %d", sig);
+        }
+        printf("\nblocked:");
+        for (int sig = 1; sig < 32; sig++)
+            if (sigismember(&blocked, sig) == 1)
+                printf(" %d", sig);
+        printf("\n");
+        return 0;
+    }
+    fprintf(stderr, "usage: io exit N | io segv | io cat | io sigs\n");
     return 2;
 }

@@ -56,6 +56,7 @@
 //! its exit sends SIGHUP to no one).
 
 use super::exec::ExecPlan;
+use super::signals::{inherited_mask, sigpipe_inherited_ignored};
 use super::terminal::{ProgramTty, RealTerminal, RelayControl};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -169,9 +170,14 @@ impl Leader {
             // SAFETY: querying a disposition into a zeroed struct.
             unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
-                keep_ignored[sig as usize] = sig != libc::SIGPIPE
-                    && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                    && old.sa_sigaction == libc::SIG_IGN;
+                // Rust's runtime ignores SIGPIPE in the launcher: what
+                // the launcher inherited was noted before that.
+                keep_ignored[sig as usize] = if sig == libc::SIGPIPE {
+                    sigpipe_inherited_ignored()
+                } else {
+                    libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                        && old.sa_sigaction == libc::SIG_IGN
+                };
             }
         }
         let args = LeaderArgs {
@@ -183,6 +189,7 @@ impl Leader {
             raw: tty.raw,
             saved: tty.saved,
             keep_ignored,
+            mask: inherited_mask(),
             plan,
         };
         // SAFETY: the child runs only async-signal-safe code on memory
@@ -296,6 +303,9 @@ struct LeaderArgs<'a> {
     /// Signals of LEADER_IGNORES the program keeps ignored (the launcher
     /// inherited them ignored).
     keep_ignored: [bool; 65],
+    /// The signal mask the launcher inherited (None: not known, then no
+    /// signal is blocked, as from `Command`).
+    mask: Option<libc::sigset_t>,
     plan: &'a ExecPlan,
 }
 
@@ -404,9 +414,9 @@ unsafe fn program_main(a: &LeaderArgs<'_>, leader: i32) -> ! {
     if libc::getppid() != leader {
         libc::_exit(128 + libc::SIGKILL);
     }
-    // The dispositions the program would have had from the launcher:
-    // what the launcher inherited ignored stays ignored, SIGPIPE is the
-    // default (as `Command` does), every other signal the default.
+    // The dispositions the program would have had without the launcher:
+    // what the launcher inherited ignored (SIGPIPE included) stays
+    // ignored, every other signal the default.
     for sig in LEADER_IGNORES {
         let h = if a.keep_ignored[sig as usize] {
             libc::SIG_IGN
@@ -415,9 +425,12 @@ unsafe fn program_main(a: &LeaderArgs<'_>, leader: i32) -> ! {
         };
         set_disposition(sig, h);
     }
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    let mask = a.mask.unwrap_or_else(|| {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        none
+    });
+    libc::sigprocmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
     let e = a.plan.exec();
     libc::write(a.exec_err, (&e as *const i32).cast(), 4);
     libc::_exit(127)

@@ -8,6 +8,7 @@ use super::capture::ChildStdio;
 use super::env::ProgramEnv;
 use super::exec::{is_elf, ExecPlan};
 use super::session::Leader;
+use super::signals::{inherited_mask, sigpipe_inherited_ignored};
 use super::Options;
 use crate::model;
 use std::io;
@@ -101,9 +102,19 @@ fn spawn_child(
         };
         cmd.args(&opts.args);
         let launcher = std::process::id() as libc::pid_t;
+        let ignore_sigpipe = sigpipe_inherited_ignored();
+        let mask = inherited_mask();
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
+                // `Command` has just set SIGPIPE to the default: the
+                // program gets the signal state the launcher inherited.
+                if ignore_sigpipe {
+                    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+                }
+                if let Some(mask) = &mask {
+                    libc::sigprocmask(libc::SIG_SETMASK, mask, std::ptr::null_mut());
+                }
                 // If the launcher is killed outright (SIGKILL from a timeout
                 // or a supervisor), the program must not live on orphaned,
                 // holding GPUs: it goes with it, as if it had been the one
