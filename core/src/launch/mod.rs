@@ -290,16 +290,13 @@ fn run_without_trace_dir(
 /// launcher's own environment).
 fn run_untraced(opts: &Options, file: &Path, env: Option<&ProgramEnv>) -> i32 {
     let signals = install_signals();
-    let child = match spawn(opts, file, env, &ChildStdio::passthrough()) {
-        Ok(c) => c,
+    let child_pid = match spawn(opts, file, env, &ChildStdio::passthrough()) {
+        Ok(c) => c.pid(),
         Err((code, msg)) => {
             eprint(&format!("cudnn-trace: {msg}\n"));
             return code;
         }
     };
-    let child_pid = child.pid();
-    // The Child handle is not used for waiting: wait_child reaps by pid.
-    drop(child);
     match wait_program(Program::Child(child_pid), signals.as_ref()) {
         Ended::Exited(c) => c,
         Ended::Signaled { sig, .. } => {
@@ -379,7 +376,6 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     records.write(&rec, false);
 
     let (ended, leader) = match child {
-        // The Child handle is not used for waiting: wait_child reaps by pid.
         Started::Child(_) => (
             wait_program(Program::Child(child_pid), signals.as_ref()),
             None,
