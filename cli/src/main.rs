@@ -23,14 +23,14 @@ mod progress;
 
 /// Runs before Rust's runtime, which ignores SIGPIPE for the launcher: the
 /// program must get the signal state the launcher inherited
-/// (`launch::signals::note_inherited`). An `.init_array` entry of the
+/// (`launch::inherited`). An `.init_array` entry of the
 /// executable, run by the C library before `main`.
 #[used]
 #[link_section = ".init_array"]
 static NOTE_INHERITED_SIGNALS: extern "C" fn() = note_inherited_signals;
 
 extern "C" fn note_inherited_signals() {
-    cudnn_trace_core::launch::signals::note_inherited();
+    cudnn_trace_core::launch::inherited::note();
 }
 
 fn main() {

@@ -15,7 +15,8 @@
 //!   what the program gets on a terminal; [`pty`], [`terminal`],
 //!   [`session`], [`exec`]: a terminal session of its own when the user's
 //!   terminal is the launcher's stdin, stdout and stderr;
-//! * [`mod@spawn`], [`signals`]: starting the program, passing signals on, and
+//! * [`mod@spawn`], [`signals`], [`inherited`]: starting the program with
+//!   the signal state the launcher inherited, passing signals on, and
 //!   ending the way it ended; [`outliving`]: the processes of its tree that
 //!   are still running when it ends; [`record`]: the trace directory and
 //!   `launcher.json`.
@@ -23,6 +24,7 @@
 pub mod capture;
 pub mod env;
 pub mod exec;
+pub mod inherited;
 pub mod outliving;
 pub mod pty;
 pub mod record;

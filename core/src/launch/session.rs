@@ -56,7 +56,7 @@
 //! its exit sends SIGHUP to no one).
 
 use super::exec::ExecPlan;
-use super::signals::{inherited_mask, sigpipe_inherited_ignored};
+use super::inherited::{inherited_mask, sigpipe_inherited_ignored};
 use super::terminal::{ProgramTty, RealTerminal, RelayControl};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -5,7 +5,7 @@ use super::session::Session;
 use super::{eprint, EXIT_INTERNAL};
 use std::fs;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 // ---------------------------------------------------------------------------
 // Signals
@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 // background job of a non-interactive shell) stay ignored, for the program
 // too; so does SIGPIPE, which Rust's runtime ignores for the launcher
 // itself, and the program gets the signal mask the launcher inherited (both
-// noted before the runtime starts: `note_inherited`).
+// noted before the runtime starts: `launch::inherited`).
 //
 // In a terminal session of its own (launch::session) the program is in
 // another session and process group: the terminal's keys reach it through its
@@ -71,66 +71,6 @@ const FORWARDED: [i32; 10] = [
 ];
 
 static PIPE_W: AtomicI32 = AtomicI32::new(-1);
-
-/// The signal state the launcher inherited, noted before Rust's runtime
-/// changed it ([`note_inherited`]): SIGPIPE ignored, and the blocked
-/// signals (bit N-1 for signal N), valid once `INHERITED_NOTED` is set.
-static SIGPIPE_INHERITED_IGNORED: AtomicBool = AtomicBool::new(false);
-static INHERITED_BLOCKED: AtomicU64 = AtomicU64::new(0);
-static INHERITED_NOTED: AtomicBool = AtomicBool::new(false);
-
-/// Notes the signal state the program must inherit from the launcher:
-/// whether SIGPIPE was ignored (Python's `subprocess` with
-/// `restore_signals=False`, some CI runners and supervisors start programs
-/// so) and which signals were blocked. Rust's runtime ignores SIGPIPE for
-/// itself before `main`, and `Command` gives children the default, so
-/// without this the program would die of a broken pipe where it would have
-/// seen EPIPE. The launcher's binary calls it from a constructor, which
-/// runs before the runtime; if it is never called, the program gets what
-/// `Command` gives (SIGPIPE the default).
-pub fn note_inherited() {
-    // SAFETY: querying a disposition and the mask into zeroed structs.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        let ignored = libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN;
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        if libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set) != 0 {
-            return;
-        }
-        let bits = (1..=64).fold(0u64, |acc, sig| {
-            acc | (u64::from(libc::sigismember(&set, sig) == 1) << (sig - 1))
-        });
-        SIGPIPE_INHERITED_IGNORED.store(ignored, Ordering::Relaxed);
-        INHERITED_BLOCKED.store(bits, Ordering::Relaxed);
-        INHERITED_NOTED.store(true, Ordering::Release);
-    }
-}
-
-/// Whether the program starts with SIGPIPE ignored: when the launcher
-/// inherited it so ([`note_inherited`]).
-pub fn sigpipe_inherited_ignored() -> bool {
-    SIGPIPE_INHERITED_IGNORED.load(Ordering::Relaxed)
-}
-
-/// The signal mask the launcher inherited, for the program; None when it
-/// was not noted ([`note_inherited`]). Made before a fork: the child only
-/// installs it.
-pub fn inherited_mask() -> Option<libc::sigset_t> {
-    if !INHERITED_NOTED.load(Ordering::Acquire) {
-        return None;
-    }
-    let bits = INHERITED_BLOCKED.load(Ordering::Relaxed);
-    // SAFETY: filling a zeroed sigset_t with sigemptyset/sigaddset.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in (1..=64).filter(|s| bits >> (s - 1) & 1 == 1) {
-            libc::sigaddset(&mut set, sig);
-        }
-        Some(set)
-    }
-}
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // Async-signal-safe: one write(2) of a fixed record; errno preserved.

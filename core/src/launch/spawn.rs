@@ -7,8 +7,8 @@
 use super::capture::ChildStdio;
 use super::env::ProgramEnv;
 use super::exec::ExecPlan;
+use super::inherited::{inherited_mask, sigpipe_inherited_ignored};
 use super::session::Leader;
-use super::signals::{inherited_mask, sigpipe_inherited_ignored};
 use super::Options;
 use crate::model;
 use std::io;
