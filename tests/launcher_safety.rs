@@ -307,6 +307,36 @@ fn disk_full_from_the_programs_first_events_still_gets_the_launchers_records() {
     assert!(rec["findings"].is_object(), "the summary's record: {rec}");
 }
 
+/// The disk has room only for the launcher's spares when it starts: the
+/// record of the start cannot go into a new file, so it takes a spare, and
+/// the records of the end and the summary still follow, each into room
+/// that the version before it set aside or freed.
+#[test]
+fn disk_with_room_only_for_the_spares_still_gets_the_launchers_records() {
+    let fill = r#"
+        avail=$(df --output=avail -B1 "$d/mnt" | tail -1)
+        fallocate -l $((avail - 32 * 1024)) "$d/mnt/filler" || exit 99
+    "#;
+    let Some(d) = run_on_small_tmpfs("safety-full-spares-only", fill, "./noisy 2000") else {
+        return;
+    };
+    // No event fits: the program's trace file stays empty.
+    for what in ["err", "report"] {
+        let text = fs::read_to_string(d.join(what)).unwrap_or_default();
+        let full = said_full_once(what, &text);
+        assert!(
+            full.contains("/mnt/run") && full.contains("empty"),
+            "{full}"
+        );
+    }
+    let rec: Value =
+        serde_json::from_str(&fs::read_to_string(d.join("record")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
+    assert_eq!(rec["exit_code"], 0, "{rec}");
+    assert!(rec["pid"].as_u64().is_some(), "{rec}");
+    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+}
+
 /// The disk fills, then takes writes again (the program removes a file):
 /// the shim ends the line the disk cut, notes the loss and goes on. The
 /// summary and the report still say the loss once, and call no line
@@ -356,6 +386,39 @@ fn full_disk_is_said_once(name: &str, fill: &str) -> Option<PathBuf> {
 /// [`full_disk_is_said_once`] for another `program` (`noisy.c` and
 /// `fill.c` are built into the work directory).
 fn full_disk_is_said_once_by(name: &str, fill: &str, program: &str) -> Option<PathBuf> {
+    let d = run_on_small_tmpfs(name, fill, program)?;
+    let read = |n: &str| fs::read_to_string(d.join(n)).unwrap_or_default();
+    for (what, text) in [("summary", read("err")), ("report", read("report"))] {
+        let full = said_full_once(what, &text);
+        assert!(
+            full.contains("/mnt/run") && full.contains("events") && full.contains("lost"),
+            "{what}: {full}"
+        );
+    }
+    Some(d)
+}
+
+/// The one line of `text` (the summary or the report) that says the disk
+/// was full; it blames no kill and calls no line corrupt.
+fn said_full_once<'a>(what: &str, text: &'a str) -> &'a str {
+    assert!(!text.contains("killed"), "{what} blames a kill:\n{text}");
+    assert!(
+        !text.contains("not a JSON object"),
+        "{what} calls a line the full disk cut corrupt:\n{text}"
+    );
+    let full: Vec<&str> = text
+        .lines()
+        .filter(|l| l.to_lowercase().contains("no space left on device"))
+        .collect();
+    assert_eq!(full.len(), 1, "{what}: said once:\n{text}");
+    full[0]
+}
+
+/// Runs `program` traced into a 96 KiB tmpfs after the `fill` script
+/// (bash, `$d/mnt` mounted), then `report` on its trace; checks that the
+/// program ran to its end. Returns the work directory (`out`, `err`,
+/// `report`, and `record`: the run's `launcher.json`), None when skipped.
+fn run_on_small_tmpfs(name: &str, fill: &str, program: &str) -> Option<PathBuf> {
     if !is_root() {
         eprintln!("skipped: a small tmpfs needs root (mount namespace, mount -t tmpfs)");
         return None;
@@ -387,23 +450,6 @@ fn full_disk_is_said_once_by(name: &str, fill: &str, program: &str) -> Option<Pa
         read("out"),
         read("err")
     );
-    for (what, text) in [("summary", read("err")), ("report", read("report"))] {
-        assert!(!text.contains("killed"), "{what} blames a kill:\n{text}");
-        assert!(
-            !text.contains("not a JSON object"),
-            "{what} calls a line the full disk cut corrupt:\n{text}"
-        );
-        let full: Vec<&str> = text
-            .lines()
-            .filter(|l| l.to_lowercase().contains("no space left on device"))
-            .collect();
-        assert_eq!(full.len(), 1, "{what}: said once:\n{text}");
-        assert!(
-            full[0].contains("/mnt/run") && full[0].contains("events") && full[0].contains("lost"),
-            "{what}: {}",
-            full[0]
-        );
-    }
     Some(d)
 }
 

@@ -144,7 +144,7 @@ fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
         rec.status = Some(status);
     }
     rec.findings = Some(findings);
-    run.records.write(rec, false);
+    run.records.write(rec, launch::Version::Last);
     if !args.quiet {
         eprint(&report.problems_text());
         let (color, width) = detect(Stream::Stderr, args.color.into());

@@ -39,8 +39,8 @@ use crate::machine::pin::{self, PinInfo, PinMode};
 use crate::model::{signal_name, LauncherRecord};
 use capture::{Capture, ChildStdio};
 use env::ProgramEnv;
-pub use record::Records;
 use record::{local_time, make_out_dir, now_ms, pin_record};
+pub use record::{Records, Version};
 use session::Session;
 use signals::{install_signals, wait_program, Ended, Program};
 use spawn::{spawn, Started};
@@ -351,7 +351,8 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     // that the launcher knows when the last one has ended.
     outliving::become_subreaper();
     // Room for the record of the start and for the record of the end, set
-    // aside before the program can fill the disk.
+    // aside before the program can fill the disk (the first goes once the
+    // record of the start is written without it).
     let mut records = p.records;
     records.keep(2);
     // Set up last, right before the program starts: the launcher's own
@@ -368,14 +369,14 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             rec.end_wall_ms = Some(end);
             rec.end = Some(local_time(end).1);
             rec.status = Some(code);
-            records.write(&rec, false);
+            records.write(&rec, Version::Last);
             return Outcome::Done(code);
         }
     };
     let child_pid = child.pid();
     capture.program_started();
     rec.pid = Some(child_pid as u32);
-    records.write(&rec, false);
+    records.write(&rec, Version::Interim);
 
     let (ended, leader) = match child {
         Started::Child(_) => (
@@ -422,7 +423,7 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     // in that wait leaves it behind. (Otherwise the next record follows at
     // once, and one file is saved.)
     if outliving::has_children() || capture.may_wait() {
-        records.write(&rec, true);
+        records.write(&rec, Version::Interim);
     }
     rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
     // Everything the program wrote reaches the real stderr before the
@@ -431,7 +432,14 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     let end = now_ms();
     rec.end_wall_ms = Some(end);
     rec.end = Some(local_time(end).1);
-    records.write(&rec, opts.summary_record);
+    records.write(
+        &rec,
+        if opts.summary_record {
+            Version::Interim
+        } else {
+            Version::Last
+        },
+    );
     Outcome::Traced(Box::new(Traced {
         out_dir: p.out_dir,
         record: rec,
