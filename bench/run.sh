@@ -5,7 +5,7 @@
 #
 # usage: bench/run.sh [--quick | --full] [--only SECTIONS] [--out DIR] [--doc FILE]
 #                     [--label TEXT] [--shim LIBCDTRACE_SO] [--baseline LIBCDTRACE_SO]
-#                     [--no-install]
+#                     [--baseline-cli CUDNN_TRACE_BIN] [--no-install]
 #
 #   (default)     the figures of record, about 20 minutes on a 2-core machine
 #   --quick       a smoke run of a few minutes (smaller sizes, fewer rounds)
@@ -27,6 +27,8 @@
 #   --baseline PATH  section 3 also runs this libcdtrace.so (its preload helper
 #                 beside it), in the same rounds as the others: a before/after
 #                 comparison that the machine's drift between runs cannot blur
+#   --baseline-cli PATH  section 4 also runs this cudnn-trace binary (another
+#                 build of the launcher) in the same rounds, for a before/after
 #   --no-install  do not apt-get missing tools; sections that need them are skipped
 #
 # Needs: cargo, cc, python3 (stdlib only), and from Debian: strace, valgrind,
@@ -45,7 +47,7 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 
 # ---- options -----------------------------------------------------------------
 
-mode=default only="" out=$bench/results/latest doc=$root/docs/benchmarks.md label="" shim="" baseline=""
+mode=default only="" out=$bench/results/latest doc=$root/docs/benchmarks.md label="" shim="" baseline="" baseline_cli=""
 install=1
 command_line="bench/run.sh $*"
 while [ $# -gt 0 ]; do
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
         --label) label=${2?--label needs a text}; shift 2 ;;
         --shim) shim=${2:?--shim needs a path}; shift 2 ;;
         --baseline) baseline=${2:?--baseline needs a path}; shift 2 ;;
+        --baseline-cli) baseline_cli=${2:?--baseline-cli needs a path}; shift 2 ;;
         --no-install) install=0; shift ;;
         -h | --help) usage ;;
         *) die "unknown option '$1' (try --help)" ;;
@@ -71,6 +74,7 @@ for s in "${wanted[@]}"; do
 done
 [ -z "$shim" ] || [ -f "$shim" ] || die "--shim $shim: no such file"
 [ -z "$baseline" ] || [ -f "$baseline" ] || die "--baseline $baseline: no such file"
+[ -z "$baseline_cli" ] || [ -x "$baseline_cli" ] || die "--baseline-cli $baseline_cli: not an executable file"
 
 # ---- tools ---------------------------------------------------------------------
 
@@ -174,7 +178,7 @@ if [ -n "$to_run" ]; then
     say "measuring ($mode): $to_run"
     python3 "$bench/tools/suite.py" --mode "$mode" --root "$root" --build "$build" \
         --cli "$root/target/release/cudnn-trace" --out "$out" --only "$to_run" \
-        --command "$command_line" ${shim:+--shim "$shim"} ${baseline:+--baseline "$baseline"}
+        --command "$command_line" ${shim:+--shim "$shim"} ${baseline:+--baseline "$baseline"} ${baseline_cli:+--baseline-cli "$baseline_cli"}
 fi
 if [ "$doc" != - ]; then
     say "writing $doc"

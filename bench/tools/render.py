@@ -362,14 +362,18 @@ def sec_startup(st: dict) -> str:
          f"Python is `{st['python']}` itself (a pyenv shim script would add its own start-up).\n",
          meta_note(st), "\n"]
     rows = []
+    hows = ("shim", "launcher") + (("baseline",) if "baseline_cli" in st else ())
     for prog, label in (("true", "`/bin/true`"), ("python", "`python3 -c pass`")):
         bare = w[f"{prog}_bare"]
         rows.append([label, "bare", stat(bare), ""])
-        for how in ("shim", "launcher"):
+        for how in hows:
             rows.append(["", how, stat(w[f"{prog}_{how}"]),
                          f"{st[f'{prog}_{how}_added_ms']:+,.2f} ms "
                          f"({st[f'{prog}_{how}_added_pct']:+,.1f} %)"])
     s.append(table(["program", "run", "ms, median (min–max)", "added (medians)"], rows))
+    if "baseline_cli" in st:
+        s.append(f"\n*baseline*: another build of the launcher, `{st['baseline_cli']}` "
+                 "(`--baseline-cli`), run the same way in the same rounds.\n")
     c = st["true_counts"]
     i, sc = c["instructions"], c["syscalls"]
     s.append("\nCounts for `/bin/true` (instructions: callgrind, every process; system calls: "

@@ -79,6 +79,8 @@ class Ctx:
     work: Path      # scratch space (traces for report)
     # --baseline: another build's environment, run in the same rounds (section 3)
     baseline_env: dict | None = None
+    # --baseline-cli: another build of the launcher, run in the same rounds (section 4)
+    baseline_cli: Path | None = None
 
     def raw(self, section: str) -> Path:
         d = self.out / "raw" / section
@@ -383,17 +385,25 @@ def section_startup(ctx: Ctx) -> dict:
     launcher = [str(ctx.cli), "--out", "{tmp}/trace", "--"]
     progs = {"true": ["/bin/true"], "python": [ctx.python, "-c", "pass"]}
     cmds = []
+    hows = ["shim", "launcher"]
+    if ctx.baseline_cli is not None:
+        hows.append("baseline")
     for name, argv in progs.items():
         cmds += [bl.Cmd(f"{name}_bare", argv),
                  bl.Cmd(f"{name}_shim", argv, ctx.traced("{tmp}")),
                  bl.Cmd(f"{name}_launcher", launcher + argv)]
+        if ctx.baseline_cli is not None:
+            cmds.append(bl.Cmd(f"{name}_baseline",
+                               [str(ctx.baseline_cli), *launcher[1:], *argv]))
     s = bl.interleave(cmds, ctx.p["start_runs"], log=log)
     res: dict = {"python": ctx.python, "wall_ms": {}}
+    if ctx.baseline_cli is not None:
+        res["baseline_cli"] = str(ctx.baseline_cli)
     for c in cmds:
         res["wall_ms"][c.name] = bl.stats([x.wall_s * 1000 for x in s[c.name]])
     for name in progs:
         bare = res["wall_ms"][f"{name}_bare"]["median"]
-        for how in ("shim", "launcher"):
+        for how in hows:
             m = res["wall_ms"][f"{name}_{how}"]["median"]
             res[f"{name}_{how}_added_ms"] = m - bare
             res[f"{name}_{how}_added_pct"] = 100 * (m - bare) / bare
@@ -832,6 +842,8 @@ def main() -> None:
     ap.add_argument("--shim", type=Path, help="measure this libcdtrace.so instead of the CLI's")
     ap.add_argument("--baseline", type=Path,
                     help="section 3 also runs this libcdtrace.so, in the same rounds")
+    ap.add_argument("--baseline-cli", type=Path,
+                    help="section 4 also runs this cudnn-trace binary, in the same rounds")
     ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     ap.add_argument("--command", default="", help="the command line, for the record")
     a = ap.parse_args()
@@ -845,7 +857,8 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     ctx = Ctx(a.mode, PARAMS[a.mode], a.root, a.build / "bin", a.build / "lib", a.cli, env,
               real_python(), a.out, a.build / "work",
-              override_shim(env, a.baseline.resolve()) if a.baseline else None)
+              override_shim(env, a.baseline.resolve()) if a.baseline else None,
+              a.baseline_cli.resolve() if a.baseline_cli else None)
     bl.RUNRSS = str(ctx.bin / "runrss")
     record_run(a.out / "machine.json", machine(ctx, a.command), only)
     for name in only:

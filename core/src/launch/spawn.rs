@@ -207,7 +207,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 unsafe fn prepare_child(s: &ChildSetup<'_>) -> i32 {
     // The launcher's handlers would run here, on its memory, and a handler
     // is reset by the exec anyway: each caught signal to the default now.
-    for sig in 1..=libc::SIGRTMAX() {
+    // The standard signals only: nothing in the launcher catches a
+    // real-time one (glibc keeps two for itself, and refuses them here).
+    for sig in 1..libc::SIGRTMIN() {
         let mut sa: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(sig, std::ptr::null(), &mut sa) == 0
             && sa.sa_sigaction != libc::SIG_DFL
