@@ -211,6 +211,8 @@ pub struct Records {
     spares: Vec<Spare>,
     /// A failed write is said once per run, however many follow.
     warned: bool,
+    /// This writer has put a version in place: the next is swapped with it.
+    written: bool,
 }
 
 /// A file set aside for a later version of `launcher.json`.
@@ -245,6 +247,7 @@ impl Records {
             dir: dir.to_path_buf(),
             spares: Vec::new(),
             warned: false,
+            written: false,
         };
         r.spares.push(r.make_spare()?);
         Ok(r)
@@ -339,14 +342,33 @@ impl Records {
         self.put(spare, rec)
     }
 
-    /// `rec` into `s`, renamed over `launcher.json`; `s` is removed when
+    /// `rec` into `s`, put in place as `launcher.json`; `s` is removed when
     /// that fails.
-    fn put(&self, s: Spare, rec: &LauncherRecord) -> std::io::Result<()> {
-        let res = write_into(&s, rec).and_then(|()| fs::rename(&s.path, self.path()));
+    fn put(&mut self, s: Spare, rec: &LauncherRecord) -> std::io::Result<()> {
+        let res = write_into(&s, rec).and_then(|()| self.replace(&s.path));
         if res.is_err() {
             let _ = fs::remove_file(&s.path);
         }
         res
+    }
+
+    /// Makes the file at `path` `launcher.json`, atomically. Over a version
+    /// of ours, the two are swapped (`renameat2` with RENAME_EXCHANGE) and
+    /// the old one, now at `path`, is removed: a plain `rename` over a file
+    /// makes ext4 allocate the new file's blocks at once (`auto_da_alloc`),
+    /// so that replacing that version in turn frees allocated blocks (0.2 to
+    /// 0.4 ms on this VM's ext4, mounted `discard`, against 0.03 ms for the
+    /// swap and the removal of a file whose blocks were never allocated).
+    /// `rename` where the swap is not supported (kernels before 3.15, NFS,
+    /// some FUSE file systems) or finds no `launcher.json`.
+    fn replace(&mut self, path: &Path) -> std::io::Result<()> {
+        if self.written && exchange(path, &self.path()).is_ok() {
+            let _ = fs::remove_file(path);
+            return Ok(());
+        }
+        fs::rename(path, self.path())?;
+        self.written = true;
+        Ok(())
     }
 
     fn path(&self) -> PathBuf {
@@ -378,6 +400,34 @@ fn random() -> u64 {
     std::collections::hash_map::RandomState::new()
         .build_hasher()
         .finish()
+}
+
+/// Swaps the files at `a` and `b` (both must exist).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let (Ok(a), Ok(b)) = (
+        std::ffi::CString::new(a.as_os_str().as_bytes()),
+        std::ffi::CString::new(b.as_os_str().as_bytes()),
+    ) else {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    };
+    // SAFETY: two NUL-terminated paths. A raw system call: glibc has no
+    // wrapper before 2.28, and the launcher runs on 2.17.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// `rec` as the whole content of the spare (empty until now, or padding),
@@ -522,6 +572,31 @@ mod tests {
             std::os::unix::fs::MetadataExt::blocks(&fs::metadata(dir.join(LAUNCHER_FILE)).unwrap());
         assert!(blocks * 512 >= SPARE as u64, "{blocks} blocks");
         drop(r);
+        assert_eq!(names(&dir), [LAUNCHER_FILE]);
+    }
+
+    /// A version replaces the last by swapping names with it, then removing
+    /// it; when there is nothing to swap with (the record was removed under
+    /// the run), by `rename`, and nothing is left behind either way.
+    #[test]
+    fn a_version_takes_the_place_of_the_last_or_of_none() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = crate::testutil::tempdir("records-swap");
+        let mut r = Records::new(&dir).unwrap();
+        r.write(&record(1), Version::Interim);
+        let first = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino();
+        r.write(&record(2), Version::Interim);
+        assert_eq!(read_record(&dir).pid, Some(2));
+        assert_ne!(fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino(), first);
+        assert_eq!(
+            names(&dir).len(),
+            2,
+            "the record and the last spare: {:?}",
+            names(&dir)
+        );
+        fs::remove_file(dir.join(LAUNCHER_FILE)).unwrap();
+        r.write(&record(3), Version::Last);
+        assert_eq!(read_record(&dir).pid, Some(3));
         assert_eq!(names(&dir), [LAUNCHER_FILE]);
     }
 
