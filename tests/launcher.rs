@@ -20,7 +20,7 @@
 
 use cudnn_trace_integration::launcher_support::{
     bare, build_stack, cc, compile, compile_copy, launcher, launcher_record, lines_starting,
-    pip_cudnn_919, report_json, report_ok, run, trace_files, work_dir, Output,
+    pip_cudnn_919, report_json, report_ok, run, shim_cache, trace_files, work_dir, Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -254,15 +254,16 @@ fn death_by_signal_is_the_same_signal() {
     );
 }
 
-/// `cmd` started as nohup, a background job of a non-interactive shell or
-/// Python's `subprocess` (`restore_signals=False`) start programs: SIGHUP,
-/// SIGQUIT and SIGPIPE ignored, SIGUSR2 blocked.
+/// `cmd` started as nohup, a background job of a non-interactive shell,
+/// Python's `subprocess` (`restore_signals=False`) or a daemon that lets the
+/// kernel reap its children start programs: SIGHUP, SIGQUIT, SIGPIPE and
+/// SIGCHLD ignored, SIGUSR2 blocked.
 fn with_inherited_signal_state(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            for sig in [libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE] {
+            for sig in [libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE, libc::SIGCHLD] {
                 libc::signal(sig, libc::SIG_IGN);
             }
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -283,10 +284,9 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
     let b = run(cmd, None);
     assert_eq!(b.code(), Some(0), "{}", b.show());
     // The set-up itself: what the program gets without the launcher.
-    assert_eq!(b.out(), "ignored: 1 3 13\nblocked: 12\n", "{}", b.show());
-    // Rust's runtime ignores SIGPIPE in the launcher, and `Command` hands
-    // its children SIGPIPE as the default and no signal blocked: neither
-    // may leak into the program.
+    assert_eq!(b.out(), "ignored: 1 3 13 17\nblocked: 12\n", "{}", b.show());
+    // Rust's runtime ignores SIGPIPE in the launcher, which must catch
+    // SIGCHLD: neither change may leak into the program.
     for (out, quiet) in [("t-q", true), ("t", false)] {
         let mut cmd = launcher(&d);
         if quiet {
@@ -304,6 +304,45 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
             t.show()
         );
     }
+}
+
+/// The program's environment is the launcher's, entry by entry and in its
+/// order (an entry without `=` and a variable set twice included), plus the
+/// tracer's variables.
+#[test]
+fn the_environment_reaches_the_program_entry_by_entry() {
+    let d = work_dir("environ");
+    build_io(&d);
+    let b = run(bare_with("./io", &d, &["odd-env", "./io", "env"]), None);
+    assert_eq!(b.code(), Some(0), "{}", b.show());
+    let bare = b.out();
+    assert!(
+        bare.starts_with("CDT_ODD_ENTRY_WITHOUT_EQUALS\nCDT_TWICE=first\n"),
+        "{bare}"
+    );
+    assert!(bare.ends_with("CDT_TWICE=second\n"), "{bare}");
+    // The launcher is started with the odd environment, as the program was.
+    let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
+    let cli = t.cli.to_str().unwrap();
+    let argv = ["odd-env", cli, "-q", "--out", "t", "--", "./io", "env"];
+    let mut cmd = bare_with("./io", &d, &argv);
+    cmd.env("XDG_CACHE_HOME", shim_cache());
+    let traced = run(cmd, None);
+    assert_eq!(traced.code(), Some(0), "{}", traced.show());
+    let other = |l: &&str| {
+        ![
+            "LD_AUDIT=",
+            "LD_PRELOAD=",
+            "CUDNN_TRACE_",
+            "XDG_CACHE_HOME=",
+        ]
+        .iter()
+        .any(|p| l.starts_with(p))
+    };
+    let out = traced.out();
+    let got: Vec<&str> = out.lines().filter(other).collect();
+    let want: Vec<&str> = bare.lines().filter(other).collect();
+    assert_eq!(got, want);
 }
 
 // ---------------------------------------------------------------------------

@@ -213,7 +213,7 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
     let io = build(&d, "io.c");
     let io = io.to_str().unwrap();
     // Started as by Python's `subprocess` with `restore_signals=False`:
-    // SIGPIPE and SIGQUIT ignored, SIGUSR2 blocked. The program's session
+    // SIGPIPE, SIGQUIT and SIGCHLD ignored, SIGUSR2 blocked. The program's session
     // leader must hand it that state, not its own.
     let inherit = |cmd: &mut Command| {
         // SAFETY: only async-signal-safe calls between fork and exec.
@@ -221,6 +221,7 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
             std::os::unix::process::CommandExt::pre_exec(cmd, || {
                 libc::signal(libc::SIGPIPE, libc::SIG_IGN);
                 libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
                 let mut set: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut set);
                 libc::sigaddset(&mut set, libc::SIGUSR2);
@@ -235,7 +236,7 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
     let mut b = Term::new(24, 80);
     assert_eq!(finish(b.spawn(cmd)).code(), Some(0));
     let want = [b.expect("\n"), b.expect("\n")];
-    assert_eq!(want, ["ignored: 3 13\n", "blocked: 12\n"]);
+    assert_eq!(want, ["ignored: 3 13 17\n", "blocked: 12\n"]);
     let mut cmd = traced(&d, "t", &[io, "sigs"]);
     inherit(&mut cmd);
     let mut t = Term::new(24, 80);

@@ -5,7 +5,11 @@
  *   io segv     writes the same, then dies of SIGSEGV (no core file)
  *   io cat      copies stdin to stdout, exits 0
  *   io sigs     prints the signals it inherited as ignored, then those it
- *               inherited blocked ("ignored: 1 13\nblocked: 12\n"), exits 0
+ *               inherited blocked ("ignored: 1 3 13\nblocked: 12\n"), exits 0
+ *   io env      prints its environment, an entry a line, in order
+ *   io odd-env PROGRAM ARGS...
+ *               runs PROGRAM with its own environment plus an entry without
+ *               `=` and a variable set twice, as a shell cannot make them
  *
  * Built dynamically and with -static from the same source.
  */
@@ -15,6 +19,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static void write_all(int fd, const void *buf, size_t n)
 {
@@ -79,6 +85,24 @@ int main(int argc, char **argv)
         printf("\n");
         return 0;
     }
-    fprintf(stderr, "usage: io exit N | io segv | io cat | io sigs\n");
+    if (argc >= 2 && strcmp(argv[1], "env") == 0) {
+        for (char **e = environ; *e; e++)
+            printf("%s\n", *e);
+        return 0;
+    }
+    if (argc >= 3 && strcmp(argv[1], "odd-env") == 0) {
+        size_t n = 0;
+        while (environ[n])
+            n++;
+        char **env = calloc(n + 4, sizeof *env);
+        env[0] = "CDT_ODD_ENTRY_WITHOUT_EQUALS";
+        env[1] = "CDT_TWICE=first";
+        memcpy(env + 2, environ, n * sizeof *env);
+        env[n + 2] = "CDT_TWICE=second";
+        execve(argv[2], argv + 2, env);
+        perror("execve");
+        return 127;
+    }
+    fprintf(stderr, "usage: io exit N | io segv | io cat | io sigs | io env | io odd-env PROGRAM...\n");
     return 2;
 }

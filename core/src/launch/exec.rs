@@ -1,8 +1,11 @@
-//! An exec prepared before a fork, for a child that may not allocate: the
-//! session leader ([`super::session`]) starts the program from one, as
-//! `Command` would have (`argv[0]` as typed, the launcher's environment with
-//! the traced variables, a file the kernel cannot execute handed to
-//! `/bin/sh` as execvp does).
+//! An exec prepared before the child is made, for a child that may not
+//! allocate (a fork of a process with threads, or a clone that shares the
+//! launcher's memory): [`super::spawn`] and the terminal session leader
+//! ([`super::session`]) start the program from one, with `argv[0]` as
+//! typed, the launcher's environment with the traced variables, and a file
+//! the kernel cannot execute handed to `/bin/sh` (`sh FILE ARGS`, `argv[0]`
+//! the program as typed) unless it is an ELF file, which is another
+//! machine's (126, as bash says).
 
 use super::env::ProgramEnv;
 use super::Options;
@@ -23,8 +26,8 @@ pub fn is_elf(file: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Everything `execve` needs, made before the fork: between fork and exec
-/// in a process with threads, nothing may allocate.
+/// Everything `execve` needs, made before the child: between its start and
+/// the exec, nothing may allocate.
 pub struct ExecPlan {
     file: CString,
     argv: CArray,
@@ -32,6 +35,33 @@ pub struct ExecPlan {
     /// execvp does (not for an ELF file).
     shell: Option<CArray>,
     envp: CArray,
+}
+
+/// The launcher's `environ`, entry by entry. Nothing in the launcher sets
+/// or removes a variable, so it does not change under the reading.
+fn environ_entries() -> Vec<OsString> {
+    extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    let mut out = Vec::new();
+    // SAFETY: environ is a NULL-terminated array of NUL-terminated strings
+    // (or NULL, after clearenv).
+    unsafe {
+        let mut p = environ;
+        while !p.is_null() && !(*p).is_null() {
+            let bytes = std::ffi::CStr::from_ptr(*p).to_bytes();
+            out.push(OsStr::from_bytes(bytes).to_os_string());
+            p = p.add(1);
+        }
+    }
+    out
+}
+
+/// The name in an environment entry: up to its first `=` (the whole entry
+/// when it has none).
+fn entry_name(entry: &[u8]) -> &[u8] {
+    let end = entry.iter().position(|&c| c == b'=').unwrap_or(entry.len());
+    &entry[..end]
 }
 
 /// NUL-terminated strings and the NULL-terminated array of pointers to
@@ -61,25 +91,24 @@ impl CArray {
 
 impl ExecPlan {
     /// The exec of `file` with `opts`' argv (`argv[0]` as typed) and the
-    /// launcher's environment changed by `env`, as `Command` would do.
+    /// launcher's environment as it is, entry by entry and in its order
+    /// (one without `=` too, which `std::env::vars_os` would skip), but for
+    /// the variables `env` sets or removes.
     pub fn new(opts: &Options, file: &Path, env: Option<&ProgramEnv>) -> io::Result<ExecPlan> {
-        let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let mut entries = environ_entries();
         if let Some(env) = env {
+            entries.retain(|e| {
+                let name = entry_name(e.as_bytes());
+                !env.remove.iter().any(|k| k.as_bytes() == name)
+                    && !env.set.iter().any(|(k, _)| k.as_bytes() == name)
+            });
             for (k, v) in &env.set {
-                vars.retain(|(name, _)| name != k);
-                vars.push((k.clone(), v.clone()));
-            }
-            vars.retain(|(name, _)| !env.remove.contains(name));
-        }
-        let entries: Vec<OsString> = vars
-            .into_iter()
-            .map(|(k, v)| {
-                let mut e = k;
+                let mut e = k.clone();
                 e.push("=");
                 e.push(v);
-                e
-            })
-            .collect();
+                entries.push(e);
+            }
+        }
         let args = || {
             std::iter::once(opts.program.as_os_str())
                 .chain(opts.args.iter().map(OsString::as_os_str))
@@ -104,7 +133,7 @@ impl ExecPlan {
     /// Executes the program; returns only when that failed, with errno.
     ///
     /// # Safety
-    /// Async-signal-safe: for the child of a fork.
+    /// Async-signal-safe: for the child of a fork or a clone.
     pub unsafe fn exec(&self) -> i32 {
         libc::execve(
             self.file.as_ptr(),

@@ -416,8 +416,8 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     rec.end = Some(local_time(end).1);
     rec.status = Some(status);
     let except: Vec<i32> = leader.into_iter().collect();
-    // How the program ended goes on disk first, into the room kept for it,
-    // when the launcher may still have to wait: for processes of its tree
+    // How the program ended goes on disk first (into room kept for it if
+    // the disk is full by then), when the launcher may still have to wait: for processes of its tree
     // that still run (they get their grace, and the capture goes on
     // meanwhile), or for the reader of the real stderr. A launcher killed
     // in that wait leaves it behind. (Otherwise the next record follows at

@@ -205,7 +205,8 @@ fn host_for_path() -> Vec<u8> {
 /// allocated blocks is what makes replacing or removing a file slow (on
 /// ext4 mounted with `discard`, 0.3 to 0.5 ms a file, against about 0.1 ms
 /// for a file written moments ago, whose blocks are not allocated yet): so
-/// only the last version takes a spare, and it is never freed by the run.
+/// only the last version takes a spare, unless the disk was full when an
+/// earlier one was written.
 pub struct Records {
     dir: PathBuf,
     spares: Vec<Spare>,

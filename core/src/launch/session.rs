@@ -56,7 +56,7 @@
 //! its exit sends SIGHUP to no one).
 
 use super::exec::ExecPlan;
-use super::inherited::{inherited_mask, sigpipe_inherited_ignored};
+use super::inherited::{self, inherited_mask};
 use super::terminal::{ProgramTty, RealTerminal, RelayControl};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -170,14 +170,11 @@ impl Leader {
             // SAFETY: querying a disposition into a zeroed struct.
             unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
-                // Rust's runtime ignores SIGPIPE in the launcher: what
-                // the launcher inherited was noted before that.
-                keep_ignored[sig as usize] = if sig == libc::SIGPIPE {
-                    sigpipe_inherited_ignored()
-                } else {
-                    libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                        && old.sa_sigaction == libc::SIG_IGN
-                };
+                // SIGPIPE's is the runtime's: `inherited` has the
+                // launcher's, for the program.
+                keep_ignored[sig as usize] = sig != libc::SIGPIPE
+                    && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN;
             }
         }
         let args = LeaderArgs {
@@ -304,7 +301,7 @@ struct LeaderArgs<'a> {
     /// inherited them ignored).
     keep_ignored: [bool; 65],
     /// The signal mask the launcher inherited (None: not known, then no
-    /// signal is blocked, as from `Command`).
+    /// signal is blocked).
     mask: Option<libc::sigset_t>,
     plan: &'a ExecPlan,
 }
@@ -415,8 +412,9 @@ unsafe fn program_main(a: &LeaderArgs<'_>, leader: i32) -> ! {
         libc::_exit(128 + libc::SIGKILL);
     }
     // The dispositions the program would have had without the launcher:
-    // what the launcher inherited ignored (SIGPIPE included) stays
-    // ignored, every other signal the default.
+    // what the launcher inherited ignored stays ignored (SIGPIPE and
+    // SIGCHLD as noted before the launcher changed them), every other
+    // signal the default.
     for sig in LEADER_IGNORES {
         let h = if a.keep_ignored[sig as usize] {
             libc::SIG_IGN
@@ -424,6 +422,9 @@ unsafe fn program_main(a: &LeaderArgs<'_>, leader: i32) -> ! {
             libc::SIG_DFL
         };
         set_disposition(sig, h);
+    }
+    for sig in inherited::changed() {
+        set_disposition(sig, inherited::disposition(sig));
     }
     let mask = a.mask.unwrap_or_else(|| {
         let mut none: libc::sigset_t = std::mem::zeroed();

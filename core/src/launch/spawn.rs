@@ -7,7 +7,7 @@
 use super::capture::ChildStdio;
 use super::env::ProgramEnv;
 use super::exec::ExecPlan;
-use super::inherited::{inherited_mask, sigpipe_inherited_ignored};
+use super::inherited::{self, inherited_mask};
 use super::session::Leader;
 use super::Options;
 use crate::model;
@@ -75,7 +75,8 @@ pub fn exec_error(file: &Path, e: &io::Error) -> (i32, String) {
     }
 }
 
-/// What the child needs between the clone and the exec, all made before.
+/// What the child needs between the clone (or fork) and the exec, all made
+/// before.
 struct ChildSetup<'a> {
     plan: &'a ExecPlan,
     /// The capture's ends, put on fd 1 and 2 with dup2 (which clears
@@ -85,25 +86,26 @@ struct ChildSetup<'a> {
     err_fd: Option<RawFd>,
     close_stderr: bool,
     launcher: libc::pid_t,
-    ignore_sigpipe: bool,
     /// The signal mask the program starts with.
     mask: libc::sigset_t,
-    /// Why the child could not execute the program (errno), written by the
-    /// child in the launcher's memory before it ends.
+    /// Why the child could not execute the program (errno): written by a
+    /// clone in the launcher's memory, or by a fork to `err_pipe`.
     errno: AtomicI32,
+    err_pipe: RawFd,
 }
 
 /// The child's stack: it runs only [`child_main`] on it.
 const CHILD_STACK: usize = 128 * 1024;
 
-/// The program as a child of the launcher, started as `posix_spawn` starts
-/// one: a child that shares the launcher's memory (CLONE_VM), on a stack
-/// of its own, while the launcher waits until it has executed the program
-/// or failed to (CLONE_VFORK). A fork would copy the launcher's page
-/// tables and make each page the launcher writes next fault once, copy on
-/// write (about a third of a millisecond for `/bin/true` here,
-/// docs/benchmarks.md); `Command` forks because of the pre-exec step
-/// (PR_SET_PDEATHSIG), which this child does itself. Returns its pid.
+/// The program as a child of the launcher; its pid. Started as
+/// `posix_spawn` starts one where glibc allows: a child that shares the
+/// launcher's memory (CLONE_VM), on a stack of its own, while the launcher
+/// waits until it has executed the program or failed to (CLONE_VFORK). A
+/// fork copies the launcher's page tables and makes each page the launcher
+/// writes next fault once more, copy on write (docs/benchmarks.md, session
+/// 8). Before glibc 2.24, `clone` with CLONE_VM writes -1 into the calling
+/// thread's cached pid and tid (glibc bug 19957), which would break
+/// `raise` in the launcher: there the child is forked.
 fn spawn_child(
     opts: &Options,
     file: &Path,
@@ -111,28 +113,48 @@ fn spawn_child(
     stdio: &ChildStdio,
 ) -> io::Result<i32> {
     let plan = ExecPlan::new(opts, file, env)?;
+    let how = if clone_shares_memory_safely() {
+        How::Clone
+    } else {
+        How::Fork
+    };
+    start(&plan, stdio, how)
+}
+
+/// How the child is made.
+#[derive(Debug, Clone, Copy)]
+enum How {
+    Clone,
+    Fork,
+}
+
+/// Starts `plan`'s program with `stdio`; its pid.
+fn start(plan: &ExecPlan, stdio: &ChildStdio, how: How) -> io::Result<i32> {
     // SAFETY: filling zeroed sigsets; the mask is restored below on every
-    // path, and the stack is unmapped once the child has left it (it has
-    // executed or ended when clone returns, CLONE_VFORK).
+    // path.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         let mut old: libc::sigset_t = std::mem::zeroed();
-        // No handler of the launcher may run in the child, in the
-        // launcher's memory: signals wait, blocked, until the child has
-        // reset the dispositions (and, in the launcher, until it resumes).
+        // No handler of the launcher may run in the child (in a clone, on
+        // the launcher's memory; in a fork, writing to the launcher's
+        // signal pipe): signals wait, blocked, until the child has reset
+        // the dispositions.
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        let setup = ChildSetup {
-            plan: &plan,
+        let mut setup = ChildSetup {
+            plan,
             out_fd: stdio.stdout.as_ref().map(|f| f.as_raw_fd()),
             err_fd: stdio.stderr.as_ref().map(|f| f.as_raw_fd()),
             close_stderr: stdio.close_stderr,
             launcher: libc::getpid(),
-            ignore_sigpipe: sigpipe_inherited_ignored(),
             mask: inherited_mask().unwrap_or(old),
             errno: AtomicI32::new(0),
+            err_pipe: -1,
         };
-        let res = clone_child(&setup);
+        let res = match how {
+            How::Clone => clone_child(&setup),
+            How::Fork => fork_child(&mut setup),
+        };
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         let pid = res?;
         match setup.errno.load(Ordering::Acquire) {
@@ -145,7 +167,28 @@ fn spawn_child(
     }
 }
 
-/// Clones the child on a stack of its own; its pid.
+/// Whether this glibc's `clone` leaves the caller's thread alone with
+/// CLONE_VM: 2.24 and later.
+fn clone_shares_memory_safely() -> bool {
+    // SAFETY: glibc's version string, static and NUL-terminated.
+    let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+    glibc_at_least(v.to_bytes(), (2, 24))
+}
+
+/// Whether a glibc version string ("2.36", "2.17") is at least `want`.
+fn glibc_at_least(v: &[u8], want: (u32, u32)) -> bool {
+    let mut parts = std::str::from_utf8(v)
+        .unwrap_or("")
+        .split('.')
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= want,
+        _ => false,
+    }
+}
+
+/// Clones the child on a stack of its own; its pid, once it has executed
+/// the program or failed to (`setup.errno`).
 ///
 /// # Safety
 /// All signals blocked; `setup` lives until this returns.
@@ -168,7 +211,41 @@ unsafe fn clone_child(setup: &ChildSetup<'_>) -> io::Result<i32> {
         (setup as *const ChildSetup<'_>).cast_mut().cast(),
     );
     let err = io::Error::last_os_error();
+    // The child has executed the program or ended: it left the stack.
     libc::munmap(stack, CHILD_STACK);
+    if pid < 0 {
+        return Err(err);
+    }
+    Ok(pid)
+}
+
+/// Forks the child; its pid, once it has executed the program or failed to
+/// (read from a close-on-exec pipe into `setup.errno`).
+///
+/// # Safety
+/// All signals blocked.
+unsafe fn fork_child(setup: &mut ChildSetup<'_>) -> io::Result<i32> {
+    let mut fds = [0i32; 2];
+    if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    setup.err_pipe = fds[1];
+    let pid = libc::fork();
+    if pid == 0 {
+        libc::close(fds[0]);
+        child_main((setup as *const ChildSetup<'_>).cast_mut().cast());
+    }
+    let err = io::Error::last_os_error();
+    libc::close(fds[1]);
+    if pid > 0 {
+        let mut e = 0i32;
+        // EOF: the exec closed the pipe. Four bytes: its errno.
+        while libc::read(fds[0], (&mut e as *mut i32).cast(), 4) < 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+        {}
+        setup.errno.store(e, Ordering::Release);
+    }
+    libc::close(fds[0]);
     if pid < 0 {
         return Err(err);
     }
@@ -184,17 +261,23 @@ fn reap(pid: i32) {
     {}
 }
 
-/// The child: async-signal-safe calls only, on the launcher's memory,
-/// which it only reads (but `errno`).
+/// The child: async-signal-safe calls only. A clone runs on the launcher's
+/// memory and writes nothing of it but `errno` (and glibc's errno of the
+/// launcher's thread, which it shares and the launcher does not read
+/// before it resumes).
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `arg` is the ChildSetup the suspended launcher holds.
+    // SAFETY: `arg` is the ChildSetup the waiting launcher holds.
     unsafe {
         let s = &*(arg as *const ChildSetup<'_>);
         let e = match prepare_child(s) {
             0 => s.plan.exec(),
             e => e,
         };
-        s.errno.store(e, Ordering::Release);
+        if s.err_pipe >= 0 {
+            libc::write(s.err_pipe, (&e as *const i32).cast(), 4);
+        } else {
+            s.errno.store(e, Ordering::Release);
+        }
         libc::_exit(127)
     }
 }
@@ -203,25 +286,26 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// made.
 ///
 /// # Safety
-/// In the child of [`clone_child`].
+/// In the child of [`clone_child`] or [`fork_child`].
 unsafe fn prepare_child(s: &ChildSetup<'_>) -> i32 {
-    // The launcher's handlers would run here, on its memory, and a handler
-    // is reset by the exec anyway: each caught signal to the default now.
-    // The standard signals only: nothing in the launcher catches a
-    // real-time one (glibc keeps two for itself, and refuses them here).
+    // The launcher's handlers would run here, and a handler is reset by
+    // the exec anyway: each caught signal to the default now. The standard
+    // signals only: nothing in the launcher catches a real-time one (glibc
+    // keeps two for itself, and refuses them here).
     for sig in 1..libc::SIGRTMIN() {
         let mut sa: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(sig, std::ptr::null(), &mut sa) == 0
             && sa.sa_sigaction != libc::SIG_DFL
             && sa.sa_sigaction != libc::SIG_IGN
         {
-            set_default(sig);
+            set_disposition(sig, libc::SIG_DFL);
         }
     }
-    // Rust's runtime ignores SIGPIPE in the launcher: the program gets it
-    // as the launcher inherited it.
-    if !s.ignore_sigpipe {
-        set_default(libc::SIGPIPE);
+    // The two the launcher changes for itself (Rust's runtime ignores
+    // SIGPIPE; the launcher catches SIGCHLD): as the launcher inherited
+    // them.
+    for sig in inherited::changed() {
+        set_disposition(sig, inherited::disposition(sig));
     }
     // If the launcher is killed outright (SIGKILL from a timeout or a
     // supervisor), the program must not live on orphaned, holding GPUs: it
@@ -246,9 +330,76 @@ unsafe fn prepare_child(s: &ChildSetup<'_>) -> i32 {
 
 /// # Safety
 /// Async-signal-safe.
-unsafe fn set_default(sig: i32) {
+unsafe fn set_disposition(sig: i32, handler: libc::sighandler_t) {
     let mut sa: libc::sigaction = std::mem::zeroed();
-    sa.sa_sigaction = libc::SIG_DFL;
+    sa.sa_sigaction = handler;
     libc::sigemptyset(&mut sa.sa_mask);
     libc::sigaction(sig, &sa, std::ptr::null_mut());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::fd::OwnedFd;
+
+    fn plan(program: &str, args: &[&str]) -> ExecPlan {
+        let opts = Options {
+            program: program.into(),
+            args: args.iter().map(Into::into).collect(),
+            ..Default::default()
+        };
+        ExecPlan::new(&opts, Path::new(program), None).unwrap()
+    }
+
+    fn wait(pid: i32) -> i32 {
+        let mut st = 0;
+        // SAFETY: valid out pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+        assert!(libc::WIFEXITED(st), "status {st:#x}");
+        libc::WEXITSTATUS(st)
+    }
+
+    /// Both ways of starting a child run the program with its stdio and
+    /// exit status, and give back why an exec failed.
+    #[test]
+    fn a_clone_and_a_fork_start_the_program_alike() {
+        let dir = crate::testutil::tempdir("spawn-how");
+        let script = dir.join("not-executable");
+        fs::write(&script, "exit 0\n").unwrap();
+        for how in [How::Clone, How::Fork] {
+            let out = dir.join(format!("{how:?}.out"));
+            let file = fs::File::create(&out).unwrap();
+            let stdio = ChildStdio {
+                stdout: Some(OwnedFd::from(file)),
+                ..Default::default()
+            };
+            let p = plan("/bin/sh", &["-c", "echo \"$0\" here; exit 3"]);
+            let pid = start(&p, &stdio, how).unwrap();
+            assert_eq!(wait(pid), 3, "{how:?}");
+            assert_eq!(
+                fs::read_to_string(&out).unwrap(),
+                "/bin/sh here\n",
+                "{how:?}"
+            );
+
+            let missing = plan("/nonexistent/program", &[]);
+            let e = start(&missing, &ChildStdio::default(), how).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::ENOENT), "{how:?}");
+            let p = plan(script.to_str().unwrap(), &[]);
+            let e = start(&p, &ChildStdio::default(), how).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EACCES), "{how:?}");
+        }
+    }
+
+    #[test]
+    fn glibc_versions_compare_by_number() {
+        assert!(glibc_at_least(b"2.36", (2, 24)));
+        assert!(glibc_at_least(b"2.24", (2, 24)));
+        assert!(!glibc_at_least(b"2.23", (2, 24)));
+        assert!(!glibc_at_least(b"2.17", (2, 24)));
+        assert!(glibc_at_least(b"3.0", (2, 24)));
+        assert!(!glibc_at_least(b"", (2, 24)));
+        assert!(!glibc_at_least(b"2", (2, 24)));
+    }
 }
