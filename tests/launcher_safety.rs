@@ -293,12 +293,24 @@ fn full_disk_is_said_in_the_summary_and_not_blamed_on_a_kill() {
 /// program starts), and the full disk said once.
 #[test]
 fn disk_full_from_the_programs_first_events_still_gets_the_launchers_records() {
-    let fill = r#"
-        avail=$(df --output=avail -B1 "$d/mnt" | tail -1)
-        fallocate -l $((avail - 48 * 1024)) "$d/mnt/filler" || exit 99
-    "#;
-    let d = full_disk_is_said_once("safety-full-early", fill);
+    let d = full_disk_is_said_once("safety-full-early", &leaving_kib(48));
     let Some(d) = d else { return };
+    records_of_the_whole_run(&d);
+}
+
+/// The `fill` script that leaves `kib` KiB free on the small tmpfs.
+fn leaving_kib(kib: u32) -> String {
+    format!(
+        r#"
+        avail=$(df --output=avail -B1 "$d/mnt" | tail -1)
+        fallocate -l $((avail - {kib} * 1024)) "$d/mnt/filler" || exit 99
+    "#
+    )
+}
+
+/// `record` in `d`, the run's last `launcher.json`, has the start (pid),
+/// the end (exit code) and the summary (findings).
+fn records_of_the_whole_run(d: &Path) {
     let rec: Value =
         serde_json::from_str(&fs::read_to_string(d.join("record")).unwrap_or_default())
             .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
@@ -313,11 +325,8 @@ fn disk_full_from_the_programs_first_events_still_gets_the_launchers_records() {
 /// that the version before it set aside or freed.
 #[test]
 fn disk_with_room_only_for_the_spares_still_gets_the_launchers_records() {
-    let fill = r#"
-        avail=$(df --output=avail -B1 "$d/mnt" | tail -1)
-        fallocate -l $((avail - 32 * 1024)) "$d/mnt/filler" || exit 99
-    "#;
-    let Some(d) = run_on_small_tmpfs("safety-full-spares-only", fill, "./noisy 2000") else {
+    let fill = leaving_kib(32);
+    let Some(d) = run_on_small_tmpfs("safety-full-spares-only", &fill, "./noisy 2000") else {
         return;
     };
     // No event fits: the program's trace file stays empty.
@@ -329,12 +338,7 @@ fn disk_with_room_only_for_the_spares_still_gets_the_launchers_records() {
             "{full}"
         );
     }
-    let rec: Value =
-        serde_json::from_str(&fs::read_to_string(d.join("record")).unwrap_or_default())
-            .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
-    assert_eq!(rec["exit_code"], 0, "{rec}");
-    assert!(rec["pid"].as_u64().is_some(), "{rec}");
-    assert!(rec["findings"].is_object(), "the summary's record: {rec}");
+    records_of_the_whole_run(&d);
 }
 
 /// The disk fills, then takes writes again (the program removes a file):
