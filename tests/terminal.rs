@@ -236,7 +236,18 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
     let mut b = Term::new(24, 80);
     assert_eq!(finish(b.spawn(cmd)).code(), Some(0));
     let want = [b.expect("\n"), b.expect("\n")];
-    assert_eq!(want, ["ignored: 3 13 17\n", "blocked: 12\n"]);
+    // The set-up took (what the tests themselves inherited may add more).
+    let listed = |line: &str, sig: i32| line.split_whitespace().any(|w| w == sig.to_string());
+    for sig in [libc::SIGQUIT, libc::SIGPIPE, libc::SIGCHLD] {
+        assert!(
+            want[0].starts_with("ignored:") && listed(&want[0], sig),
+            "{want:?}"
+        );
+    }
+    assert!(
+        want[1].starts_with("blocked:") && listed(&want[1], libc::SIGUSR2),
+        "{want:?}"
+    );
     let mut cmd = traced(&d, "t", &[io, "sigs"]);
     inherit(&mut cmd);
     let mut t = Term::new(24, 80);
