@@ -103,6 +103,7 @@
 //! In every mode, a reader that stops reading holds the relay, and with it
 //! the launcher's end, as it would have held the program.
 
+use super::exec::pipe_cloexec;
 use super::pty::{open_pty, sync_winsize, Processing, WinchGuard};
 use super::terminal::{tty_device, ProgramTty, RealTerminal, RelayControl};
 use super::terminal::{CTL_DRAIN, CTL_KEYS_OFF, CTL_KEYS_ON, CTL_KEYS_PUSH};
@@ -778,16 +779,6 @@ fn session_stdio(
         ..Default::default()
     };
     (child, t)
-}
-
-fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0i32; 2];
-    // SAFETY: fds is a valid array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 returned two new descriptors that we now own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// (read end, write end); the same capacity as the pipe on fd 2, which the

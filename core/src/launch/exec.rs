@@ -12,6 +12,7 @@ use super::Options;
 use std::ffi::{CString, OsStr, OsString};
 use std::fs;
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -153,4 +154,35 @@ impl ExecPlan {
         }
         err
     }
+}
+
+/// A pipe, both ends close-on-exec: (read end, write end).
+pub fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: fds is a valid array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 returned two new descriptors that we now own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Waits for `pid` (a child), retrying on EINTR.
+pub fn reap(pid: i32) {
+    let mut st = 0;
+    // SAFETY: valid out pointer.
+    while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+}
+
+/// Sets `sig`'s disposition to `handler` (SIG_DFL, SIG_IGN), no flags.
+///
+/// # Safety
+/// Async-signal-safe: for a child before its exec, too.
+pub unsafe fn set_disposition(sig: i32, handler: libc::sighandler_t) {
+    let mut sa: libc::sigaction = std::mem::zeroed();
+    sa.sa_sigaction = handler;
+    libc::sigemptyset(&mut sa.sa_mask);
+    libc::sigaction(sig, &sa, std::ptr::null_mut());
 }

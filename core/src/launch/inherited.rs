@@ -30,17 +30,12 @@ const CHANGED: [i32; 2] = [libc::SIGPIPE, libc::SIGCHLD];
 /// program gets SIGPIPE and SIGCHLD as the default, and the signal mask of
 /// the thread that starts it (on a terminal of its own: none blocked).
 pub fn note() {
-    // SAFETY: querying dispositions and the mask into zeroed structs.
+    // SAFETY: querying the mask into a zeroed struct.
     unsafe {
-        let mut ignored = 0u64;
-        for sig in CHANGED {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                && old.sa_sigaction == libc::SIG_IGN
-            {
-                ignored |= bit(sig);
-            }
-        }
+        let ignored = CHANGED
+            .into_iter()
+            .filter(|&sig| ignored_now(sig))
+            .fold(0u64, |acc, sig| acc | bit(sig));
         let mut set: libc::sigset_t = std::mem::zeroed();
         if libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set) != 0 {
             return;
@@ -51,6 +46,15 @@ pub fn note() {
         IGNORED.store(ignored, Ordering::Relaxed);
         BLOCKED.store(blocked, Ordering::Relaxed);
         NOTED.store(true, Ordering::Release);
+    }
+}
+
+/// Whether `sig` is ignored now (its disposition is SIG_IGN).
+pub fn ignored_now(sig: i32) -> bool {
+    // SAFETY: querying a disposition into a zeroed struct.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
     }
 }
 

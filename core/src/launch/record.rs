@@ -322,16 +322,19 @@ impl Records {
             self.put(spare, rec)
         });
         if fresh.is_ok() {
-            while self.spares.len() > 1 {
-                if let Some(s) = self.spares.pop() {
-                    let _ = fs::remove_file(&s.path);
-                }
-            }
+            self.release(1);
             return Ok(());
         }
         let res = self.write_spare(rec);
         self.keep(1);
         res
+    }
+
+    /// Removes the spares beyond the first `keep`.
+    fn release(&mut self, keep: usize) {
+        for s in self.spares.drain(keep.min(self.spares.len())..) {
+            let _ = fs::remove_file(&s.path);
+        }
     }
 
     /// Into a spare, made now when none is left.
@@ -379,9 +382,7 @@ impl Records {
 
 impl Drop for Records {
     fn drop(&mut self) {
-        for s in self.spares.drain(..) {
-            let _ = fs::remove_file(&s.path);
-        }
+        self.release(0);
     }
 }
 

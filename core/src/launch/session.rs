@@ -55,11 +55,11 @@
 //! (H ends with P, handing the pty's foreground to itself first, so that
 //! its exit sends SIGHUP to no one).
 
-use super::exec::ExecPlan;
+use super::exec::{pipe_cloexec, reap, set_disposition, ExecPlan};
 use super::inherited::{self, inherited_mask};
 use super::terminal::{ProgramTty, RealTerminal, RelayControl};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 // Records H sends L: [kind, value], one write(2) each.
@@ -122,16 +122,6 @@ enum Report {
     Ended(i32),
 }
 
-fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0i32; 2];
-    // SAFETY: fds is a valid array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: two new descriptors that we now own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 /// Reads one record; None at EOF.
 fn read_record(fd: RawFd) -> Option<[i32; 2]> {
     let mut rec = [0i32; 2];
@@ -148,15 +138,6 @@ fn read_record(fd: RawFd) -> Option<[i32; 2]> {
     }
 }
 
-/// Waits for `pid` (a child), retrying on EINTR.
-fn reap(pid: i32) {
-    let mut st = 0;
-    // SAFETY: valid out pointer.
-    while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
-        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-    {}
-}
-
 impl Leader {
     /// Forks H, which starts the program from `plan` on `tty`. Returns once
     /// the program has been executed; Err: why it could not be (errno of
@@ -167,15 +148,9 @@ impl Leader {
         let (err_r, err_w) = pipe_cloexec()?;
         let mut keep_ignored = [false; 65];
         for sig in LEADER_IGNORES {
-            // SAFETY: querying a disposition into a zeroed struct.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                // SIGPIPE's is the runtime's: `inherited` has the
-                // launcher's, for the program.
-                keep_ignored[sig as usize] = sig != libc::SIGPIPE
-                    && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                    && old.sa_sigaction == libc::SIG_IGN;
-            }
+            // SIGPIPE's is the runtime's: `inherited` has the launcher's,
+            // for the program.
+            keep_ignored[sig as usize] = sig != libc::SIGPIPE && inherited::ignored_now(sig);
         }
         let args = LeaderArgs {
             slave: tty.slave.as_raw_fd(),
@@ -339,13 +314,6 @@ unsafe fn close_all_but(keep: &mut [RawFd]) {
         from = from.max(fd + 1);
     }
     close(from, i32::MAX);
-}
-
-unsafe fn set_disposition(sig: i32, handler: libc::sighandler_t) {
-    let mut sa: libc::sigaction = std::mem::zeroed();
-    sa.sa_sigaction = handler;
-    libc::sigemptyset(&mut sa.sa_mask);
-    libc::sigaction(sig, &sa, std::ptr::null_mut());
 }
 
 unsafe fn leader_main(a: &LeaderArgs<'_>) -> ! {

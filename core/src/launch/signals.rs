@@ -1,6 +1,7 @@
 //! Waiting for the program while passing signals on to it, and ending the
 //! launcher the way the program ended.
 
+use super::inherited;
 use super::session::Session;
 use super::{eprint, EXIT_INTERNAL};
 use std::fs;
@@ -164,15 +165,11 @@ impl Signals {
 /// ignored (SIGCHLD always: ignoring it would make the kernel reap the
 /// program before we could read its status).
 fn catch(sig: i32) {
-    // SAFETY: querying and setting dispositions with valid sigaction structs.
+    if sig != libc::SIGCHLD && inherited::ignored_now(sig) {
+        return;
+    }
+    // SAFETY: setting a disposition with a valid sigaction struct.
     unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        if sig != libc::SIGCHLD
-            && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
-        {
-            return;
-        }
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = on_signal as *const () as usize;
         sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;

@@ -6,7 +6,7 @@
 
 use super::capture::ChildStdio;
 use super::env::ProgramEnv;
-use super::exec::ExecPlan;
+use super::exec::{pipe_cloexec, reap, set_disposition, ExecPlan};
 use super::inherited::{self, inherited_mask};
 use super::session::Leader;
 use super::Options;
@@ -225,40 +225,25 @@ unsafe fn clone_child(setup: &ChildSetup<'_>) -> io::Result<i32> {
 /// # Safety
 /// All signals blocked.
 unsafe fn fork_child(setup: &mut ChildSetup<'_>) -> io::Result<i32> {
-    let mut fds = [0i32; 2];
-    if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    setup.err_pipe = fds[1];
+    let (r, w) = pipe_cloexec()?;
+    setup.err_pipe = w.as_raw_fd();
     let pid = libc::fork();
     if pid == 0 {
-        libc::close(fds[0]);
+        libc::close(r.as_raw_fd());
         child_main((setup as *const ChildSetup<'_>).cast_mut().cast());
     }
     let err = io::Error::last_os_error();
-    libc::close(fds[1]);
-    if pid > 0 {
-        let mut e = 0i32;
-        // EOF: the exec closed the pipe. Four bytes: its errno.
-        while libc::read(fds[0], (&mut e as *mut i32).cast(), 4) < 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-        {}
-        setup.errno.store(e, Ordering::Release);
-    }
-    libc::close(fds[0]);
+    drop(w);
     if pid < 0 {
         return Err(err);
     }
-    Ok(pid)
-}
-
-/// Waits for `pid` (a child that failed to execute), retrying on EINTR.
-fn reap(pid: i32) {
-    let mut st = 0;
-    // SAFETY: valid out pointer.
-    while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
+    let mut e = 0i32;
+    // EOF: the exec closed the pipe. Four bytes: its errno.
+    while libc::read(r.as_raw_fd(), (&mut e as *mut i32).cast(), 4) < 0
         && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
     {}
+    setup.errno.store(e, Ordering::Release);
+    Ok(pid)
 }
 
 /// The child: async-signal-safe calls only. A clone runs on the launcher's
@@ -326,15 +311,6 @@ unsafe fn prepare_child(s: &ChildSetup<'_>) -> i32 {
     }
     libc::sigprocmask(libc::SIG_SETMASK, &s.mask, std::ptr::null_mut());
     0
-}
-
-/// # Safety
-/// Async-signal-safe.
-unsafe fn set_disposition(sig: i32, handler: libc::sighandler_t) {
-    let mut sa: libc::sigaction = std::mem::zeroed();
-    sa.sa_sigaction = handler;
-    libc::sigemptyset(&mut sa.sa_mask);
-    libc::sigaction(sig, &sa, std::ptr::null_mut());
 }
 
 #[cfg(test)]
