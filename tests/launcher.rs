@@ -19,8 +19,9 @@
 //! "pip dispatcher + system sub-libraries" mix-up.
 
 use cudnn_trace_integration::launcher_support::{
-    bare, build_stack, cc, compile, compile_copy, launcher, launcher_record, lines_starting,
-    pip_cudnn_919, report_json, report_ok, run, shim_cache, trace_files, work_dir, Output,
+    assert_signal_state, bare, build_stack, cc, compile, compile_copy, launcher, launcher_record,
+    lines_starting, pip_cudnn_919, report_json, report_ok, run, shim_cache, trace_files,
+    with_signal_state, work_dir, Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -254,50 +255,21 @@ fn death_by_signal_is_the_same_signal() {
     );
 }
 
-/// `cmd` started as nohup, a background job of a non-interactive shell,
-/// Python's `subprocess` (`restore_signals=False`) or a daemon that lets the
-/// kernel reap its children start programs: SIGHUP, SIGQUIT, SIGPIPE and
-/// SIGCHLD ignored, SIGUSR2 blocked.
-fn with_inherited_signal_state(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            for sig in [libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE, libc::SIGCHLD] {
-                libc::signal(sig, libc::SIG_IGN);
-            }
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGUSR2);
-            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-            Ok(())
-        });
-    }
-}
+/// What the signal tests start programs with.
+const IGNORED: &[i32] = &[libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE, libc::SIGCHLD];
+const BLOCKED: &[i32] = &[libc::SIGUSR2];
 
 #[test]
 fn inherited_ignored_and_blocked_signals_reach_the_program() {
     let d = work_dir("sigstate");
     build_io(&d);
     let mut cmd = bare_with("./io", &d, &["sigs"]);
-    with_inherited_signal_state(&mut cmd);
+    with_signal_state(&mut cmd, IGNORED, BLOCKED);
     let b = run(cmd, None);
     assert_eq!(b.code(), Some(0), "{}", b.show());
-    // The set-up itself: what the program gets without the launcher.
-    // The set-up took (what the tests themselves inherited may add more).
+    // The set-up took: what the program gets without the launcher.
     let out = b.out();
-    let lines: Vec<&str> = out.lines().collect();
-    let listed = |line: &str, sig: i32| line.split_whitespace().any(|w| w == sig.to_string());
-    for sig in [libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE, libc::SIGCHLD] {
-        assert!(
-            lines[0].starts_with("ignored:") && listed(lines[0], sig),
-            "{out}"
-        );
-    }
-    assert!(
-        lines[1].starts_with("blocked:") && listed(lines[1], libc::SIGUSR2),
-        "{out}"
-    );
+    assert_signal_state(&out.lines().collect::<Vec<_>>(), IGNORED, BLOCKED);
     // Rust's runtime ignores SIGPIPE in the launcher, which must catch
     // SIGCHLD: neither change may leak into the program.
     for (out, quiet) in [("t-q", true), ("t", false)] {
@@ -306,7 +278,7 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
             cmd.arg("-q");
         }
         cmd.args(["--out", out, "--", "./io", "sigs"]);
-        with_inherited_signal_state(&mut cmd);
+        with_signal_state(&mut cmd, IGNORED, BLOCKED);
         let t = run(cmd, None);
         assert_eq!(t.code(), Some(0), "{}", t.show());
         assert_eq!(

@@ -20,7 +20,8 @@
 //! `stderr.txt`.
 
 use cudnn_trace_integration::launcher_support::{
-    bare, compile_copy, launcher, launcher_record, shim_cache, stderr_copy, wait_within, work_dir,
+    assert_signal_state, bare, compile_copy, launcher, launcher_record, shim_cache, stderr_copy,
+    wait_within, with_signal_state, work_dir,
 };
 use cudnn_trace_integration::pty::{eventually, gone, patience, Term};
 use cudnn_trace_integration::tools;
@@ -213,43 +214,20 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
     let io = build(&d, "io.c");
     let io = io.to_str().unwrap();
     // Started as by Python's `subprocess` with `restore_signals=False`:
-    // SIGPIPE, SIGQUIT and SIGCHLD ignored, SIGUSR2 blocked. The program's session
-    // leader must hand it that state, not its own.
-    let inherit = |cmd: &mut Command| {
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(cmd, || {
-                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-                libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, libc::SIGUSR2);
-                libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-                Ok(())
-            });
-        }
-    };
+    // SIGPIPE, SIGQUIT and SIGCHLD ignored, SIGUSR2 blocked. The program's
+    // session leader must hand it that state, not its own.
+    const IGNORED: &[i32] = &[libc::SIGQUIT, libc::SIGPIPE, libc::SIGCHLD];
+    const BLOCKED: &[i32] = &[libc::SIGUSR2];
     let mut cmd = bare(io, &d);
     cmd.arg("sigs");
-    inherit(&mut cmd);
+    with_signal_state(&mut cmd, IGNORED, BLOCKED);
     let mut b = Term::new(24, 80);
     assert_eq!(finish(b.spawn(cmd)).code(), Some(0));
     let want = [b.expect("\n"), b.expect("\n")];
-    // The set-up took (what the tests themselves inherited may add more).
-    let listed = |line: &str, sig: i32| line.split_whitespace().any(|w| w == sig.to_string());
-    for sig in [libc::SIGQUIT, libc::SIGPIPE, libc::SIGCHLD] {
-        assert!(
-            want[0].starts_with("ignored:") && listed(&want[0], sig),
-            "{want:?}"
-        );
-    }
-    assert!(
-        want[1].starts_with("blocked:") && listed(&want[1], libc::SIGUSR2),
-        "{want:?}"
-    );
+    // The set-up took.
+    assert_signal_state(&[&want[0], &want[1]], IGNORED, BLOCKED);
     let mut cmd = traced(&d, "t", &[io, "sigs"]);
-    inherit(&mut cmd);
+    with_signal_state(&mut cmd, IGNORED, BLOCKED);
     let mut t = Term::new(24, 80);
     assert_eq!(finish(t.spawn(cmd)).code(), Some(0), "{}", t.text());
     assert_eq!([t.expect("\n"), t.expect("\n")], want);

@@ -357,3 +357,45 @@ pub fn stderr_copy(dir: &Path) -> Vec<u8> {
 pub fn lines_starting<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.starts_with(prefix)).collect()
 }
+
+/// Starts `cmd` with the signals of `ignored` ignored and those of
+/// `blocked` blocked, as nohup, a background job of a non-interactive
+/// shell, Python's `subprocess` (`restore_signals=False`) or a daemon that
+/// lets the kernel reap its children start programs.
+pub fn with_signal_state(cmd: &mut Command, ignored: &'static [i32], blocked: &'static [i32]) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &sig in ignored {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for &sig in blocked {
+                libc::sigaddset(&mut set, sig);
+            }
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+}
+
+/// `io sigs`' two lines (`ignored: …`, `blocked: …`) list every signal of
+/// `ignored` and of `blocked` (what the tests themselves inherited may add
+/// more).
+pub fn assert_signal_state(lines: &[&str], ignored: &[i32], blocked: &[i32]) {
+    let listed = |line: &str, sig: i32| line.split_whitespace().any(|w| w == sig.to_string());
+    for &sig in ignored {
+        assert!(
+            lines[0].starts_with("ignored:") && listed(lines[0], sig),
+            "{lines:?}"
+        );
+    }
+    for &sig in blocked {
+        assert!(
+            lines[1].starts_with("blocked:") && listed(lines[1], sig),
+            "{lines:?}"
+        );
+    }
+}
