@@ -220,16 +220,19 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
     const BLOCKED: &[i32] = &[libc::SIGUSR2];
     let mut cmd = bare(io, &d);
     cmd.arg("sigs");
-    with_signal_state(&mut cmd, IGNORED, BLOCKED);
     let mut b = Term::new(24, 80);
-    assert_eq!(finish(b.spawn(cmd)).code(), Some(0));
+    b.prepare(&mut cmd);
+    with_signal_state(&mut cmd, IGNORED, BLOCKED);
+    assert_eq!(finish(cmd.spawn().expect("spawn")).code(), Some(0));
     let want = [b.expect("\n"), b.expect("\n")];
     // The set-up took.
     assert_signal_state(&[&want[0], &want[1]], IGNORED, BLOCKED);
     let mut cmd = traced(&d, "t", &[io, "sigs"]);
-    with_signal_state(&mut cmd, IGNORED, BLOCKED);
     let mut t = Term::new(24, 80);
-    assert_eq!(finish(t.spawn(cmd)).code(), Some(0), "{}", t.text());
+    t.prepare(&mut cmd);
+    with_signal_state(&mut cmd, IGNORED, BLOCKED);
+    let child = cmd.spawn().expect("spawn");
+    assert_eq!(finish(child).code(), Some(0), "{}", t.text());
     assert_eq!([t.expect("\n"), t.expect("\n")], want);
 }
 

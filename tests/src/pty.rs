@@ -138,24 +138,44 @@ impl Term {
         &self.slave_path
     }
 
-    /// Starts `cmd` as a login shell runs on a terminal: the session leader,
-    /// with the terminal as its controlling terminal (so its process group
-    /// is the foreground one) and as its stdin, stdout and stderr.
+    /// Starts `cmd` as a login shell runs on a terminal (see [`Term::prepare`]).
     pub fn spawn(&self, mut cmd: Command) -> Child {
+        self.prepare(&mut cmd);
+        cmd.spawn()
+            .unwrap_or_else(|e| panic!("starting {cmd:?} on a terminal: {e}"))
+    }
+
+    /// Makes `cmd` start as a terminal emulator starts a login shell: the
+    /// session leader, with the terminal as its controlling terminal (so
+    /// its process group is the foreground one) and as its stdin, stdout
+    /// and stderr, every signal at its default and none blocked. Not what
+    /// the tests inherited: run in the background of a non-interactive
+    /// shell (`cmd &`, as CI may be), they have SIGINT and SIGQUIT ignored,
+    /// which a shell on the terminal would hand to its jobs, and Ctrl-C
+    /// would then end nothing, traced or not. A test that wants another
+    /// state sets it on `cmd` after this.
+    pub fn prepare(&self, cmd: &mut Command) {
         cmd.stdin(self.stdio())
             .stdout(self.stdio())
             .stderr(self.stdio());
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                for sig in 1..=libc::SIGRTMAX() {
+                    // SIGKILL, SIGSTOP and glibc's own signals refuse: no matter.
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                let mut none: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut none);
+                if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) < 0
+                    || libc::setsid() < 0
+                    || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             });
         }
-        cmd.spawn()
-            .unwrap_or_else(|e| panic!("starting {cmd:?} on a terminal: {e}"))
     }
 
     /// The slave as a `Stdio` (another descriptor for the same slave).
