@@ -17,7 +17,8 @@
 #   OUT_DIR default: /tmp/cudnn-trace-gpu-bench (JSON results, one per framework)
 # environment: RUNS (default 15; 0: instruction counts only), PYTHON (default python3), SCRIPTS (default
 #   "torch_conv.py jax_conv.py"; files in tests/gpu, or paths), COUNT_RUNS
-#   (default 5; 0: no instruction counts)
+#   (default 5; 0: no instruction counts), STARTUP_RUNS (default 300; 0: no
+#   start-up section: /bin/true and `python -c pass`, bare, shim alone, launcher)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -104,6 +105,28 @@ loads_of() {
     lines=$(cat "$out/$name-trace"/*.jsonl | wc -l)
     echo "== $name: $objects objects mapped (bare), $lines trace lines in $(ls "$out/$name-trace"/*.jsonl | wc -l) files (traced)"
 }
+
+# The launcher's fixed cost on this host (section 4's /bin/true and
+# `python3 -c pass` targets, measured where the programs really run):
+# bare; through env(1), the shim's baseline (its side needs env to set the
+# variables); the shim alone; the launcher with -q and with its summary.
+startup() {
+    local prog=("$@") name
+    name=$(basename "${prog[0]}")
+    echo "== start-up of ${prog[*]}: $startup_runs interleaved rounds (plus 10 warm-up), milliseconds"
+    python3 "$root/bench/tools/compare.py" --runs "$startup_runs" --warmup 10 \
+        --json "$out/startup-$name.json" \
+        :: bare "${prog[@]}" \
+        :: env env "${prog[@]}" \
+        :: shim env "${shim_env[@]}" CUDNN_TRACE_DIR='{tmp}' "${prog[@]}" \
+        :: quiet "$bin" -q --out '{tmp}/trace' -- "${prog[@]}" \
+        :: summary "$bin" --out '{tmp}/trace' -- "${prog[@]}"
+}
+startup_runs=${STARTUP_RUNS:-300}
+if [ "$startup_runs" -gt 0 ]; then
+    startup /bin/true
+    startup "$py" -c pass
+fi
 
 for s in "${scripts[@]}"; do
     bench_one "$s"

@@ -6,8 +6,9 @@ outside the suite (bench/gpu.sh):
 
 Each round runs every command once, starting one further along each round.
 `{tmp}` in a command becomes a fresh directory per run (a trace directory).
-Prints median, min and max per command and the ratio of medians to the first,
-for wall time and for CPU time (user + system, from wait4: the command and
+Prints median, min and max per command, the ratio of medians to the first and
+the median of the per-round differences to the first (paired), for wall time,
+and median, min, max and ratio for CPU time (user + system, from wait4: the command and
 every descendant it waited for). CPU time is the steadier figure where one
 side's wall time varies by more than the difference sought (a GPU program's
 start-up); a program that busy-waits on a device counts that wait in both.
@@ -44,20 +45,39 @@ def main() -> None:
     s = bl.interleave(cmds, opts.runs, opts.warmup, log=progress)
     wall = {c.name: bl.wall_stats(s[c.name]) for c in cmds}
     cpu = {c.name: bl.stats([x.user_s + x.sys_s for x in s[c.name]]) for c in cmds}
-    print(f"{'command':<12} {'median s':>10} {'min s':>10} {'max s':>10} {'ratio':>7}   "
-          f"{'cpu med s':>10} {'cpu min':>9} {'cpu max':>9} {'ratio':>7}   (n={opts.runs})")
-    wbase, cbase = wall[cmds[0].name]["median"], cpu[cmds[0].name]["median"]
-    for c in cmds:
-        w, u = wall[c.name], cpu[c.name]
-        print(f"{c.name:<12} {w['median']:>10.3f} {w['min']:>10.3f} {w['max']:>10.3f} "
-              f"{w['median'] / wbase:>7.3f}   {u['median']:>10.3f} {u['min']:>9.3f} "
-              f"{u['max']:>9.3f} {u['median'] / cbase:>7.3f}")
+    paired = {c.name: paired_diff(s[c.name], s[cmds[0].name]) for c in cmds}
+    print_table(cmds, wall, cpu, paired, opts.runs)
     if opts.json:
         per_run = {c.name: [{"wall_s": x.wall_s, "user_s": x.user_s, "sys_s": x.sys_s}
                             for x in s[c.name]] for c in cmds}
         opts.json.write_text(json.dumps({"runs": opts.runs, "wall_s": wall, "cpu_s": cpu,
+                                         "paired_wall_diff_s": paired,
                                          "per_run": per_run,
                                          "argv": {c.name: c.argv for c in cmds}}, indent=1) + "\n")
+
+
+def paired_diff(runs: list, base: list) -> dict:
+    """Median, min and max over rounds of this command's wall time minus
+    the first command's in the same round: the round's own conditions
+    (the machine's speed, a GPU's state) cancel out, which the difference
+    of two medians does not do."""
+    return bl.stats([a.wall_s - b.wall_s for a, b in zip(runs, base)])
+
+
+def print_table(cmds: list, wall: dict, cpu: dict, paired: dict, runs: int) -> None:
+    """Seconds, or milliseconds when the first command takes under one
+    (a start-up measured in seconds to three places shows nothing)."""
+    scale, unit = (1e3, "ms") if wall[cmds[0].name]["median"] < 1 else (1.0, "s")
+    print(f"{'command':<12} {'median ' + unit:>10} {'min ' + unit:>10} {'max ' + unit:>10} "
+          f"{'ratio':>7} {'paired +' + unit:>11}   {'cpu med ' + unit:>11} {'cpu min':>9} "
+          f"{'cpu max':>9} {'ratio':>7}   (n={runs})")
+    wbase, cbase = wall[cmds[0].name]["median"], cpu[cmds[0].name]["median"]
+    for c in cmds:
+        w, u, d = wall[c.name], cpu[c.name], paired[c.name]
+        print(f"{c.name:<12} {w['median'] * scale:>10.3f} {w['min'] * scale:>10.3f} "
+              f"{w['max'] * scale:>10.3f} {w['median'] / wbase:>7.3f} {d['median'] * scale:>11.3f}   "
+              f"{u['median'] * scale:>11.3f} {u['min'] * scale:>9.3f} {u['max'] * scale:>9.3f} "
+              f"{u['median'] / cbase:>7.3f}")
 
 
 if __name__ == "__main__":
