@@ -287,6 +287,22 @@ pub fn so_version(name: &[u8]) -> Option<Vec<u32>> {
     so_numbers(split_so(basename(name))?.1)
 }
 
+/// Whether a glibc version string (`gnu_get_libc_version()`: "2.36",
+/// "2.17") is `want` (major, minor) or later; false when it does not parse.
+/// The shim and the launcher both decide by it what the running glibc
+/// allows.
+pub fn glibc_at_least(version: &[u8], want: (u32, u32)) -> bool {
+    let mut parts = version.split(|&c| c == b'.').map(|p| {
+        core::str::from_utf8(p)
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+    });
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= want,
+        _ => false,
+    }
+}
+
 /// A file name split at its first `.so`: the stem, and what follows `.so`.
 fn split_so(base: &[u8]) -> Option<(&[u8], &[u8])> {
     let so = base.windows(3).position(|w| w == b".so")?;
@@ -371,6 +387,18 @@ mod tests {
         ] {
             assert_eq!(cudnn_name(bad), None, "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn glibc_versions_compare_by_number() {
+        assert!(glibc_at_least(b"2.36", (2, 24)));
+        assert!(glibc_at_least(b"2.24", (2, 24)));
+        assert!(!glibc_at_least(b"2.23", (2, 24)));
+        assert!(!glibc_at_least(b"2.17", (2, 24)));
+        assert!(glibc_at_least(b"3.0", (2, 24)));
+        assert!(glibc_at_least(b"2.34", (2, 34)));
+        assert!(!glibc_at_least(b"", (2, 24)));
+        assert!(!glibc_at_least(b"2", (2, 24)));
     }
 
     #[test]

@@ -51,12 +51,7 @@ extern "C" {
 pub fn glibc_at_least(major: u32, minor: u32) -> bool {
     // SAFETY: glibc returns a static string.
     let v = unsafe { core::ffi::CStr::from_ptr(gnu_get_libc_version()) }.to_bytes();
-    let mut parts = v.split(|&c| c == b'.').map(|p| {
-        core::str::from_utf8(p)
-            .ok()
-            .and_then(|s| s.parse::<u32>().ok())
-    });
-    matches!((parts.next().flatten(), parts.next().flatten()), (Some(a), Some(b)) if (a, b) >= (major, minor))
+    cudnn_trace_format::glibc_at_least(v, (major, minor))
 }
 
 /// Whether an object whose file name is `name` is loaded in the shim's own

@@ -172,19 +172,7 @@ fn start(plan: &ExecPlan, stdio: &ChildStdio, how: How) -> io::Result<i32> {
 fn clone_shares_memory_safely() -> bool {
     // SAFETY: glibc's version string, static and NUL-terminated.
     let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-    glibc_at_least(v.to_bytes(), (2, 24))
-}
-
-/// Whether a glibc version string ("2.36", "2.17") is at least `want`.
-fn glibc_at_least(v: &[u8], want: (u32, u32)) -> bool {
-    let mut parts = std::str::from_utf8(v)
-        .unwrap_or("")
-        .split('.')
-        .map(|p| p.parse::<u32>().ok());
-    match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(major), Some(minor)) => (major, minor) >= want,
-        _ => false,
-    }
+    cudnn_trace_format::glibc_at_least(v.to_bytes(), (2, 24))
 }
 
 /// Clones the child on a stack of its own; its pid, once it has executed
@@ -366,16 +354,5 @@ mod tests {
             let e = start(&p, &ChildStdio::default(), how).unwrap_err();
             assert_eq!(e.raw_os_error(), Some(libc::EACCES), "{how:?}");
         }
-    }
-
-    #[test]
-    fn glibc_versions_compare_by_number() {
-        assert!(glibc_at_least(b"2.36", (2, 24)));
-        assert!(glibc_at_least(b"2.24", (2, 24)));
-        assert!(!glibc_at_least(b"2.23", (2, 24)));
-        assert!(!glibc_at_least(b"2.17", (2, 24)));
-        assert!(glibc_at_least(b"3.0", (2, 24)));
-        assert!(!glibc_at_least(b"", (2, 24)));
-        assert!(!glibc_at_least(b"2", (2, 24)));
     }
 }
