@@ -44,6 +44,7 @@ mod sink;
 mod startup;
 mod sys;
 mod trace;
+mod trim;
 mod versions;
 
 use core::ffi::{c_char, c_long};
@@ -227,4 +228,6 @@ pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
         // Every start-up object is relocated and initialised now.
         guard((), versions::startup);
     }
+    // Last: the shim's start-up work is done.
+    guard((), trim::after_startup);
 }
