@@ -220,9 +220,18 @@ def report_target_rows(rep: dict | None) -> list[list[str]]:
     lin = rep["linearity"]
     if lin:
         worst = max(lin, key=lambda x: x["time_ratio"])
-        rows.append(["`report`: time linear (twice the input, ≤ 2.2× the time)",
-                     f"worst {f_(worst['time_ratio'])}× ({worst['group']}, {worst['format']}, "
-                     f"{worst['from']} → {worst['to']})", verdict(worst["time_ratio"] <= 2.2)])
+        said = (f"worst {f_(worst['time_ratio'])}× in wall time ({worst['group']}, "
+                f"{worst['format']}, {worst['from']} → {worst['to']})")
+        ok = worst["time_ratio"] <= 2.2
+        if all("cpu_ratio" in x for x in lin):
+            # Judged by CPU time where recorded: report is single-threaded,
+            # and wall time of sub-second runs carries the machine's stalls.
+            cpu = max(lin, key=lambda x: x["cpu_ratio"])
+            said += (f"; in CPU time worst {f_(cpu['cpu_ratio'])}× ({cpu['group']}, "
+                     f"{cpu['format']}, {cpu['from']} → {cpu['to']})")
+            ok = cpu["cpu_ratio"] <= 2.2
+        rows.append(["`report`: time linear (twice the input, ≤ 2.2× the time)", said,
+                     verdict(ok)])
     for fmt in ("text", "json"):
         ok = [c for c in cases if not c[fmt]["timed_out"]]
         big = max(ok, key=lambda c: c["mb"]) if ok else None
@@ -463,9 +472,14 @@ def sec_report(rep: dict) -> str:
     s.append(table(["input", "MB", "text s", "MB/s", "RSS MB", "`--json` s", "MB/s", "RSS MB",
                     "text lines"], rows))
     if rep["linearity"]:
-        s.append("\nTime ratio when the input doubles (linear: 2):\n\n")
-        s.append(table(["from", "to", "format", "time ratio"],
-                       [[x["from"], x["to"], x["format"], f_(x["time_ratio"])]
+        s.append("\nTime ratio when the input doubles (linear: 2): the two cases run again in "
+                 "the same rounds, medians of the rounds' own ratios; and the ratio of the "
+                 "cases' medians above, taken minutes apart:\n\n")
+        s.append(table(["from", "to", "format", "wall time ratio", "CPU time ratio",
+                        "ratio of the medians above"],
+                       [[x["from"], x["to"], x["format"], f_(x["time_ratio"]),
+                         f_(x["cpu_ratio"]) if "cpu_ratio" in x else "–",
+                         f_(x.get("sequential_ratio", x["time_ratio"]))]
                         for x in rep["linearity"]]))
     return "".join(s)
 

@@ -42,7 +42,8 @@ PARAMS = {
         ltrace_libs=(10, 25, 50), ltrace_reopen=(25, 2000), ltrace_reps=1,
         start_runs=11, mem_runs=3, call_n=2_000_000, call_runs=5, cg_call=(100_000, 300_000),
         report_single=(2, 4), report_many=((100, 8), (200, 16)), report_cycles=(2_000, 4_000),
-        report_runs=2, report_timeout=300, fleet_ranks=(100, 200), fleet_runs=2,
+        report_runs=2, report_pair_runs=3, report_timeout=300, fleet_ranks=(100, 200),
+        fleet_runs=2,
     ),
     "default": dict(
         count_n=(100, 1100), sites_n=(10, 60), cg_n=(100, 600), time_n=2000, runs=11,
@@ -51,7 +52,8 @@ PARAMS = {
         start_runs=31, mem_runs=5, call_n=10_000_000, call_runs=11,
         cg_call=(100_000, 1_100_000),
         report_single=(2, 8, 16, 32), report_many=((1000, 64), (2000, 128)),
-        report_cycles=(10_000, 20_000, 40_000), report_runs=5, report_timeout=600,
+        report_cycles=(10_000, 20_000, 40_000), report_runs=5, report_pair_runs=7,
+        report_timeout=600,
         fleet_ranks=(250, 500, 1000), fleet_runs=3,
     ),
 }
@@ -59,7 +61,8 @@ PARAMS["full"] = dict(
     PARAMS["default"],
     report_single=(2, 8, 16, 32, 256, 512, 1024), report_many=((1000, 64), (2000, 128),
                                                               (5000, 512), (10_000, 1024)),
-    report_cycles=(10_000, 20_000, 40_000, 500_000, 1_000_000), report_timeout=900,
+    report_cycles=(10_000, 20_000, 40_000, 500_000, 1_000_000), report_pair_runs=11,
+    report_timeout=900,
 )
 # A report case slower than this (seconds) is run once.
 SLOW_S = 5.0
@@ -621,6 +624,9 @@ def report_case(ctx: Ctx, name: str, d: Path) -> dict:
         res[c.name] = {
             "timed_out": any(x.timed_out for x in xs),
             "wall_s": bl.wall_stats(xs),
+            # report is single-threaded: its CPU time is its work, without
+            # the machine's own stalls that wall time of short runs carries.
+            "cpu_s": bl.stats([x.user_s + x.sys_s for x in xs]),
             "maxrss_mb": bl.stats([x.maxrss_kb / 1024 for x in xs]),
         }
         res[c.name]["mb_per_s"] = mb / res[c.name]["wall_s"]["median"]
@@ -649,6 +655,7 @@ def section_report(ctx: Ctx) -> dict:
                    for n in p["report_cycles"]],
     }
     groups: dict[str, list] = {}
+    dirs: dict[str, Path] = {}
     for g, todo in cases.items():
         groups[g] = []
         for name, args, size in todo:
@@ -660,9 +667,11 @@ def section_report(ctx: Ctx) -> dict:
                 groups[g].append({"case": name, "size": size,
                                   "skipped_predicted_s": round(guess) if known else None})
                 continue
-            res = report_case(ctx, name, trace_case(ctx, g, args))
+            dirs[name] = trace_case(ctx, g, args)
+            res = report_case(ctx, name, dirs[name])
             groups[g].append(res | {"size": size})
-    return {"groups": groups, "linearity": linearity(groups), "timeout_s": p["report_timeout"]}
+    return {"groups": groups, "linearity": linearity(ctx, groups, dirs),
+            "timeout_s": p["report_timeout"]}
 
 
 def predicted_s(done: list[dict], size: float) -> float | None:
@@ -686,9 +695,14 @@ def predicted_s(done: list[dict], size: float) -> float | None:
     return float("inf") if best is None else best
 
 
-def linearity(groups: dict) -> list[dict]:
+def linearity(ctx: Ctx, groups: dict, dirs: dict[str, Path]) -> list[dict]:
     """Time ratio between consecutive cases whose input doubled (±10 %):
-    linear means about 2."""
+    linear means about 2. The two cases of a pair are run again in the same
+    rounds, and the ratio is the median of the rounds' own ratios, of wall
+    time and of CPU time: run minutes apart, as the cases are, their times
+    also carry the machine's drift (on the 2-core VM the same 1 GB report
+    took 0.8 s in one minute and 1.3 s in another). `sequential_ratio` is
+    the ratio of the cases' own medians."""
     out = []
     for g, cases in groups.items():
         cases = [c for c in cases if "text" in c]
@@ -698,10 +712,33 @@ def linearity(groups: dict) -> list[dict]:
             for fmt in ("text", "json"):
                 if a[fmt]["timed_out"] or b[fmt]["timed_out"]:
                     continue
-                out.append({"group": g, "from": a["case"], "to": b["case"], "format": fmt,
-                            "size_ratio": b["mb"] / a["mb"],
-                            "time_ratio": b[fmt]["wall_s"]["median"] / a[fmt]["wall_s"]["median"]})
+                row = {"group": g, "from": a["case"], "to": b["case"], "format": fmt,
+                       "size_ratio": b["mb"] / a["mb"],
+                       "sequential_ratio": b[fmt]["wall_s"]["median"] / a[fmt]["wall_s"]["median"]}
+                if b[fmt]["wall_s"]["median"] > SLOW_S:
+                    row["time_ratio"] = row["sequential_ratio"]
+                else:
+                    row |= paired_ratios(ctx, fmt, dirs[a["case"]], dirs[b["case"]])
+                out.append(row)
     return out
+
+
+def paired_ratios(ctx: Ctx, fmt: str, a: Path, b: Path) -> dict:
+    """`report` of `a` and of `b`, interleaved: the medians of the per-round
+    ratios b/a of wall time and of CPU time (report is single-threaded: its
+    CPU time is its work, without the stalls of the machine)."""
+    flag = ["--json"] if fmt == "json" else []
+    cmds = [bl.Cmd(n, [str(ctx.cli), "report", *flag, str(d)], stdout="null")
+            for n, d in (("a", a), ("b", b))]
+    s = bl.interleave(cmds, ctx.p["report_pair_runs"], warmup=1,
+                      timeout=ctx.p["report_timeout"], log=log)
+    rounds = list(zip(s["a"], s["b"]))
+    return {
+        "time_ratio": statistics.median(y.wall_s / x.wall_s for x, y in rounds),
+        "cpu_ratio": statistics.median((y.user_s + y.sys_s) / max(x.user_s + x.sys_s, 1e-6)
+                                       for x, y in rounds),
+        "paired_rounds": len(rounds),
+    }
 
 
 # ---------------------------------------------------------------------------
