@@ -228,6 +228,9 @@ pub unsafe extern "C" fn la_preinit(_cookie: *mut usize) {
         // Every start-up object is relocated and initialised now.
         guard((), versions::startup);
     }
-    // Last: the shim's start-up work is done.
-    guard((), trim::after_startup);
+    // Last: the shim's start-up work is done. (A module that stays dormant,
+    // neither tracing nor pinning, does nothing at all, this included.)
+    if tracing() || pin::settings().is_some() {
+        guard((), trim::after_startup);
+    }
 }
