@@ -230,6 +230,16 @@ mod tests {
         }
     }
 
+    fn relro(vaddr: usize, size: usize) -> Segment {
+        Segment {
+            kind: libc::PT_GNU_RELRO,
+            flags: R,
+            vaddr,
+            filesz: size,
+            memsz: size,
+        }
+    }
+
     fn ranges(bias: usize, segs: &[Segment]) -> Vec<(usize, usize)> {
         let mut v = Vec::new();
         clean_ranges(bias, segs.iter().copied(), 0x1000, |a, n| {
@@ -246,13 +256,7 @@ mod tests {
             load(RX, 0x1000, 0x5c5d8, 0x5c5d8),
             load(R, 0x5e000, 0x10a38, 0x10a38),
             load(RW, 0x6fc30, 0x3000, 0x8000),
-            Segment {
-                kind: libc::PT_GNU_RELRO,
-                flags: R,
-                vaddr: 0x6fc30,
-                filesz: 0x23d0,
-                memsz: 0x23d0,
-            },
+            relro(0x6fc30, 0x23d0),
         ];
         let b = 0x7f00_0000_0000;
         // The headers' page is partial (0x2f0 bytes): kept. Text and rodata
@@ -268,13 +272,7 @@ mod tests {
         let segs = [
             load(RW, 0x1000, 0x4000, 0x4000),
             load(R, 0x10000, 0x8000, 0x8000),
-            Segment {
-                kind: libc::PT_GNU_RELRO,
-                flags: R,
-                vaddr: 0x12100,
-                filesz: 0x1e00,
-                memsz: 0x1e00,
-            },
+            relro(0x12100, 0x1e00),
         ];
         // RELRO's partial pages count as RELRO.
         assert_eq!(
