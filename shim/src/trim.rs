@@ -23,7 +23,7 @@
 //!   heap, TLS and stacks;
 //! - an object with text relocations (its "read-only" pages were written).
 
-use cdtrace_abi::elf::{Dyn, DT_NULL};
+use cdtrace_abi::elf::{dyn_entries_at, Dyn};
 use core::ffi::{c_int, c_void};
 
 const DT_TEXTREL: i64 = 22;
@@ -169,19 +169,9 @@ unsafe fn dont_need(start: usize, len: usize) {
 /// # Safety
 /// `dynamic` is a loaded object's dynamic section.
 unsafe fn text_relocated(dynamic: usize) -> bool {
-    let mut p = dynamic as *const Dyn;
-    loop {
-        // SAFETY: the caller's promise; the array ends with DT_NULL.
-        let d = unsafe { &*p };
-        match d.d_tag {
-            DT_NULL => return false,
-            DT_TEXTREL => return true,
-            DT_FLAGS if d.d_val & DF_TEXTREL != 0 => return true,
-            _ => {}
-        }
-        // SAFETY: not past DT_NULL yet.
-        p = unsafe { p.add(1) };
-    }
+    // SAFETY: the caller's promise.
+    unsafe { dyn_entries_at(dynamic as *const Dyn) }
+        .any(|(tag, val)| tag == DT_TEXTREL || (tag == DT_FLAGS && val & DF_TEXTREL != 0))
 }
 
 /// Calls `out(start, len)` for each run of whole pages, at load bias

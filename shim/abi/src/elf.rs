@@ -101,7 +101,16 @@ pub unsafe fn c_bytes<'a>(p: *const c_char) -> &'a [u8] {
 /// `map` must be a live `struct link_map` whose dynamic section the loader
 /// has already processed (true in and after `la_objopen`).
 pub unsafe fn dyn_entries(map: *const LinkMap) -> impl Iterator<Item = (i64, u64)> {
-    let mut d = (*map).l_ld;
+    dyn_entries_at((*map).l_ld)
+}
+
+/// The entries of the dynamic section at `d` in memory (an object's
+/// `l_ld`, or its PT_DYNAMIC address when only its program headers are at
+/// hand).
+///
+/// # Safety
+/// `d` is null or a loaded object's dynamic section.
+pub unsafe fn dyn_entries_at(mut d: *const Dyn) -> impl Iterator<Item = (i64, u64)> {
     // The dynamic section of a real object is short; the bound only guards
     // against a corrupt one.
     (0..4096).map_while(move |_| {
