@@ -19,9 +19,9 @@
 //! "pip dispatcher + system sub-libraries" mix-up.
 
 use cudnn_trace_integration::launcher_support::{
-    assert_signal_state, bare, build_stack, cc, compile, compile_copy, launcher, launcher_record,
-    lines_starting, pip_cudnn_919, report_json, report_ok, run, shim_cache, trace_files,
-    with_signal_state, work_dir, Output,
+    assert_signal_state, bare, build_stack, cc, compile, compile_copy, copy_executable, launcher,
+    launcher_record, lines_starting, pip_cudnn_919, report_json, report_ok, run, shim_cache,
+    trace_files, with_signal_state, work_dir, Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -465,7 +465,7 @@ fn setuid_program_is_warned_about_exactly_when_secure_mode_applies() {
     let _cleanup = RemoveOnDrop(vec![own.clone(), other.clone()]);
 
     // Case A: setuid, owned by us.
-    fs::copy(&ids, &own).unwrap();
+    copy_executable(&ids, &own);
     fs::set_permissions(&own, fs::Permissions::from_mode(0o4755)).unwrap();
     assert_eq!(fs::metadata(&own).unwrap().mode() & 0o4000, 0o4000);
     let b = run(bare_with("./ids-own", &d, &["4"]), None);
@@ -499,7 +499,7 @@ fn setuid_program_is_warned_about_exactly_when_secure_mode_applies() {
         eprintln!("setuid case B skipped: needs root to chown a file to another user");
         return;
     }
-    fs::copy(&ids, &other).unwrap();
+    copy_executable(&ids, &other);
     std::os::unix::fs::chown(&other, Some(65534), Some(65534)).unwrap();
     // chown clears the setuid bit: set it afterwards.
     fs::set_permissions(&other, fs::Permissions::from_mode(0o4755)).unwrap();

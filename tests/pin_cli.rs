@@ -16,7 +16,7 @@
 //! directory cannot be made; and `env`'s output in its three syntaxes.
 
 use cudnn_trace_integration::launcher_support::{
-    launcher, launcher_record, run, stack, work_dir, Output,
+    copy_executable, launcher, launcher_record, run, stack, work_dir, Output,
 };
 use serde_json::{json, Value};
 use std::ffi::OsStr;
@@ -768,7 +768,7 @@ fn strict_pin_refuses_a_setuid_program() {
         panic!("this test needs root to make a file owned by another user (CI runs as root)");
     }
     let prog = d.join("true-nobody");
-    fs::copy("/bin/true", &prog).unwrap();
+    copy_executable(Path::new("/bin/true"), &prog);
     std::os::unix::fs::chown(&prog, Some(65534), Some(65534)).unwrap();
     // chown clears the setuid bit: set it afterwards.
     fs::set_permissions(&prog, fs::Permissions::from_mode(0o4755)).unwrap();
@@ -791,7 +791,7 @@ fn strict_pin_refuses_a_setuid_program() {
     );
     assert!(!d.join("t").exists(), "nothing may be started or written");
 
-    fs::copy("/bin/true", &prog).unwrap();
+    copy_executable(Path::new("/bin/true"), &prog);
     std::os::unix::fs::chown(&prog, Some(65534), Some(65534)).unwrap();
     fs::set_permissions(&prog, fs::Permissions::from_mode(0o4755)).unwrap();
     let mut c = cli(&d);

@@ -122,8 +122,24 @@ pub fn compile_copy(source: &str, out: &Path) {
     let built = once_per_process(format!("programs/{source}"), |dir| {
         compile::<&str>(source, &dir.join("a.out"), &[]);
     });
-    fs::copy(built.join("a.out"), out)
-        .unwrap_or_else(|e| panic!("copying {source} to {}: {e}", out.display()));
+    copy_executable(&built.join("a.out"), out);
+}
+
+/// Copies the program `from` to `to` for a test to run, by a `cp` child.
+///
+/// A copy made here would open `to` for writing in this process, and a
+/// test on another thread that forks at that moment (a `pre_exec` hook)
+/// holds that descriptor until its child execs: running `to` meanwhile
+/// fails with ETXTBSY ("Text file busy"; CI saw it once). In a child the
+/// descriptor lives and dies there.
+pub fn copy_executable(from: &Path, to: &Path) {
+    let st = Command::new("cp")
+        .arg("--")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap_or_else(|e| panic!("running cp: {e}"));
+    assert!(st.success(), "cp {} {}: {st}", from.display(), to.display());
 }
 
 /// How a command ended, and what it wrote.
