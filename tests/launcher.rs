@@ -909,6 +909,134 @@ fn unusable_out_dir_still_runs_the_program() {
     }
 }
 
+/// What happened in a directory, from its inotify events.
+#[derive(Debug, Default)]
+struct DirEvents {
+    /// Names created, in order.
+    created: Vec<String>,
+    /// Files renamed to `launcher.json` (a plain `rename` or a swap): the
+    /// versions of the record put in place.
+    versions: usize,
+}
+
+/// Watches `dir` for creations and renames (inotify) while `run` runs.
+fn watch_dir<T>(dir: &Path, run: impl FnOnce() -> T) -> (T, DirEvents) {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: plain system calls; the descriptor is closed below.
+    let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+    assert!(
+        fd >= 0,
+        "inotify_init1: {}",
+        std::io::Error::last_os_error()
+    );
+    let c = CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path and our descriptor.
+    let wd =
+        unsafe { libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_CREATE | libc::IN_MOVED_TO) };
+    assert!(
+        wd >= 0,
+        "inotify_add_watch: {}",
+        std::io::Error::last_os_error()
+    );
+    let out = run();
+    let mut ev = DirEvents::default();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        // SAFETY: our buffer and its length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        let mut at = 0;
+        while at + 16 <= n as usize {
+            let word = |i: usize| u32::from_ne_bytes(buf[at + i..at + i + 4].try_into().unwrap());
+            let (mask, len) = (word(4), word(12) as usize);
+            let raw = &buf[at + 16..at + 16 + len];
+            let name = String::from_utf8_lossy(raw.split(|&b| b == 0).next().unwrap()).into_owned();
+            if mask & libc::IN_CREATE != 0 {
+                ev.created.push(name);
+            } else if mask & libc::IN_MOVED_TO != 0 && name == "launcher.json" {
+                ev.versions += 1;
+            }
+            at += 16 + len;
+        }
+    }
+    // SAFETY: closing our descriptor.
+    unsafe { libc::close(fd) };
+    (out, ev)
+}
+
+/// Every file the launcher creates in the trace directory is used: each
+/// `.launcher.json.*` file becomes a version of `launcher.json` (the one set
+/// aside before the program starts takes the record of its end), and a
+/// program that writes nothing to stderr leaves no copy of it. Each file
+/// made is an inode allocated on the user's file system, the largest part
+/// of the launcher's start-up on ext4 (docs/benchmarks.md, issue 10).
+#[test]
+fn a_run_creates_only_the_files_it_uses() {
+    let d = work_dir("out-files");
+    build_io(&d);
+    for (stderr_to, quiet) in [
+        ("file", true),
+        ("file", false),
+        ("pipe", true),
+        ("pipe", false),
+    ] {
+        let what = format!("stderr to a {stderr_to}, quiet {quiet}");
+        let out = d.join(format!("t-{stderr_to}-{quiet}"));
+        let _ = fs::remove_dir_all(&out);
+        fs::create_dir(&out).unwrap();
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", out.to_str().unwrap()]);
+        if quiet {
+            cmd.arg("-q");
+        }
+        cmd.args(["--", "./io", "cat"]);
+        let (code, ev) = watch_dir(&out, || {
+            if stderr_to == "pipe" {
+                return run(cmd, None).code();
+            }
+            let log = fs::File::create(d.join("err-log")).unwrap();
+            cmd.stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(log);
+            cmd.status().unwrap().code()
+        });
+        assert_eq!(code, Some(0), "{what}");
+        let spares = ev
+            .created
+            .iter()
+            .filter(|n| n.starts_with(".launcher.json."))
+            .count();
+        assert_eq!(
+            spares, ev.versions,
+            "{what}: a file made but never used: {ev:?}"
+        );
+        let pid = launcher_record(&out)["pid"].as_u64().unwrap();
+        let mut others: Vec<&String> = ev
+            .created
+            .iter()
+            .filter(|n| !n.starts_with(".launcher.json."))
+            .collect();
+        others.sort();
+        assert_eq!(others, [&format!("{pid}.jsonl")], "{what}: {ev:?}");
+        let mut left: Vec<String> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [format!("{pid}.jsonl"), "launcher.json".into()],
+            "{what}"
+        );
+        let rec = launcher_record(&out)["stderr"].clone();
+        assert_eq!(rec["bytes"], 0, "{what}: {rec}");
+        assert!(rec.get("file").is_none(), "{what}: no copy to name: {rec}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // 8. report on damaged traces
 

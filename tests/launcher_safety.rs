@@ -319,14 +319,14 @@ fn records_of_the_whole_run(d: &Path) {
     assert!(rec["findings"].is_object(), "the summary's record: {rec}");
 }
 
-/// The disk has room only for the launcher's spares when it starts: the
-/// record of the start cannot go into a new file, so it takes a spare, and
-/// the records of the end and the summary still follow, each into room
-/// that the version before it set aside or freed.
+/// The disk has room only for the launcher's spare when it starts: the
+/// record of the start cannot go into a new file, so it takes the spare,
+/// and the records of the end and the summary still follow, written over
+/// it in the room it brought.
 #[test]
-fn disk_with_room_only_for_the_spares_still_gets_the_launchers_records() {
-    let fill = leaving_kib(32);
-    let Some(d) = run_on_small_tmpfs("safety-full-spares-only", &fill, "./noisy 2000") else {
+fn disk_with_room_only_for_the_spare_still_gets_the_launchers_records() {
+    let fill = leaving_kib(16);
+    let Some(d) = run_on_small_tmpfs("safety-full-spare-only", &fill, "./noisy 2000") else {
         return;
     };
     // No event fits: the program's trace file stays empty.
@@ -478,7 +478,7 @@ fn no_fallocate(d: &Path) -> (PathBuf, PathBuf) {
 fn cut_records_without_fallocate(refused: &Path, record: &Path) {
     let refusals = fs::read_to_string(refused).unwrap_or_default();
     assert!(
-        refusals.lines().count() >= 2,
+        !refusals.is_empty(),
         "the launcher never met a file system without fallocate (refusals: {refusals:?})"
     );
     let bytes = fs::read(record).unwrap_or_default();

@@ -197,7 +197,7 @@ enum Job {
         append: bool,
         dev: u64,
         ino: u64,
-        out: File,
+        store: Store,
     },
     Relay {
         /// Closed when the program has ended (the relay's cue to finish).
@@ -276,17 +276,28 @@ fn is_journal_stream(var: Option<&std::ffi::OsStr>, st: &libc::stat) -> bool {
     dev.parse::<u64>().ok() == Some(st.st_dev) && ino.parse::<u64>().ok() == Some(st.st_ino)
 }
 
-/// Creates the file for the copy of stderr in `run_dir`: `stderr.txt`,
-/// created exclusively (never through a symlink or into a file someone put
-/// there: an `--out` directory may be shared), 0600. When that name is
-/// taken (an earlier run in the same directory, or anything else), the copy
-/// goes to `stderr.<launcher pid>.txt` (`launcher.json` names it).
-fn create_copy(run_dir: &Path) -> io::Result<(String, File)> {
+/// The name the copy of stderr will take in `run_dir`: `stderr.txt`, or,
+/// when that name is taken (an earlier run in the same directory, or
+/// anything else), `stderr.<launcher pid>.txt`. `launcher.json` says it
+/// while the program runs; the file itself is made at the first byte
+/// ([`Store`]).
+fn copy_name(run_dir: &Path) -> String {
+    match fs::symlink_metadata(run_dir.join(STDERR_FILE)) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => STDERR_FILE.to_string(),
+        _ => fallback_name(),
+    }
+}
+
+fn fallback_name() -> String {
+    format!("stderr.{}.txt", std::process::id())
+}
+
+/// Creates the file for the copy of stderr in `run_dir`: `first`, else the
+/// fallback name, created exclusively (never through a symlink or into a
+/// file someone put there: an `--out` directory may be shared), 0600.
+fn create_copy(run_dir: &Path, first: &str) -> io::Result<(String, File)> {
     let mut last = None;
-    for name in [
-        STDERR_FILE.to_string(),
-        format!("stderr.{}.txt", std::process::id()),
-    ] {
+    for name in [first.to_string(), fallback_name()] {
         match super::record::private_file(&run_dir.join(&name)) {
             Ok(f) => return Ok((name, f)),
             Err(e) => last = Some(e),
@@ -375,29 +386,23 @@ impl Capture {
         } else {
             offset as u64
         };
-        match create_copy(run_dir) {
-            Ok((name, out)) => Capture {
-                rec: StderrRecord {
-                    file: Some(name),
-                    how: "file".into(),
-                    with_stdout,
-                    ..Default::default()
-                },
-                child: ChildStdio::passthrough(),
-                job: Job::File {
-                    start,
-                    append,
-                    dev: st.st_dev,
-                    ino: st.st_ino,
-                    out,
-                },
-                terminal: None,
+        let name = copy_name(run_dir);
+        Capture {
+            rec: StderrRecord {
+                file: Some(name.clone()),
+                how: "file".into(),
+                with_stdout,
+                ..Default::default()
             },
-            Err(e) => Capture::none(&format!(
-                "not captured: cannot create {}: {}",
-                run_dir.join(STDERR_FILE).display(),
-                crate::model::io_msg(&e)
-            )),
+            child: ChildStdio::passthrough(),
+            job: Job::File {
+                start,
+                append,
+                dev: st.st_dev,
+                ino: st.st_ino,
+                store: Store::new(run_dir, name),
+            },
+            terminal: None,
         }
     }
 
@@ -427,8 +432,7 @@ impl Capture {
             }
             None => (None, None),
         };
-        let (name, file) = create_copy(run_dir)?;
-        let path = run_dir.join(&name);
+        let name = copy_name(run_dir);
         let relay = Relay {
             src: ours,
             // A terminal that has stdout too gets the output through it,
@@ -441,22 +445,15 @@ impl Capture {
             pty: kind.is_terminal(),
             ended: ended_r,
             winch: winch_r,
-            store: Store::new(file),
+            store: Store::new(run_dir, name.clone()),
             input,
             crlf: (kind == Kind::Session).then_some(false),
         };
         // Started before the program, so that nothing the program writes
         // waits for it.
-        let thread = match std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("stderr-relay".into())
-            .spawn(move || relay.run())
-        {
-            Ok(t) => t,
-            Err(e) => {
-                let _ = fs::remove_file(&path);
-                return Err(e);
-            }
-        };
+            .spawn(move || relay.run())?;
         let (child, terminal) = match (term, control) {
             (Some(t), Some(c)) => {
                 let (child, t) = session_stdio(t, theirs, &c);
@@ -542,9 +539,8 @@ impl Capture {
                 append,
                 dev,
                 ino,
-                out,
+                mut store,
             } => {
-                let mut store = Store::new(out);
                 if let Err(note) = read_back(&mut store, start, append, dev, ino) {
                     rec.note = Some(note);
                 }
@@ -642,7 +638,9 @@ fn read_range(f: &File, off: u64, len: u64) -> Vec<u8> {
 /// `stderr.txt` as it is written: the head straight to the file, the tail
 /// in memory until the end.
 struct Store {
-    out: Option<File>,
+    out: Out,
+    /// The copy's name, once made.
+    made: Option<String>,
     error: Option<String>,
     head: usize,
     tail: VecDeque<u8>,
@@ -651,10 +649,30 @@ struct Store {
     lost: u64,
 }
 
+/// Where [`Store`] writes. The file is made at the first byte: a program
+/// that writes nothing to stderr leaves no empty copy, and the launcher
+/// makes one file fewer before the program starts (each one an inode
+/// allocated on the user's file system: docs/benchmarks.md).
+enum Out {
+    /// Not made yet: the trace directory and the name to try first.
+    Later {
+        dir: std::path::PathBuf,
+        name: String,
+    },
+    Open(File),
+    /// It could not be made or written: the rest is relayed, not kept.
+    Off,
+}
+
 impl Store {
-    fn new(out: File) -> Store {
+    /// The copy named `name` in `run_dir`, made when the first byte comes.
+    fn new(run_dir: &Path, name: String) -> Store {
         Store {
-            out: Some(out),
+            out: Out::Later {
+                dir: run_dir.to_path_buf(),
+                name,
+            },
+            made: None,
             error: None,
             head: 0,
             tail: VecDeque::new(),
@@ -664,14 +682,33 @@ impl Store {
     }
 
     fn write(&mut self, b: &[u8]) {
-        if let Some(f) = &mut self.out {
+        if b.is_empty() {
+            return;
+        }
+        if let Out::Later { dir, name } = &self.out {
+            match create_copy(dir, name) {
+                Ok((made, f)) => {
+                    self.made = Some(made);
+                    self.out = Out::Open(f);
+                }
+                Err(e) => {
+                    self.error = Some(format!(
+                        "not captured: cannot create {}: {}",
+                        dir.join(name).display(),
+                        crate::model::io_msg(&e)
+                    ));
+                    self.out = Out::Off;
+                }
+            }
+        }
+        if let Out::Open(f) = &mut self.out {
             if let Err(e) = f.write_all(b) {
                 // Stop writing; the relay itself goes on.
                 self.error = Some(format!(
                     "cannot write {STDERR_FILE}: {}",
                     crate::model::io_msg(&e)
                 ));
-                self.out = None;
+                self.out = Out::Off;
             }
         }
     }
@@ -723,9 +760,10 @@ impl Store {
         let (a, b) = tail.as_slices();
         self.write(a);
         self.write(b);
-        if let Some(f) = &mut self.out {
+        if let Out::Open(f) = &mut self.out {
             let _ = f.flush();
         }
+        rec.file = self.made;
         rec.bytes = self.total;
         rec.truncated = self.lost > 0;
         if let Some(e) = self.error {
@@ -1372,7 +1410,7 @@ mod tests {
     use std::io::Read;
 
     fn store_in(dir: &Path) -> Store {
-        Store::new(File::create(dir.join(STDERR_FILE)).unwrap())
+        Store::new(dir, STDERR_FILE.into())
     }
 
     fn finish(store: Store, dir: &Path) -> (StderrRecord, Vec<u8>) {
@@ -1462,6 +1500,51 @@ mod tests {
         let e = tempdir("capture-read-empty");
         fs::write(e.join(STDERR_FILE), b"").unwrap();
         assert_eq!(read_captured(&e).as_deref(), Some(""));
+    }
+
+    /// A program that writes nothing to stderr leaves no copy, and its
+    /// record names none: a `stderr.txt` beside it (another run's, in a
+    /// shared `--out` directory) is not quoted as its own.
+    #[test]
+    fn no_byte_no_copy_and_no_other_runs_copy() {
+        let d = tempdir("capture-none");
+        let mut rec = StderrRecord {
+            file: Some(STDERR_FILE.into()),
+            how: "pipe".into(),
+            ..Default::default()
+        };
+        Store::new(&d, STDERR_FILE.into()).finish_into(&mut rec);
+        assert_eq!((rec.file.as_deref(), rec.bytes), (None, 0));
+        assert!(fs::read_dir(&d).unwrap().next().is_none(), "nothing made");
+
+        fs::write(d.join(STDERR_FILE), b"another run's message\n").unwrap();
+        let launcher = crate::model::LauncherRecord {
+            stderr: Some(rec),
+            ..Default::default()
+        };
+        let json = crate::model::json::to_pretty(&launcher).unwrap();
+        fs::write(d.join(crate::model::LAUNCHER_FILE), json).unwrap();
+        assert_eq!(read_captured(&d), None);
+        // Without a record, the usual name.
+        fs::remove_file(d.join(crate::model::LAUNCHER_FILE)).unwrap();
+        assert!(read_captured(&d).is_some());
+    }
+
+    /// The copy's name is the one said before the program started, or the
+    /// fallback when something took it meanwhile.
+    #[test]
+    fn the_copy_is_made_at_the_first_byte_under_the_name_said() {
+        let d = tempdir("capture-lazy");
+        assert_eq!(copy_name(&d), STDERR_FILE);
+        let mut s = Store::new(&d, copy_name(&d));
+        fs::write(d.join(STDERR_FILE), b"taken meanwhile").unwrap();
+        s.push(b"hello\n");
+        let mut rec = StderrRecord::default();
+        s.finish_into(&mut rec);
+        let name = rec.file.expect("a copy was made");
+        assert_eq!(name, fallback_name());
+        assert_eq!(fs::read(d.join(&name)).unwrap(), b"hello\n");
+        assert_eq!(copy_name(&d), fallback_name(), "stderr.txt is taken now");
     }
 
     #[test]

@@ -350,11 +350,9 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     // Processes of the program's tree whose parent ends become ours, so
     // that the launcher knows when the last one has ended.
     outliving::become_subreaper();
-    // Room for the record of the start and for the record of the end, set
-    // aside before the program can fill the disk (the first goes once the
-    // record of the start is written without it).
+    // Holds the room set aside for the record of the end (`Records::new`),
+    // before the program could fill the disk.
     let mut records = p.records;
-    records.keep(2);
     // Set up last, right before the program starts: the launcher's own
     // messages before this point are not the program's.
     let mut capture = Capture::begin(&p.out_dir, !opts.no_capture_stderr);

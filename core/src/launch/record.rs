@@ -193,27 +193,31 @@ fn host_for_path() -> Vec<u8> {
 
 /// `launcher.json`, the launcher's record of the run, written each time it
 /// changes. Each version is a new file renamed over the last (a reader sees
-/// one version or the next, never half of one). Files are set aside
-/// beforehand (*spares*: created, with [`SPARE`] bytes allocated), so that
-/// the records that say how the program started and ended are written even
-/// when the program's traces have filled the disk. Without them the
-/// summary could only guess that the launcher was killed.
+/// one version or the next, never half of one). One file is set aside
+/// beforehand (a *spare*: created, with [`SPARE`] bytes allocated), so that
+/// the record that says how the program ended is written even when the
+/// program's traces have filled the disk. Without it the summary could
+/// only guess that the launcher was killed.
 ///
 /// A version that a later one replaces ([`Version::Interim`]) goes into a
-/// new file without room set aside when the disk takes it, and a spare it
-/// no longer needs is removed at once, while the program runs. Freeing
-/// allocated blocks is what makes replacing or removing a file slow (on
-/// ext4 mounted with `discard`, 0.3 to 0.5 ms a file, against about 0.1 ms
-/// for a file written moments ago, whose blocks are not allocated yet): so
-/// only the last version takes a spare, unless the disk was full when an
-/// earlier one was written.
+/// new file, not a spare, when the disk takes it: freeing allocated blocks
+/// is what makes replacing or removing a file slow (on ext4 mounted with
+/// `discard`, 0.3 to 0.5 ms a file, against about 0.1 ms for a file written
+/// moments ago, whose blocks are not allocated yet), and each file made is
+/// an inode allocated, the launcher's largest cost on ext4 without a
+/// journal (docs/benchmarks.md). So only the last version takes the spare,
+/// unless the disk was full when an earlier one was written; then the
+/// earlier one takes it, and a version that finds neither room for a new
+/// file nor a spare is written over the one in place, in the room that
+/// the spare brought with it.
 pub struct Records {
     dir: PathBuf,
     spares: Vec<Spare>,
     /// A failed write is said once per run, however many follow.
     warned: bool,
-    /// This writer has put a version in place: the next is swapped with it.
-    written: bool,
+    /// The file this writer last put in place as `launcher.json`: the next
+    /// version is swapped with it, or written over it when the disk is full.
+    placed: Option<fs::File>,
 }
 
 /// A file set aside for a later version of `launcher.json`.
@@ -240,23 +244,22 @@ pub enum Version {
 }
 
 impl Records {
-    /// The writer of `dir`'s record, with one spare; Err when `dir` takes
-    /// no new file (a full disk is not an error: the spare then has no
-    /// room allocated, but the file exists).
+    /// The writer of `dir`'s record, with the spare for its last version;
+    /// Err when `dir` takes no new file (a full disk is not an error: the
+    /// spare then has no room allocated, but the file exists).
     pub fn new(dir: &Path) -> std::io::Result<Records> {
         let mut r = Records {
             dir: dir.to_path_buf(),
             spares: Vec::new(),
             warned: false,
-            written: false,
+            placed: None,
         };
         r.spares.push(r.make_spare()?);
         Ok(r)
     }
 
-    /// Sets aside spares until there are `n` (before the program starts:
-    /// one for the first record, one for the record of its end).
-    pub fn keep(&mut self, n: usize) {
+    /// Sets aside spares until there are `n`.
+    fn keep(&mut self, n: usize) {
         while self.spares.len() < n {
             match self.make_spare() {
                 Ok(s) => self.spares.push(s),
@@ -337,21 +340,56 @@ impl Records {
         }
     }
 
-    /// Into a spare, made now when none is left.
+    /// Into a spare; when none is left or it has no room, over the version
+    /// in place (in the room of the spare it came from); last, into a
+    /// spare made now. Err: the first failure.
     fn write_spare(&mut self, rec: &LauncherRecord) -> std::io::Result<()> {
-        let spare = match self.spares.pop() {
-            Some(s) => s,
-            None => self.make_spare()?,
+        let first = match self.spares.pop() {
+            Some(s) => match self.put(s, rec) {
+                Ok(()) => return Ok(()),
+                Err(e) => Some(e),
+            },
+            None => None,
         };
-        self.put(spare, rec)
+        let res = self
+            .write_in_place(rec)
+            .or_else(|_| self.make_spare().and_then(|s| self.put(s, rec)));
+        match (res, first) {
+            (Ok(()), _) => Ok(()),
+            (Err(e), first) => Err(first.unwrap_or(e)),
+        }
+    }
+
+    /// `rec` written over the version this writer put in place, when it is
+    /// still `launcher.json`: only when the disk has no room for a file
+    /// (a reader could then see half of a version). Never made shorter:
+    /// spaces, which JSON ignores, make up the difference, so that no moment
+    /// leaves the end of the old version after the new one, and no block is
+    /// freed.
+    fn write_in_place(&mut self, rec: &LauncherRecord) -> std::io::Result<()> {
+        use std::os::unix::fs::{FileExt, MetadataExt};
+        let gone = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let file = self.placed.as_ref().ok_or_else(gone)?;
+        let (ours, now) = (file.metadata()?, fs::symlink_metadata(self.path())?);
+        if (ours.dev(), ours.ino()) != (now.dev(), now.ino()) {
+            return Err(gone());
+        }
+        let mut v = record_bytes(rec)?;
+        if (v.len() as u64) < ours.len() {
+            v.resize(ours.len() as usize, b' ');
+        }
+        file.write_all_at(&v, 0)
     }
 
     /// `rec` into `s`, put in place as `launcher.json`; `s` is removed when
     /// that fails.
     fn put(&mut self, s: Spare, rec: &LauncherRecord) -> std::io::Result<()> {
         let res = write_into(&s, rec).and_then(|()| self.replace(&s.path));
-        if res.is_err() {
-            let _ = fs::remove_file(&s.path);
+        match res {
+            Ok(()) => self.placed = Some(s.file),
+            Err(_) => {
+                let _ = fs::remove_file(&s.path);
+            }
         }
         res
     }
@@ -366,13 +404,11 @@ impl Records {
     /// `rename` where the swap is not supported (kernels before 3.15, NFS,
     /// some FUSE file systems) or finds no `launcher.json`.
     fn replace(&mut self, path: &Path) -> std::io::Result<()> {
-        if self.written && exchange(path, &self.path()).is_ok() {
+        if self.placed.is_some() && exchange(path, &self.path()).is_ok() {
             let _ = fs::remove_file(path);
             return Ok(());
         }
-        fs::rename(path, self.path())?;
-        self.written = true;
-        Ok(())
+        fs::rename(path, self.path())
     }
 
     fn path(&self) -> PathBuf {
@@ -436,13 +472,19 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
 /// written into its room.
 fn write_into(s: &Spare, rec: &LauncherRecord) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    let mut v = model::json::to_pretty(rec).map_err(std::io::Error::other)?;
-    v.push(b'\n');
+    let v = record_bytes(rec)?;
     s.file.write_all_at(&v, 0)?;
     if s.padded {
         s.file.set_len(v.len() as u64)?;
     }
     Ok(())
+}
+
+/// The bytes of a version: pretty JSON and a newline.
+fn record_bytes(rec: &LauncherRecord) -> std::io::Result<Vec<u8>> {
+    let mut v = model::json::to_pretty(rec).map_err(std::io::Error::other)?;
+    v.push(b'\n');
+    Ok(v)
 }
 
 /// Sets [`SPARE`] bytes aside for the record in `file`, just created:
@@ -556,8 +598,7 @@ mod tests {
     fn each_version_replaces_the_last_and_no_spare_is_left() {
         let dir = crate::testutil::tempdir("records");
         let mut r = Records::new(&dir).unwrap();
-        r.keep(2);
-        assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
+        assert_eq!(names(&dir).len(), 1, "{:?}", names(&dir));
         r.write(&record(1), Version::Interim);
         assert_eq!(read_record(&dir).pid, Some(1));
         // The disk took the record without a spare: one spare is left,
@@ -629,6 +670,42 @@ mod tests {
         assert_eq!(read_record(&dir).pid, Some(8));
         drop((a, b));
         assert_eq!(names(&dir).len(), left + 1);
+    }
+
+    /// With no spare left (the disk was full when an earlier version was
+    /// written, so that one took it), a version goes over the one in
+    /// place, in the room the spare brought: the same file, whole, and
+    /// still JSON where it is shorter than what it replaces. Not over a
+    /// file that is no longer the one this writer put there.
+    #[test]
+    fn without_a_spare_a_version_goes_over_the_one_in_place() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = crate::testutil::tempdir("records-in-place");
+        let mut r = Records::new(&dir).unwrap();
+        let long = LauncherRecord {
+            warnings: vec!["w".repeat(300)],
+            ..record(1)
+        };
+        r.write(&long, Version::Last);
+        assert!(r.spares.is_empty());
+        let before = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap();
+        r.write(&record(2), Version::Last);
+        let after = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap();
+        assert_eq!(after.ino(), before.ino(), "written over in place");
+        assert_eq!(after.len(), before.len(), "padded, never cut");
+        assert_eq!(read_record(&dir).pid, Some(2));
+        assert!(read_record(&dir).warnings.is_empty());
+        assert_eq!(names(&dir), [LAUNCHER_FILE]);
+        assert!(!r.warned);
+
+        // Someone else's file took the name: a new file replaces it.
+        fs::remove_file(dir.join(LAUNCHER_FILE)).unwrap();
+        fs::write(dir.join(LAUNCHER_FILE), b"{}").unwrap();
+        let theirs = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino();
+        r.write(&record(3), Version::Last);
+        assert_eq!(read_record(&dir).pid, Some(3));
+        assert_ne!(fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino(), theirs);
+        assert_eq!(names(&dir), [LAUNCHER_FILE]);
     }
 
     #[test]

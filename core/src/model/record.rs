@@ -220,11 +220,19 @@ pub struct StderrRecord {
 // Called by report and the launcher's summary (the findings that quote the
 // frameworks' messages).
 pub fn read_captured(run_dir: &Path) -> Option<String> {
-    let name = super::files::read_small(&run_dir.join(LAUNCHER_FILE), 16 << 20)
+    let stderr = super::files::read_small(&run_dir.join(LAUNCHER_FILE), 16 << 20)
         .and_then(|b| serde_json::from_slice::<LauncherRecord>(&super::json::decode(&b)).ok())
-        .and_then(|r| r.stderr.and_then(|s| s.file))
-        .filter(|f| !f.contains('/') && !f.starts_with('.'))
-        .unwrap_or_else(|| STDERR_FILE.to_string());
+        .and_then(|r| r.stderr);
+    // A record that names no copy has none (nothing captured, or nothing
+    // written): a `stderr.txt` there is another run's. Without a record,
+    // the usual name.
+    let name = match stderr {
+        Some(s) => s.file?,
+        None => STDERR_FILE.to_string(),
+    };
+    if name.contains('/') || name.starts_with('.') {
+        return None;
+    }
     // The launcher writes at most 2 × KEEP bytes and the marker line.
     let bytes = super::files::read_small(&run_dir.join(name), (2 * KEEP + 4096) as u64)?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
