@@ -123,6 +123,11 @@ use std::time::{Duration, Instant};
 /// program and its tree, for the last writer of its stderr to close it.
 pub const GRACE: Duration = Duration::from_millis(250);
 
+/// How long [`Capture::may_wait`] gives the relay to reach the end of the
+/// program's stream before the launcher records the end of the run on disk
+/// (a version of `launcher.json` saved when nothing is left to wait for).
+const SETTLE: Duration = Duration::from_millis(1);
+
 /// Bytes relayed per read.
 const CHUNK: usize = 64 << 10;
 
@@ -202,6 +207,8 @@ enum Job {
     Relay {
         /// Closed when the program has ended (the relay's cue to finish).
         ended: OwnedFd,
+        /// Disconnected once the relay has ended.
+        done: mpsc::Receiver<()>,
         thread: JoinHandle<RelayEnd>,
         _winch: Option<WinchGuard>,
     },
@@ -451,9 +458,14 @@ impl Capture {
         };
         // Started before the program, so that nothing the program writes
         // waits for it.
+        // Dropped when the relay ends: what `may_wait` waits for.
+        let (done_tx, done) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("stderr-relay".into())
-            .spawn(move || relay.run())?;
+            .spawn(move || {
+                let _done = done_tx;
+                relay.run()
+            })?;
         let (child, terminal) = match (term, control) {
             (Some(t), Some(c)) => {
                 let (child, t) = session_stdio(t, theirs, &c);
@@ -478,6 +490,7 @@ impl Capture {
             child,
             job: Job::Relay {
                 ended: ended_w,
+                done,
                 thread,
                 _winch: winch,
             },
@@ -509,12 +522,20 @@ impl Capture {
         self.child.session = None;
     }
 
-    /// Whether [`Capture::finish`] can wait on others: a relay waits for the
+    /// Whether [`Capture::finish`] can wait on others, once the program has
+    /// ended: a relay that is still running [`SETTLE`] later waits for the
     /// real stderr's reader (one that stops reading holds it for as long)
-    /// and for processes that still hold the program's end. A read-back or
-    /// no capture never waits.
+    /// or for processes that still hold the program's end. One that reached
+    /// the end of the stream (the usual case, microseconds after the
+    /// program's end), a read-back or no capture never waits.
     pub fn may_wait(&self) -> bool {
-        matches!(self.job, Job::Relay { .. })
+        match &self.job {
+            Job::Relay { done, .. } => !matches!(
+                done.recv_timeout(SETTLE),
+                Err(mpsc::RecvTimeoutError::Disconnected)
+            ),
+            _ => false,
+        }
     }
 
     /// The program has ended (or could not be started): finishes the copy,
@@ -548,6 +569,7 @@ impl Capture {
             }
             Job::Relay {
                 ended,
+                done: _,
                 thread,
                 _winch,
             } => {
