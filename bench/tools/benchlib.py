@@ -44,13 +44,21 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 @dataclass
 class Cmd:
     """One command of a comparison. `{tmp}` in argv or env values becomes a
-    fresh empty directory for each run (a trace directory), removed after."""
+    fresh empty directory for each run (a trace directory), removed after it,
+    or with `keep_tmp` once every round has run.
+
+    `keep_tmp` is for start-up figures. Removing a run's files right before
+    the next run is the harness's doing, not a user's, and on ext4 without a
+    journal (this machine's) it makes every file the next run creates scan
+    past the inodes just freed (`recently_deleted`, for 60 s after each
+    removal): 0.1 to 0.3 ms a file (docs/benchmarks.md, session 11)."""
 
     name: str
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     stdout: str = "capture"  # "capture" (parse key=value lines) or "null"
     rss: bool = False  # measure peak RSS through RUNRSS (see bench/c/runrss.c)
+    keep_tmp: bool = False
 
 
 # bench/c/runrss, set by the suite. A process started from Python carries
@@ -82,9 +90,11 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def run_once(cmd: Cmd, timeout: float | None = None) -> Sample:
+def run_once(cmd: Cmd, timeout: float | None = None, kept: list[str] | None = None) -> Sample:
     """Runs `cmd` once; wall time around spawn and wait, CPU time and peak RSS
-    from wait4 (the command and every descendant it waited for)."""
+    from wait4 (the command and every descendant it waited for). With
+    `cmd.keep_tmp` and a `kept` list, its `{tmp}` goes into `kept` to be
+    removed later, not now."""
     tmp = tempfile.mkdtemp(prefix="cdt-bench-") if _wants_tmp(cmd) else None
     sub = lambda s: s.replace("{tmp}", tmp) if tmp else s  # noqa: E731
     argv = [sub(a) for a in cmd.argv]
@@ -115,7 +125,9 @@ def run_once(cmd: Cmd, timeout: float | None = None) -> Sample:
         elif rss_file:
             maxrss = int(_read_values(rss_file)["maxrss_kb"])
     finally:
-        if tmp:
+        if tmp and cmd.keep_tmp and kept is not None:
+            kept.append(tmp)
+        elif tmp:
             shutil.rmtree(tmp, ignore_errors=True)
         if rss_file:
             rss_file.close()
@@ -199,17 +211,22 @@ def interleave(cmds: list[Cmd], runs: int, warmup: int = 1, timeout: float | Non
     r mod len(cmds). Warm-up rounds are discarded. A failing run stops the
     suite (a benchmark of a broken command measures nothing)."""
     samples: dict[str, list[Sample]] = {c.name: [] for c in cmds}
-    for r in range(warmup + runs):
-        k = r % len(cmds)
-        for cmd in cmds[k:] + cmds[:k]:
-            s = run_once(cmd, timeout)
-            if s.rc != 0 and not s.timed_out:
-                raise RuntimeError(
-                    f"{cmd.name}: {' '.join(cmd.argv)} exited {s.rc}\n{s.stderr_tail}")
-            if r >= warmup:
-                samples[cmd.name].append(s)
-        if log:
-            log(f"    round {r + 1}/{warmup + runs}")
+    kept: list[str] = []
+    try:
+        for r in range(warmup + runs):
+            k = r % len(cmds)
+            for cmd in cmds[k:] + cmds[:k]:
+                s = run_once(cmd, timeout, kept)
+                if s.rc != 0 and not s.timed_out:
+                    raise RuntimeError(
+                        f"{cmd.name}: {' '.join(cmd.argv)} exited {s.rc}\n{s.stderr_tail}")
+                if r >= warmup:
+                    samples[cmd.name].append(s)
+            if log:
+                log(f"    round {r + 1}/{warmup + runs}")
+    finally:
+        for t in kept:
+            shutil.rmtree(t, ignore_errors=True)
     return samples
 
 

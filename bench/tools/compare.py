@@ -32,8 +32,11 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[bl.Cmd]]:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--progress", action="store_true", help="a line per round on stderr")
+    ap.add_argument("--keep-tmp", action="store_true",
+                    help="remove the {tmp} directories after the last round, not after each run "
+                         "(benchlib.Cmd.keep_tmp says why)")
     opts = ap.parse_args(chunks[0])
-    cmds = [bl.Cmd(c[0], c[1:], stdout="null") for c in chunks[1:] if c]
+    cmds = [bl.Cmd(c[0], c[1:], stdout="null", keep_tmp=opts.keep_tmp) for c in chunks[1:] if c]
     if len(cmds) < 2 or any(len(c.argv) == 0 for c in cmds):
         ap.error("give at least two ':: NAME CMD' commands")
     return opts, cmds

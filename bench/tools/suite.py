@@ -410,13 +410,14 @@ def section_startup(ctx: Ctx) -> dict:
     hows = ["shim", "launcher"]
     if ctx.baseline_cli is not None:
         hows.append("baseline")
+    # Trace directories stay until the last round (bl.Cmd.keep_tmp says why).
     for name, argv in progs.items():
         cmds += [bl.Cmd(f"{name}_bare", argv),
-                 bl.Cmd(f"{name}_shim", argv, ctx.traced("{tmp}")),
-                 bl.Cmd(f"{name}_launcher", launcher + argv)]
+                 bl.Cmd(f"{name}_shim", argv, ctx.traced("{tmp}"), keep_tmp=True),
+                 bl.Cmd(f"{name}_launcher", launcher + argv, keep_tmp=True)]
         if ctx.baseline_cli is not None:
             cmds.append(bl.Cmd(f"{name}_baseline",
-                               [str(ctx.baseline_cli), *launcher[1:], *argv]))
+                               [str(ctx.baseline_cli), *launcher[1:], *argv], keep_tmp=True))
     s = bl.interleave(cmds, ctx.p["start_runs"], log=log)
     res: dict = {"python": ctx.python, "wall_ms": {}}
     if ctx.baseline_cli is not None:
