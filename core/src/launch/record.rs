@@ -375,6 +375,11 @@ impl Records {
             return Err(gone());
         }
         let mut v = record_bytes(rec)?;
+        // Only into blocks the file already has: a write that ran out of
+        // room halfway would leave neither version whole.
+        if v.len() as u64 > ours.blocks() * 512 {
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        }
         if (v.len() as u64) < ours.len() {
             v.resize(ours.len() as usize, b' ');
         }
@@ -697,6 +702,20 @@ mod tests {
         assert!(read_record(&dir).warnings.is_empty());
         assert_eq!(names(&dir), [LAUNCHER_FILE]);
         assert!(!r.warned);
+
+        // A version larger than the blocks the file has is not started
+        // there (a full disk could cut it halfway): a new file takes it.
+        let huge = LauncherRecord {
+            warnings: vec!["w".repeat(SPARE as usize + 4096)],
+            ..record(4)
+        };
+        r.write(&huge, Version::Last);
+        assert_ne!(
+            fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino(),
+            before.ino()
+        );
+        assert_eq!(read_record(&dir).pid, Some(4));
+        assert_eq!(names(&dir), [LAUNCHER_FILE]);
 
         // Someone else's file took the name: a new file replaces it.
         fs::remove_file(dir.join(LAUNCHER_FILE)).unwrap();
