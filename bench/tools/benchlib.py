@@ -79,6 +79,12 @@ class Sample:
     timed_out: bool = False
     stderr_tail: str = ""
 
+    @property
+    def cpu_s(self) -> float:
+        """User plus system time: the command's work, without the machine's
+        stalls that wall time carries."""
+        return self.user_s + self.sys_s
+
 
 KV = re.compile(r"^([a-z_]+)=(-?[0-9.]+)$")
 

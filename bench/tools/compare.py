@@ -47,7 +47,7 @@ def main() -> None:
     progress = (lambda m: print(m, file=sys.stderr, flush=True)) if opts.progress else None
     s = bl.interleave(cmds, opts.runs, opts.warmup, log=progress)
     wall = {c.name: bl.wall_stats(s[c.name]) for c in cmds}
-    cpu = {c.name: bl.stats([x.user_s + x.sys_s for x in s[c.name]]) for c in cmds}
+    cpu = {c.name: bl.stats([x.cpu_s for x in s[c.name]]) for c in cmds}
     paired = {c.name: paired_diff(s[c.name], s[cmds[0].name]) for c in cmds}
     print_table(cmds, wall, cpu, paired, opts.runs)
     if opts.json:

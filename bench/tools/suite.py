@@ -627,7 +627,7 @@ def report_case(ctx: Ctx, name: str, d: Path) -> dict:
             "wall_s": bl.wall_stats(xs),
             # report is single-threaded: its CPU time is its work, without
             # the machine's own stalls that wall time of short runs carries.
-            "cpu_s": bl.stats([x.user_s + x.sys_s for x in xs]),
+            "cpu_s": bl.stats([x.cpu_s for x in xs]),
             "maxrss_mb": bl.stats([x.maxrss_kb / 1024 for x in xs]),
         }
         res[c.name]["mb_per_s"] = mb / res[c.name]["wall_s"]["median"]
@@ -736,7 +736,7 @@ def paired_ratios(ctx: Ctx, fmt: str, a: Path, b: Path) -> dict:
     rounds = list(zip(s["a"], s["b"]))
     return {
         "time_ratio": statistics.median(y.wall_s / x.wall_s for x, y in rounds),
-        "cpu_ratio": statistics.median((y.user_s + y.sys_s) / max(x.user_s + x.sys_s, 1e-6)
+        "cpu_ratio": statistics.median(y.cpu_s / max(x.cpu_s, 1e-6)
                                        for x, y in rounds),
         "paired_rounds": len(rounds),
     }

@@ -351,13 +351,9 @@ impl Records {
             },
             None => None,
         };
-        let res = self
-            .write_in_place(rec)
-            .or_else(|_| self.make_spare().and_then(|s| self.put(s, rec)));
-        match (res, first) {
-            (Ok(()), _) => Ok(()),
-            (Err(e), first) => Err(first.unwrap_or(e)),
-        }
+        self.write_in_place(rec)
+            .or_else(|_| self.make_spare().and_then(|s| self.put(s, rec)))
+            .map_err(|e| first.unwrap_or(e))
     }
 
     /// `rec` written over the version this writer put in place, when it is
