@@ -1,14 +1,16 @@
 //! Builds the shim (`libcdtrace.so`, the audit library, and
-//! `libcdtrace_preload.so`, its preload helper) and embeds both in this
-//! library, and so in the CLI binary (and any other front end) that links it.
+//! `libcdtrace_preload.so`, its preload helper) and the version probe
+//! helper (`cdtrace-probe`), and embeds the three in this library, and so in
+//! the CLI binary (and any other front end) that links it.
 //!
 //! `cargo install --path cli` installs only the binary, so the shim has to
 //! travel inside it. This script runs a nested `cargo build --release -p
 //! cudnn-trace-shim` with its own target directory (the outer build holds the
 //! lock on the normal one), and `cargo build --release --manifest-path
-//! shim/preload/Cargo.toml` (the helper is a workspace of its own: it is
-//! built with panic = "abort" and without std), and copies the results to
-//! `$OUT_DIR`, which `src/launch/shim.rs` includes with `include_bytes!`.
+//! shim/preload/Cargo.toml` and `--manifest-path probe/Cargo.toml` (the
+//! helpers are workspaces of their own: they are built with panic = "abort"
+//! and without std), and copies the results to `$OUT_DIR`, which
+//! `src/launch/shim.rs` includes with `include_bytes!`.
 //!
 //! When the shim cannot be built (the workspace is not there, or the shim does
 //! not compile), an empty file is embedded and a cargo warning says why; the
@@ -75,6 +77,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let dest = out_dir.join("libcdtrace.so");
     let dest_preload = out_dir.join("libcdtrace_preload.so");
+    let dest_probe = out_dir.join("cdtrace-probe");
     let ws = manifest_dir
         .parent()
         .map(Path::to_path_buf)
@@ -91,6 +94,10 @@ fn main() {
         "shim/preload/src",
         "shim/preload/Cargo.toml",
         "shim/preload/Cargo.lock",
+        "probe/src",
+        "probe/build.rs",
+        "probe/Cargo.toml",
+        "probe/Cargo.lock",
         "format/src",
         "format/Cargo.toml",
         "Cargo.toml",
@@ -106,13 +113,15 @@ fn main() {
         Err("CUDNN_TRACE_SKIP_SHIM_BUILD is set".to_string())
     } else {
         build_shim(&ws, &out_dir).and_then(|audit| {
-            let preload = build_preload(&ws, &out_dir)?;
-            Ok((audit, preload))
+            let preload = build_helper(&ws, &out_dir, "shim/preload", "libcdtrace_preload.so")?;
+            let probe = build_helper(&ws, &out_dir, "probe", "cdtrace-probe")?;
+            Ok([audit, preload, probe])
         })
     };
-    // Both or neither: the launcher needs the pair.
-    let copied = result.and_then(|(audit, preload)| {
-        for (from, to) in [(&audit, &dest), (&preload, &dest_preload)] {
+    // All or none: the launcher needs the pair, and what needs the probe
+    // needs the shim's extraction directory.
+    let copied = result.and_then(|built| {
+        for (from, to) in built.iter().zip([&dest, &dest_preload, &dest_probe]) {
             fs::copy(from, to).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
         }
         Ok(())
@@ -120,15 +129,17 @@ fn main() {
     if let Err(why) = copied {
         warn_empty(&dest, &why);
         fs::write(&dest_preload, b"").expect("write empty preload placeholder");
+        fs::write(&dest_probe, b"").expect("write empty probe placeholder");
     }
     // The name of the extraction directory, hashed here rather than at every
     // start of the launcher (a few million instructions: issue 10).
     // `launch::shim::content_hash` is the same function; a test holds them
     // together.
-    let mut both = fs::read(&dest).unwrap_or_default();
-    both.extend(fs::read(&dest_preload).unwrap_or_default());
+    let mut all = fs::read(&dest).unwrap_or_default();
+    all.extend(fs::read(&dest_preload).unwrap_or_default());
+    all.extend(fs::read(&dest_probe).unwrap_or_default());
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in &both {
+    for &b in &all {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
@@ -211,18 +222,15 @@ fn build_shim(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
     )
 }
 
-/// The preload helper, a workspace of its own (`shim/preload`).
-fn build_preload(ws: &Path, out_dir: &Path) -> Result<PathBuf, String> {
-    let manifest = ws.join("shim/preload/Cargo.toml");
+/// A helper that is a workspace of its own (`shim/preload`, `probe`): the
+/// path of the built `file`.
+fn build_helper(ws: &Path, out_dir: &Path, dir: &str, file: &str) -> Result<PathBuf, String> {
+    let manifest = ws.join(dir).join("Cargo.toml");
     if !manifest.is_file() {
         return Err(format!("{} not found", manifest.display()));
     }
-    nested_build(
-        &manifest,
-        None,
-        &out_dir.join("preload-target"),
-        "libcdtrace_preload.so",
-    )
+    let target = out_dir.join(format!("{}-target", dir.rsplit('/').next().unwrap_or(dir)));
+    nested_build(&manifest, None, &target, file)
 }
 
 /// `cargo build --release [-p PACKAGE] --manifest-path MANIFEST` into

@@ -7,12 +7,13 @@
 # symbol that uses it is weak). Fails (exit 1) when one is above MAX
 # (default 2.17), listing the symbols that are.
 #
-# --cli CUDNN_TRACE: also check the two shim files embedded in that
-# cudnn-trace binary, exactly as it extracts them for a traced program (it
-# runs `CUDNN_TRACE -- true` and takes the files its LD_AUDIT names). The binary
-# itself is checked only when it is also given as a FILE (the development
-# build of the CLI follows the host's glibc; a release build does not:
-# scripts/release-build.sh).
+# --cli CUDNN_TRACE: also check the files embedded in that cudnn-trace
+# binary, exactly as it extracts them: the two shim files for a traced
+# program (it runs `CUDNN_TRACE -- true` and takes the files its LD_AUDIT
+# names) and the version probe helper beside them (it runs an empty probe,
+# `CUDNN_TRACE __probe-cudnn --ask '[]'`). The binary itself is checked only
+# when it is also given as a FILE (the development build of the CLI follows
+# the host's glibc; a release build is static: scripts/release-build.sh).
 #
 # Needs only readelf (binutils, which comes with the C compiler's linker).
 set -euo pipefail
@@ -51,6 +52,11 @@ for cli in "${clis[@]}"; do
     */libcdtrace.so) files+=("$shim" "${shim%/*}/libcdtrace_preload.so") ;;
     *) echo "glibc-floor: no shim in the LD_AUDIT of $cli's trace (${shim:-none})" >&2; exit 2 ;;
   esac
+  answers=$(XDG_CACHE_HOME=$tmp/cache "$cli" __probe-cudnn --ask '[]' 2>"$tmp/cli.log") || true
+  if [ "$answers" != "[]" ]; then
+    echo "glibc-floor: $cli __probe-cudnn --ask '[]' printed ${answers:-nothing}:" >&2; cat "$tmp/cli.log" >&2; exit 2
+  fi
+  files+=("${shim%/*}/cdtrace-probe")
 done
 [ ${#files[@]} -gt 0 ] || { echo "usage: $0 [--max X.Y] [--cli CUDNN_TRACE]... [FILE]..." >&2; exit 2; }
 

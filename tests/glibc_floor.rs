@@ -1,7 +1,8 @@
-//! The glibc floor (issue 11): both shim files, exactly as the CLI embeds and
-//! extracts them, need no `GLIBC_` symbol version newer than 2.17, so that
-//! `env --shim` can put them into any image with glibc 2.17 or later (RHEL 7,
-//! Debian 10/11, Ubuntu 18.04/20.04), whatever glibc built them.
+//! The glibc floor (issue 11): both shim files and the version probe
+//! helper, exactly as the CLI embeds and extracts them, need no `GLIBC_`
+//! symbol version newer than 2.17, so that `env --shim` can put the shim into
+//! any image with glibc 2.17 or later (RHEL 7, Debian 10/11, Ubuntu
+//! 18.04/20.04), and the probe runs there, whatever glibc built them.
 //!
 //! Checked with `scripts/glibc-floor.sh --cli`, which CI also runs on the
 //! release build (`scripts/release-build.sh`), where the CLI itself is held
@@ -15,11 +16,14 @@ use std::process::Command;
 fn embedded_shim_files_need_nothing_newer_than_glibc_2_17() {
     let t = tools::tools().unwrap_or_else(|e| panic!("{e}"));
     let text = floor_2_17(&["--cli"], &t.cli);
-    // Both files were looked at.
-    assert!(
-        text.contains("/libcdtrace.so\n") && text.contains("/libcdtrace_preload.so\n"),
-        "{text}"
-    );
+    // The three files were looked at.
+    for file in [
+        "/libcdtrace.so\n",
+        "/libcdtrace_preload.so\n",
+        "/cdtrace-probe\n",
+    ] {
+        assert!(text.contains(file), "{file:?} not checked:\n{text}");
+    }
 }
 
 /// The development build of the audit library (`target/debug/libcdtrace.so`,

@@ -1,9 +1,11 @@
 //! The embedded shim: where it lives on disk at run time.
 //!
-//! `build.rs` embeds `libcdtrace.so` (the audit library) and
+//! `build.rs` embeds `libcdtrace.so` (the audit library),
 //! `libcdtrace_preload.so` (its `LD_PRELOAD` helper, which must sit next to
-//! it: [`preload_path`]); the first run extracts both (write to a
-//! temporary file, then `rename`, mode 0755) to
+//! it: [`preload_path`]) and `cdtrace-probe` (the version probe's process,
+//! `machine::probe`: [`probe_helper`]); the first run extracts the shim's
+//! pair, and the first probe the helper (write to a temporary file, then
+//! `rename`, mode 0755), to
 //! `$XDG_CACHE_HOME/cudnn-trace/<version>-<hash>/libcdtrace.so`, else
 //! `~/.cache/cudnn-trace/…`, else `/tmp/cudnn-trace-<euid>/<version>-<hash>/…`,
 //! else `$TMPDIR/cudnn-trace-<euid>/…`, else a fresh `mkdtemp` directory
@@ -14,7 +16,8 @@
 //! directory of it is searchable by others, `/var/cache/cudnn-trace/…`,
 //! `/tmp/cudnn-trace-0/…` (directories 0755), and only then its own cache.
 //!
-//! The file is loaded into every traced process, so a location is used only
+//! The shim is loaded into every traced process (and the helper runs with
+//! the user's rights, as root too), so a location is used only
 //! when nobody else can change it: every directory from the cache base down
 //! to the version directory must be owned by the effective uid (or root) and
 //! not writable by group or others, and the file must be a regular file (never
@@ -42,21 +45,35 @@ pub const SHIM_FILE: &str = "libcdtrace.so";
 
 static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libcdtrace.so"));
 static EMBEDDED_PRELOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libcdtrace_preload.so"));
-/// [`content_hash`] of both, shim first, computed by `build.rs`.
+static EMBEDDED_PROBE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cdtrace-probe"));
+/// [`content_hash`] of the three, shim first, then its preload helper, then
+/// the probe helper, computed by `build.rs`.
 static EMBEDDED_HASH: &str = include_str!(concat!(env!("OUT_DIR"), "/embedded.hash"));
 
 /// File name of the preload helper (`cdtrace_abi::bridge::PRELOAD_FILE`),
 /// installed next to [`SHIM_FILE`]; the audit library recognises it by it.
 pub const PRELOAD_FILE: &str = "libcdtrace_preload.so";
 
+/// File name of the version probe helper (`probe/`), installed next to
+/// [`SHIM_FILE`].
+pub const PROBE_FILE: &str = "cdtrace-probe";
+
 /// The embedded shim, or None when the build could not produce it.
 pub fn embedded() -> Option<&'static [u8]> {
-    (!EMBEDDED.is_empty() && !EMBEDDED_PRELOAD.is_empty()).then_some(EMBEDDED)
+    [EMBEDDED, EMBEDDED_PRELOAD, EMBEDDED_PROBE]
+        .iter()
+        .all(|b| !b.is_empty())
+        .then_some(EMBEDDED)
 }
 
 /// The embedded preload helper (present whenever [`embedded`] is).
 pub fn embedded_preload() -> Option<&'static [u8]> {
     embedded().map(|_| EMBEDDED_PRELOAD)
+}
+
+/// The embedded probe helper (present whenever [`embedded`] is).
+pub fn embedded_probe() -> Option<&'static [u8]> {
+    embedded().map(|_| EMBEDDED_PROBE)
 }
 
 /// Where the preload helper of the shim at `shim` is: next to it. This is
@@ -131,13 +148,52 @@ pub fn locate() -> Result<PathBuf, ShimError> {
              {SHIM_PATH_ENV}=/path/to/{SHIM_FILE}"
         ))
     })?;
+    shim_in(&here(), bytes, euid())
+}
+
+/// The shim (`bytes`) and its preload helper in the first of `cands` that
+/// takes them; the shim's path.
+fn shim_in(cands: &[Candidate], bytes: &[u8], euid: u32) -> Result<PathBuf, ShimError> {
+    let mut files = Vec::with_capacity(2);
+    if let Some(helper) = embedded_preload() {
+        files.push((PRELOAD_FILE, helper));
+    }
+    files.push((SHIM_FILE, bytes));
+    locate_in(cands, &files, euid).map_err(|why| {
+        ShimError::NoSafeLocation(format!(
+            "cannot place the shim in a private location ({}); set {SHIM_PATH_ENV} to a copy of {SHIM_FILE}",
+            why.join("; ")
+        ))
+    })
+}
+
+/// The version probe helper on disk, extracting it when needed: the
+/// embedded one, into the shim's location (whichever shim the run uses).
+/// Err: one line saying why there is none.
+pub fn probe_helper() -> Result<PathBuf, String> {
+    if embedded().is_none() {
+        return Err(format!(
+            "this cudnn-trace binary was built without its {PROBE_FILE} (the nested build \
+             failed; see the cargo warnings of the build)"
+        ));
+    }
+    probe_in(&here(), EMBEDDED_PROBE, euid())
+}
+
+/// The probe helper (`bytes`) in the first of `cands` that takes it.
+fn probe_in(cands: &[Candidate], bytes: &[u8], euid: u32) -> Result<PathBuf, String> {
+    locate_in(cands, &[(PROBE_FILE, bytes)], euid).map_err(|why| {
+        format!(
+            "cannot place {PROBE_FILE} in a private location ({})",
+            why.join("; ")
+        )
+    })
+}
+
+/// This user's candidate locations for the embedded files.
+fn here() -> Vec<Candidate> {
     let leaf = format!("{}-{}", env!("CARGO_PKG_VERSION"), EMBEDDED_HASH);
-    let euid = euid();
-    locate_in(
-        &candidates(euid, &leaf, |k| std::env::var_os(k)),
-        bytes,
-        euid,
-    )
+    candidates(euid(), &leaf, |k| std::env::var_os(k))
 }
 
 fn euid() -> u32 {
@@ -145,8 +201,12 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// The first candidate that passes the checks and takes the shim.
-fn locate_in(cands: &[Candidate], bytes: &[u8], euid: u32) -> Result<PathBuf, ShimError> {
+/// Files installed together: (name, bytes), the last one's path returned.
+type Files<'a> = [(&'a str, &'a [u8])];
+
+/// The first candidate that passes the checks and takes `files`. Err: why
+/// each candidate did not.
+fn locate_in(cands: &[Candidate], files: &Files<'_>, euid: u32) -> Result<PathBuf, Vec<String>> {
     let mut why = Vec::new();
     for c in cands {
         let expected = c.expected();
@@ -158,7 +218,7 @@ fn locate_in(cands: &[Candidate], bytes: &[u8], euid: u32) -> Result<PathBuf, Sh
             continue;
         }
         let r = prepare(c, euid).and_then(|dir| {
-            install(&dir, bytes, euid).inspect_err(|_| {
+            install(&dir, files, euid).inspect_err(|_| {
                 if matches!(c.top, Top::Fresh { .. }) {
                     let _ = fs::remove_dir_all(&dir);
                 }
@@ -169,10 +229,7 @@ fn locate_in(cands: &[Candidate], bytes: &[u8], euid: u32) -> Result<PathBuf, Sh
             Err(e) => why.push(format!("{}: {e}", expected.display())),
         }
     }
-    Err(ShimError::NoSafeLocation(format!(
-        "cannot place the shim in a private location ({}); set {SHIM_PATH_ENV} to a copy of {SHIM_FILE}",
-        why.join("; ")
-    )))
+    Err(why)
 }
 
 fn from_override(p: OsString) -> Result<PathBuf, String> {
@@ -550,20 +607,20 @@ fn identity(bytes: &[u8]) -> &[u8] {
 /// the shim and its helper lie in their first page.
 const IDENTITY_HEAD: usize = 4096;
 
-/// Puts the shim and its preload helper into `dir` (already checked);
-/// returns the shim's path.
-fn install(dir: &Path, bytes: &[u8], euid: u32) -> Result<PathBuf, String> {
-    let path = dir.join(SHIM_FILE);
-    if !loader_safe(&path) {
+/// Puts `files` into `dir` (already checked), in order; returns the last
+/// one's path.
+fn install(dir: &Path, files: &Files<'_>, euid: u32) -> Result<PathBuf, String> {
+    if !loader_safe(&dir.join(SHIM_FILE)) {
         return Err("path has a space, colon or '$' (the loader cannot take it)".into());
     }
     if noexec(dir) {
         return Err("mounted noexec (the loader could not map the shim)".into());
     }
-    if let Some(helper) = embedded_preload() {
-        install_file(dir, PRELOAD_FILE, helper, euid)?;
+    let mut last = Err("nothing to install".to_string());
+    for (name, bytes) in files {
+        last = Ok(install_file(dir, name, bytes, euid)?);
     }
-    install_file(dir, SHIM_FILE, bytes, euid)
+    last
 }
 
 /// Puts `bytes` into `dir/name` (reused when already there); returns its path.
@@ -739,9 +796,9 @@ mod tests {
     }
 
     #[test]
-    fn embedded_hash_is_the_content_hash_of_both() {
-        let both = [EMBEDDED, EMBEDDED_PRELOAD].concat();
-        assert_eq!(EMBEDDED_HASH, content_hash(&both));
+    fn embedded_hash_is_the_content_hash_of_the_three() {
+        let all = [EMBEDDED, EMBEDDED_PRELOAD, EMBEDDED_PROBE].concat();
+        assert_eq!(EMBEDDED_HASH, content_hash(&all));
     }
 
     #[test]
@@ -755,18 +812,18 @@ mod tests {
     fn extracts_once_and_reuses() {
         let tmp = crate::testutil::tempdir("shim");
         let c = own(tmp.join("cache"));
-        let path = locate_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
+        let path = shim_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
         assert_eq!(path, tmp.join("cache/cudnn-trace/v-h").join(SHIM_FILE));
         assert_eq!(fs::read(&path).unwrap(), FAKE);
         assert_eq!(mode(&path), 0o755);
         assert_eq!(mode(&tmp.join("cache")), 0o700);
         let ino = fs::metadata(&path).unwrap().ino();
         // Identical: reused as is.
-        locate_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
+        shim_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
         assert_eq!(fs::metadata(&path).unwrap().ino(), ino);
         // Different content (corrupted copy): replaced.
         fs::write(&path, b"junk").unwrap();
-        locate_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
+        shim_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
         assert_eq!(fs::read(&path).unwrap(), FAKE);
         // The preload helper next to it, when this binary embeds one.
         let helper = preload_path(&path);
@@ -784,10 +841,35 @@ mod tests {
     }
 
     #[test]
+    fn the_probe_helper_goes_beside_the_shim_alone_and_is_reused() {
+        let tmp = crate::testutil::tempdir("probe-helper");
+        let c = own(tmp.join("cache"));
+        let shim = shim_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
+        let helper = probe_in(std::slice::from_ref(&c), b"\x7fELF helper", euid()).unwrap();
+        assert_eq!(helper, shim.with_file_name(PROBE_FILE));
+        assert_eq!(fs::read(&helper).unwrap(), b"\x7fELF helper");
+        assert_eq!(mode(&helper), 0o755);
+        let ino = fs::metadata(&helper).unwrap().ino();
+        probe_in(std::slice::from_ref(&c), b"\x7fELF helper", euid()).unwrap();
+        assert_eq!(fs::metadata(&helper).unwrap().ino(), ino);
+        // The shim is left as it was.
+        assert_eq!(fs::read(&shim).unwrap(), FAKE);
+        // No location: one line naming the helper.
+        let file = tmp.join("file");
+        fs::write(&file, "x").unwrap();
+        let e = probe_in(&[shared(file, false)], b"x", euid()).unwrap_err();
+        assert!(e.starts_with("cannot place cdtrace-probe"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
     fn a_build_is_known_by_its_length_and_first_page() {
         // The real shim and helper: their build-id is in their first page,
         // so reuse reads 4 KiB, not the whole file.
-        for bytes in [embedded(), embedded_preload()].into_iter().flatten() {
+        for bytes in [embedded(), embedded_preload(), embedded_probe()]
+            .into_iter()
+            .flatten()
+        {
             assert_eq!(identity(bytes).len(), IDENTITY_HEAD);
         }
         let Some(real) = embedded() else { return };
@@ -870,7 +952,7 @@ mod tests {
         chmod(&planted, 0o755);
         std::os::unix::fs::symlink(&planted, &path).unwrap();
         assert_eq!(
-            locate_in(std::slice::from_ref(&c), FAKE, euid()).unwrap(),
+            shim_in(std::slice::from_ref(&c), FAKE, euid()).unwrap(),
             path
         );
         assert!(fs::symlink_metadata(&path).unwrap().file_type().is_file());
@@ -878,7 +960,7 @@ mod tests {
         // Identical content, but writable by others: replaced by a 0755 copy.
         chmod(&path, 0o777);
         let ino = fs::metadata(&path).unwrap().ino();
-        locate_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
+        shim_in(std::slice::from_ref(&c), FAKE, euid()).unwrap();
         assert_eq!(mode(&path), 0o755);
         assert_ne!(fs::metadata(&path).unwrap().ino(), ino);
     }
@@ -909,7 +991,7 @@ mod tests {
                 world: false,
             },
         ];
-        let p = locate_in(&cands, FAKE, euid()).unwrap();
+        let p = shim_in(&cands, FAKE, euid()).unwrap();
         let dir = p.parent().unwrap();
         assert_eq!(dir.parent().unwrap(), tmp);
         let name = dir.file_name().unwrap().to_str().unwrap();
@@ -922,7 +1004,7 @@ mod tests {
         assert!(fs::read_dir(&priv_).unwrap().next().is_none());
         // The shared directory: ours and private, it is used.
         let ok = tmp.join("cudnn-trace-8");
-        let p = locate_in(&[shared(ok.clone(), false)], FAKE, euid()).unwrap();
+        let p = shim_in(&[shared(ok.clone(), false)], FAKE, euid()).unwrap();
         assert_eq!(p, ok.join("v-h").join(SHIM_FILE));
         assert_eq!(mode(&ok), 0o700);
     }
@@ -940,7 +1022,7 @@ mod tests {
             shared(file.clone(), false),
             own(tmp.join("a b")),
         ];
-        let e = locate_in(&cands, FAKE, euid()).unwrap_err();
+        let e = shim_in(&cands, FAKE, euid()).unwrap_err();
         assert!(matches!(e, ShimError::NoSafeLocation(_)));
         assert!(e.run_untraced());
         let text = e.to_string();
@@ -1004,13 +1086,13 @@ mod tests {
         let top = tmp.join("cudnn-trace-0");
         fs::create_dir(&top).unwrap();
         chmod(&top, 0o700);
-        let p = locate_in(&[shared(top.clone(), true)], FAKE, euid()).unwrap();
+        let p = shim_in(&[shared(top.clone(), true)], FAKE, euid()).unwrap();
         assert_eq!(mode(&top), 0o755);
         assert_eq!(mode(p.parent().unwrap()), 0o755);
         assert_eq!(mode(&p), 0o755);
         // An ancestor closed to others: not a location for root.
         chmod(&tmp, 0o700);
-        let e = locate_in(&[shared(top, true)], FAKE, euid()).unwrap_err();
+        let e = shim_in(&[shared(top, true)], FAKE, euid()).unwrap_err();
         assert!(e.to_string().contains("not searchable"), "{e}");
         chmod(&tmp, 0o755);
 
@@ -1032,7 +1114,7 @@ mod tests {
         assert!(e.contains("not searchable"), "{e}");
         assert!(!cache.join("cudnn-trace").exists());
         chmod(&cache, 0o755);
-        let p = locate_in(&[world], FAKE, euid()).unwrap();
+        let p = shim_in(&[world], FAKE, euid()).unwrap();
         assert_eq!(mode(p.parent().unwrap()), 0o755);
         assert_eq!(mode(&cache.join("cudnn-trace")), 0o755);
     }

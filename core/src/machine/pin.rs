@@ -134,7 +134,8 @@ pub fn required_sublibraries(major: u32) -> &'static [&'static str] {
 }
 
 /// Checks `dir` as a pin directory; reads the versions in a separate process
-/// (this executable's hidden `__probe-cudnn` subcommand).
+/// (this executable's hidden `__probe-cudnn` subcommand, which runs the
+/// probe helper: `machine::probe`).
 pub fn validate(dir: &Path, mode: PinMode) -> Result<PinInfo, PinRefusal> {
     validate_with(dir, mode, &probe::run)
 }

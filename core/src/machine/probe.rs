@@ -6,29 +6,33 @@
 //! process that does it: the dispatcher `libcudnn.so.N` aborts on its first
 //! call when a sub-library is missing \[E6\], and a library constructor
 //! may do anything. So the launcher runs its own executable with
-//! the hidden subcommand `__probe-cudnn DIR MAJOR` ([`child_main`]), which
-//! never loads the dispatcher:
+//! the hidden subcommand `__probe-cudnn --ask JSON` ([`child_main`]), which
+//! becomes the probe helper `cdtrace-probe` (`probe/`: a small dynamically
+//! linked program, extracted beside the shim, since the CLI itself may be
+//! linked statically and a static program cannot `dlopen`). For a cuDNN
+//! copy ([`run`]) it never loads the dispatcher:
 //!
 //! * it `dlopen`s the core library by absolute path (`libcudnn_graph.so.9`,
 //!   `libcudnn_ops_infer.so.8`: the one that implements the version queries,
 //!   \[E9\], `reference` in data/cudnn-layout.toml) and calls
 //!   `cudnnGetVersion`, `cudnnGetCudartVersion` and
 //!   `cudnnGetMaxDeviceVersion`;
-//! * then it `dlopen`s each sub-library that exports a `*VersionCheck`, by
-//!   absolute path, in dependency order, and calls it: the sub-library
-//!   compares itself with the core library it got bound to (the one already
-//!   loaded, by SONAME) and returns non-zero when their versions differ.
+//! * then, when the core library loaded, it `dlopen`s each sub-library that
+//!   exports a `*VersionCheck`, by absolute path, in dependency order, and
+//!   calls it: the sub-library compares itself with the core library it got
+//!   bound to (the one already loaded, by SONAME) and returns non-zero when
+//!   their versions differ.
 //!
-//! The child prints one JSON document ([`Probe`]) on stdout; [`run`] parses
-//! it. The child gets an environment without `LD_*` and `CUDNN_TRACE*`
-//! variables (no preloads, no other cuDNN through `LD_LIBRARY_PATH`, no
-//! tracer), its own process group, and 20 seconds.
+//! The helper prints one JSON array, an [`Answer`] per [`Ask`], on stdout;
+//! [`ask_with`] parses it, and [`run`] makes a [`Probe`] of it. The child
+//! gets an environment without `LD_*` and `CUDNN_TRACE*` variables (no
+//! preloads, no other cuDNN through `LD_LIBRARY_PATH`, no tracer), its own
+//! process group, and 20 seconds.
 //!
 //! [`run`] works on any directory, not only a pin directory: it is also the
 //! way to report the versions of cuDNN copies found on disk.
 //!
-//! The report asks single files the same way ([`ask_with`], the child's
-//! `--ask` form): the versions the shim does not ask inside the traced
+//! The report asks single files the same way ([`ask_with`]): the versions the shim does not ask inside the traced
 //! program because asking has side effects there (a cuDNN sub-library's
 //! `*VersionCheck` loads the driver and calls `cuInit`; `cuDriverGetVersion`
 //! reads driver state; an 11.x runtime initialises), or that nobody asked.
@@ -38,11 +42,11 @@
 
 use crate::model::io_msg;
 use serde::{Deserialize, Serialize};
-use std::ffi::{CStr, CString, OsStr, OsString};
+use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -60,9 +64,15 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 /// Most bytes read from the child's stdout/stderr.
 const OUTPUT_LIMIT: u64 = 1 << 20;
 
-/// The child's `--ask` form: `__probe-cudnn --ask JSON`, JSON a list of
+/// The child's arguments: `__probe-cudnn --ask JSON`, JSON a list of
 /// [`Ask`]; it prints the list of [`Answer`]s, one per ask, in order.
 pub const ASK_FLAG: &str = "--ask";
+
+/// The error of a [`Ask::CudnnCheck`] the helper did not run because the
+/// [`Ask::CudnnCore`] before it did not load (the sub-library would bind to
+/// whichever core library its search finds). `probe/src/main.rs` writes
+/// the same words; `tests/probe_helper.rs` holds the two together.
+pub const NOT_RUN: &str = "not run: its core library did not load";
 
 /// Most asks in one probe process.
 pub const MAX_ASKS: usize = 64;
@@ -218,14 +228,62 @@ enum Msg {
 }
 
 /// [`run`] with an explicit executable (which must understand
-/// [`SUBCOMMAND`]) and time limit.
+/// [`SUBCOMMAND`]) and time limit: the core library and the version checks
+/// asked in one process.
 pub fn run_with(exe: &Path, dir: &Path, major: u32, timeout: Duration) -> Result<Probe, String> {
-    let args = [
-        dir.as_os_str().to_owned(),
-        OsString::from(major.to_string()),
-    ];
-    let out = run_child(exe, &args, timeout)?;
-    serde_json::from_slice::<Probe>(&out.stdout).map_err(|_| out.no_result())
+    let mut p = Probe {
+        dir: dir.to_string_lossy().into_owned(),
+        major,
+        core: Core {
+            file: String::new(),
+            error: None,
+            version: None,
+            cudart: None,
+            max_device: None,
+        },
+        checks: Vec::new(),
+    };
+    let Some(stem) = core_stem(major) else {
+        p.core.error = Some(format!("cuDNN {major} is not supported"));
+        return Ok(p);
+    };
+    p.core.file = format!("{stem}.so.{major}");
+    let path = |file: &str| dir.join(file).to_string_lossy().into_owned();
+    let files: Vec<(String, &str)> = version_checks(major)
+        .iter()
+        .map(|&(stem, function)| (format!("{stem}.so.{major}"), function))
+        .collect();
+    let mut asks = vec![Ask::CudnnCore {
+        path: path(&p.core.file),
+    }];
+    asks.extend(files.iter().map(|(file, function)| Ask::CudnnCheck {
+        path: path(file),
+        function: function.to_string(),
+    }));
+    let answers = ask_with(exe, &asks, timeout)?;
+    let core = &answers[0];
+    let unsigned = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
+    p.core.error = core.error.clone();
+    p.core.version = unsigned(core.version);
+    p.core.cudart = unsigned(core.cudart);
+    p.core.max_device = unsigned(core.max_device);
+    if answers[1..]
+        .iter()
+        .any(|a| a.error.as_deref() == Some(NOT_RUN))
+    {
+        return Ok(p);
+    }
+    p.checks = files
+        .into_iter()
+        .zip(&answers[1..])
+        .map(|((file, function), a)| Check {
+            file,
+            function: function.to_string(),
+            error: a.error.clone(),
+            status: a.status,
+        })
+        .collect();
+    Ok(p)
 }
 
 /// Asks library files their versions in one child process of `exe`
@@ -408,161 +466,24 @@ fn last_line(bytes: &[u8]) -> Option<String> {
 // ---------------------------------------------------------------------------
 // Child side
 
-/// `dlerror()` as text.
-fn dl_error() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the
-    // next dl* call on this thread; it is copied at once.
-    let p = unsafe { libc::dlerror() };
-    if p.is_null() {
-        "unknown error".into()
-    } else {
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
-}
-
-/// `dlopen(path, RTLD_NOW | RTLD_LOCAL)`: every symbol bound now, so that a
-/// sub-library that cannot bind to the core library fails here, and nothing
-/// added to the global scope where a later library could bind to it.
-fn dl_open(path: &Path) -> Result<*mut libc::c_void, String> {
-    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| "NUL in path".to_string())?;
-    // SAFETY: a valid C string; dlopen has no other preconditions.
-    let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-    if h.is_null() {
-        Err(dl_error())
-    } else {
-        Ok(h)
-    }
-}
-
-fn dl_sym(h: *mut libc::c_void, name: &str) -> Option<*mut libc::c_void> {
-    let c = CString::new(name).ok()?;
-    // SAFETY: a handle from dlopen and a valid C string.
-    let p = unsafe { libc::dlsym(h, c.as_ptr()) };
-    (!p.is_null()).then_some(p)
-}
-
-/// Calls `size_t name(void)` from the library `h`.
-fn call_size(h: *mut libc::c_void, name: &str) -> Option<u64> {
-    let p = dl_sym(h, name)?;
-    // SAFETY: cuDNN declares these as `size_t f(void)` (cudnn_graph.h,
-    // cudnn_ops_infer.h).
-    let f: unsafe extern "C" fn() -> libc::size_t = unsafe { std::mem::transmute(p) };
-    Some(unsafe { f() } as u64)
-}
-
-/// Reads everything (in this process: the child).
-fn probe(dir: &Path, major: u32) -> Probe {
-    let mut p = Probe {
-        dir: dir.to_string_lossy().into_owned(),
-        major,
-        core: Core {
-            file: String::new(),
-            error: None,
-            version: None,
-            cudart: None,
-            max_device: None,
-        },
-        checks: Vec::new(),
-    };
-    let Some(stem) = core_stem(major) else {
-        p.core.error = Some(format!("cuDNN {major} is not supported"));
-        return p;
-    };
-    p.core.file = format!("{stem}.so.{major}");
-    let core = match dl_open(&dir.join(&p.core.file)) {
-        Ok(h) => h,
-        Err(e) => {
-            p.core.error = Some(e);
-            return p;
-        }
-    };
-    p.core.version = call_size(core, "cudnnGetVersion");
-    p.core.cudart = call_size(core, "cudnnGetCudartVersion");
-    p.core.max_device = call_size(core, "cudnnGetMaxDeviceVersion");
-    for &(stem, function) in version_checks(major) {
-        let file = format!("{stem}.so.{major}");
-        let mut c = Check {
-            file: file.clone(),
-            function: function.into(),
-            error: None,
-            status: None,
+/// The helper's arguments for `asks` (`probe/src/main.rs`): `core PATH`,
+/// `check PATH FUNCTION`, `runtime PATH`, `driver PATH`, in order.
+pub fn helper_args(asks: &[Ask]) -> Vec<OsString> {
+    let mut v = Vec::with_capacity(asks.len() * 3);
+    for a in asks {
+        let kind = match a {
+            Ask::CudnnCore { .. } => "core",
+            Ask::CudnnCheck { .. } => "check",
+            Ask::Runtime { .. } => "runtime",
+            Ask::Driver { .. } => "driver",
         };
-        match dl_open(&dir.join(&file)) {
-            Err(e) => c.error = Some(e),
-            Ok(h) => match dl_sym(h, function) {
-                None => c.error = Some(format!("it has no {function}")),
-                Some(f) => {
-                    // SAFETY: `cudnnStatus_t f(void)`; cudnnStatus_t is an
-                    // int-sized enum.
-                    let f: unsafe extern "C" fn() -> libc::c_int =
-                        unsafe { std::mem::transmute(f) };
-                    c.status = Some(i64::from(unsafe { f() }));
-                }
-            },
-        }
-        p.checks.push(c);
-    }
-    p
-}
-
-/// Calls `int name(int *)` (`cudaRuntimeGetVersion`, `cuDriverGetVersion`)
-/// from the library `h`: (status, value written).
-fn call_int_out(h: *mut libc::c_void, name: &str) -> Option<(i64, i64)> {
-    let p = dl_sym(h, name)?;
-    // SAFETY: both are declared `cudaError_t/CUresult f(int *)`: an
-    // int-sized enum and a pointer to an int we own.
-    let f: unsafe extern "C" fn(*mut libc::c_int) -> libc::c_int =
-        unsafe { std::mem::transmute(p) };
-    let mut v: libc::c_int = 0;
-    let status = unsafe { f(&mut v) };
-    Some((i64::from(status), i64::from(v)))
-}
-
-/// Asks one file (in this process: the child). Libraries stay loaded: a
-/// later check binds to the core library loaded here.
-fn answer(ask: &Ask) -> Answer {
-    let mut a = Answer::default();
-    let h = match dl_open(Path::new(ask.path())) {
-        Ok(h) => h,
-        Err(e) => {
-            a.error = Some(e);
-            return a;
-        }
-    };
-    let missing = |f: &str| Some(format!("it has no {f}"));
-    match ask {
-        Ask::CudnnCore { .. } => {
-            a.version = call_size(h, "cudnnGetVersion").map(|v| v as i64);
-            a.cudart = call_size(h, "cudnnGetCudartVersion").map(|v| v as i64);
-            a.max_device = call_size(h, "cudnnGetMaxDeviceVersion").map(|v| v as i64);
-            if a.version.is_none() {
-                a.error = missing("cudnnGetVersion");
-            }
-        }
-        Ask::CudnnCheck { function, .. } => match dl_sym(h, function) {
-            None => a.error = missing(function),
-            Some(f) => {
-                // SAFETY: `cudnnStatus_t f(void)`; cudnnStatus_t is an
-                // int-sized enum.
-                let f: unsafe extern "C" fn() -> libc::c_int = unsafe { std::mem::transmute(f) };
-                a.status = Some(i64::from(unsafe { f() }));
-            }
-        },
-        Ask::Runtime { .. } | Ask::Driver { .. } => {
-            let function = match ask {
-                Ask::Runtime { .. } => "cudaRuntimeGetVersion",
-                _ => "cuDriverGetVersion",
-            };
-            match call_int_out(h, function) {
-                None => a.error = missing(function),
-                Some((status, v)) => {
-                    a.status = Some(status);
-                    a.version = (status == 0).then_some(v);
-                }
-            }
+        v.push(kind.into());
+        v.push(a.path().into());
+        if let Ask::CudnnCheck { function, .. } = a {
+            v.push(function.into());
         }
     }
-    a
+    v
 }
 
 /// Writes to stderr, ignoring errors (the parent reads stdout only).
@@ -570,55 +491,44 @@ fn say(s: &str) {
     let _ = std::io::stderr().write_all(s.as_bytes());
 }
 
-/// What the child was asked to do.
-enum Job {
-    Dir(OsString, u32),
-    Asks(Vec<Ask>),
-}
-
-fn parse_job(args: &[OsString]) -> Option<Job> {
+/// The asks of `__probe-cudnn --ask JSON`; None for anything else.
+fn parse_asks(args: &[OsString]) -> Option<Vec<Ask>> {
     match args {
         [flag, json] if flag == ASK_FLAG => {
             let asks: Vec<Ask> = serde_json::from_slice(json.as_bytes()).ok()?;
-            (asks.len() <= MAX_ASKS).then_some(Job::Asks(asks))
+            (asks.len() <= MAX_ASKS).then_some(asks)
         }
-        [dir, major] => Some(Job::Dir(dir.clone(), major.to_str()?.parse().ok()?)),
         _ => None,
     }
 }
 
-/// `cudnn-trace __probe-cudnn DIR MAJOR`: prints a [`Probe`] as JSON on
-/// stdout; `cudnn-trace __probe-cudnn --ask JSON`: the [`Answer`]s to the
-/// [`Ask`]s. Returns the exit status (2: bad arguments).
-pub fn child_main(args: &[OsString]) -> i32 {
-    let Some(job) = parse_job(args) else {
+/// `cudnn-trace __probe-cudnn --ask JSON`: this process becomes the probe
+/// helper that `helper` finds (extracted beside the shim), which prints
+/// the [`Answer`]s to the [`Ask`]s. Returns the exit status when it could
+/// not (2: bad arguments; 1: no helper, or it could not be run).
+pub fn child_main(args: &[OsString], helper: impl FnOnce() -> Result<PathBuf, String>) -> i32 {
+    let Some(asks) = parse_asks(args) else {
         say(&format!(
-            "usage: cudnn-trace {SUBCOMMAND} DIR MAJOR | {SUBCOMMAND} {ASK_FLAG} JSON\n"
+            "usage: cudnn-trace {SUBCOMMAND} {ASK_FLAG} JSON\n"
         ));
         return 2;
     };
-    // Library constructors may print on stdout: keep the real stdout for
-    // the result and point fd 1 at stderr meanwhile.
-    // SAFETY: plain descriptor calls on this process's own descriptors.
-    let result_fd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
-    if result_fd < 0 || unsafe { libc::dup2(2, 1) } < 0 {
-        say("cudnn-trace: probe: cannot set up stdout\n");
-        return 1;
-    }
-    let text = match job {
-        Job::Dir(dir, major) => serde_json::to_vec(&probe(Path::new(&dir), major)),
-        Job::Asks(asks) => serde_json::to_vec(&asks.iter().map(answer).collect::<Vec<_>>()),
+    let helper = match helper() {
+        Ok(h) => h,
+        Err(e) => {
+            say(&format!("cudnn-trace: probe: {e}\n"));
+            return 1;
+        }
     };
-    let Ok(mut text) = text else {
-        return 1;
-    };
-    text.push(b'\n');
-    // SAFETY: result_fd is ours (duplicated above) and owned by this File.
-    let mut out = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(result_fd) };
-    match out.write_all(&text) {
-        Ok(()) => 0,
-        Err(_) => 1,
-    }
+    let e = std::process::Command::new(&helper)
+        .args(helper_args(&asks))
+        .exec();
+    say(&format!(
+        "cudnn-trace: probe: cannot run {}: {}\n",
+        helper.display(),
+        io_msg(&e)
+    ));
+    1
 }
 
 #[cfg(test)]
@@ -654,46 +564,45 @@ mod tests {
     }
 
     #[test]
-    fn asks_in_this_process_report_load_errors() {
-        let d = crate::testutil::tempdir("probe-asks");
-        let p = |f: &str| d.join(f).to_string_lossy().into_owned();
-        let a = answer(&Ask::Runtime {
-            path: p("libcudart.so.13"),
-        });
-        assert!(a.error.unwrap().contains("libcudart.so.13"));
-        assert_eq!((a.version, a.status), (None, None));
-        // libc has no cudnnGetVersion: loaded, but nothing to call.
-        let libc_path = "/lib/x86_64-linux-gnu/libc.so.6";
-        if Path::new(libc_path).exists() {
-            let a = answer(&Ask::CudnnCore {
-                path: libc_path.into(),
-            });
-            assert_eq!(a.error.as_deref(), Some("it has no cudnnGetVersion"));
-        }
-        // The arguments: both forms, and nonsense.
-        let asks = vec![Ask::Driver { path: "/x".into() }];
-        let json = OsString::from(serde_json::to_string(&asks).unwrap());
-        assert!(matches!(parse_job(&[ASK_FLAG.into(), json]), Some(Job::Asks(a)) if a == asks));
-        assert!(matches!(
-            parse_job(&["/d".into(), "9".into()]),
-            Some(Job::Dir(_, 9))
-        ));
-        assert!(parse_job(&[ASK_FLAG.into(), "[{\"ask\":\"nope\"}]".into()]).is_none());
-        assert!(parse_job(&["/d".into()]).is_none());
-    }
-
-    #[test]
-    fn probe_in_this_process_reports_load_errors() {
-        let d = crate::testutil::tempdir("probe-empty");
-        let p = probe(&d, 9);
-        assert_eq!(p.core.file, "libcudnn_graph.so.9");
-        let e = p.core.error.unwrap();
-        assert!(e.contains("libcudnn_graph.so.9"), "{e}");
-        assert!(p.checks.is_empty());
+    fn the_helper_gets_one_word_group_per_ask() {
+        let asks = [
+            Ask::CudnnCore { path: "/c".into() },
+            Ask::CudnnCheck {
+                path: "/o".into(),
+                function: "cudnnOpsVersionCheck".into(),
+            },
+            Ask::Runtime { path: "/r".into() },
+            Ask::Driver { path: "/d".into() },
+        ];
+        let words: Vec<String> = helper_args(&asks)
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
         assert_eq!(
-            probe(&d, 7).core.error.as_deref(),
-            Some("cuDNN 7 is not supported")
+            words,
+            [
+                "core",
+                "/c",
+                "check",
+                "/o",
+                "cudnnOpsVersionCheck",
+                "runtime",
+                "/r",
+                "driver",
+                "/d"
+            ]
         );
+        // The child takes the --ask form only, and no more than MAX_ASKS.
+        let json = |a: &[Ask]| OsString::from(serde_json::to_string(a).unwrap());
+        assert_eq!(parse_asks(&[ASK_FLAG.into(), json(&asks)]).unwrap(), asks);
+        let many = vec![asks[2].clone(); MAX_ASKS + 1];
+        assert!(parse_asks(&[ASK_FLAG.into(), json(&many)]).is_none());
+        assert!(parse_asks(&["/d".into(), "9".into()]).is_none());
+        assert!(parse_asks(&[ASK_FLAG.into(), "[{\"ask\":\"nope\"}]".into()]).is_none());
+        // Bad arguments and a missing helper end the child with a status.
+        assert_eq!(child_main(&["/d".into()], || unreachable!()), 2);
+        let no_helper = child_main(&[ASK_FLAG.into(), json(&asks)], || Err("none".into()));
+        assert_eq!(no_helper, 1);
     }
 
     #[test]
@@ -708,14 +617,46 @@ mod tests {
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
             p
         };
+        // A cuDNN 9 copy: the core library, then its three checks.
         let good = script(
             "good",
-            r#"test "$1" = __probe-cudnn && test "$3" = 9 && test -z "$LD_PRELOAD$CUDNN_TRACE_PIN" || exit 9
-echo '{"dir":"'"$2"'","major":9,"core":{"file":"libcudnn_graph.so.9","error":null,"version":91900,"cudart":13000,"max_device":1210},"checks":[]}'"#,
+            r#"test "$1" = __probe-cudnn && test "$2" = --ask && test -z "$LD_PRELOAD$CUDNN_TRACE_PIN" || exit 9
+case $3 in *'"path":"/x/libcudnn_graph.so.9"'*'"path":"/x/libcudnn_adv.so.9","function":"cudnnAdvVersionCheck"'*) ;; *) exit 8 ;; esac
+echo '[{"version":91900,"cudart":13000,"max_device":1210},{"status":0},{"status":1002},{"error":"no adv"}]'"#,
         );
         let p = run_with(&good, Path::new("/x"), 9, TIMEOUT).unwrap();
         assert_eq!(p.dir, "/x");
-        assert_eq!(p.core.version, Some(91900));
+        assert_eq!(p.core.file, "libcudnn_graph.so.9");
+        assert_eq!(
+            (p.core.version, p.core.cudart, p.core.max_device),
+            (Some(91900), Some(13000), Some(1210))
+        );
+        let checks: Vec<_> = p
+            .checks
+            .iter()
+            .map(|c| (c.file.as_str(), c.status, c.error.as_deref()))
+            .collect();
+        assert_eq!(
+            checks,
+            [
+                ("libcudnn_ops.so.9", Some(0), None),
+                ("libcudnn_cnn.so.9", Some(1002), None),
+                ("libcudnn_adv.so.9", None, Some("no adv"))
+            ]
+        );
+        // The core library did not load: no checks ran, none is listed.
+        let no_core = script(
+            "nocore",
+            &format!(
+                r#"echo '[{{"error":"gone"}},{{"error":"{NOT_RUN}"}},{{"error":"{NOT_RUN}"}},{{"error":"{NOT_RUN}"}}]'"#
+            ),
+        );
+        let p = run_with(&no_core, Path::new("/x"), 9, TIMEOUT).unwrap();
+        assert_eq!(p.core.error.as_deref(), Some("gone"));
+        assert!(p.checks.is_empty());
+        // A major this tool does not know: no process at all.
+        let p = run_with(Path::new("/nonexistent"), Path::new("/x"), 7, TIMEOUT).unwrap();
+        assert_eq!(p.core.error.as_deref(), Some("cuDNN 7 is not supported"));
         // The --ask form: one answer per ask, else no result.
         let asker = script(
             "asker",

@@ -102,7 +102,8 @@ pub trait Prober: Sync {
     fn ask(&self, asks: &[Ask]) -> Result<Vec<Answer>, String>;
 }
 
-/// The real prober: `EXE __probe-cudnn --ask …`.
+/// The real prober: `EXE __probe-cudnn --ask …`, which becomes the probe
+/// helper (`machine::probe`).
 #[derive(Debug, Clone)]
 pub struct ExeProber {
     pub exe: PathBuf,
