@@ -2,40 +2,42 @@
 # release-build.sh [OUT_DIR]
 #
 # The release CLI: one cudnn-trace binary for any x86_64 Linux with glibc
-# 2.17 or later (RHEL/CentOS 7, Debian 9+, Ubuntu 16.04+), with both shim
-# files embedded, checked with glibc-floor.sh (the binary and the shim files
-# it extracts). Copied to OUT_DIR (default target/release-2.17/dist).
+# 2.17 or later (RHEL/CentOS 7, Debian 9+, Ubuntu 16.04+), statically linked
+# (static-pie: glibc inside, no dynamic loader at its start), with the shim
+# files and the probe helper embedded, checked with glibc-floor.sh (the
+# binary, and the files it extracts). Copied to OUT_DIR (default
+# target/release-static/dist). The wheel's binary is built the same way
+# (pyproject.toml's rustc-args, scripts/release.sh).
 #
-# `cargo build --release` links the CLI against the build machine's glibc,
-# which is right for the machine it runs on; a binary to copy elsewhere
-# (a container image, a cluster's nodes) needs glibc 2.17 symbol versions:
-# cargo-zigbuild links it against zig's glibc 2.17 stubs. zig and
-# cargo-zigbuild come from PyPI (ziglang, cargo-zigbuild) into a venv under
-# target/ (CDT_ZIG_VENV to use another), once. The shim itself is linked by
-# the host's linker either way (core/build.rs; shim/build.rs holds it to 2.17).
+# Why static: the launcher is a process of its own on every traced run, and
+# linking it dynamically (three libraries mapped and relocated, libgcc_s's
+# constructor, 9,000 relocations bound by symbol lookups) was the largest
+# part of its start-up that is not the work it does (docs/benchmarks.md).
+# What must be dynamic is built apart by core/build.rs and embedded: the
+# shim (loaded by the traced program's glibc) and cdtrace-probe (the
+# process that dlopens cuDNN to ask its version; a static program cannot).
 #
-# Exit status: 0 built and checked; 1 the floor check failed; 77 after a line
-# starting "SKIP:" when ziglang/cargo-zigbuild cannot be installed (PyPI
-# unreachable), so that CI reports it and goes on.
+# `-C target-feature=+crt-static` goes to the binary's own rustc (cargo
+# rustc ... -- FLAGS), so the proc-macro crates the build needs stay
+# dynamic. It needs the C library's static archive (libc.a: Debian's
+# libc6-dev, which the C compiler comes with).
+#
+# Exit status: 0 built and checked; 1 the binary is not static or the floor
+# check failed.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-out=${1:-$repo/target/release-2.17/dist}
-venv=${CDT_ZIG_VENV:-$repo/target/zig-venv}
-target=x86_64-unknown-linux-gnu
+out=${1:-$repo/target/release-static/dist}
 
-if [ ! -x "$venv/bin/cargo-zigbuild" ] || ! "$venv/bin/python" -m ziglang version >/dev/null 2>&1; then
-  echo "release-build: installing ziglang and cargo-zigbuild from PyPI into $venv" >&2
-  python3 -m venv "$venv" >/dev/null 2>&1 || { echo "SKIP: release-build: python3 -m venv failed"; exit 77; }
-  "$venv/bin/pip" install -q --disable-pip-version-check 'ziglang==0.17.1' 'cargo-zigbuild==0.24.1' >&2 \
-    || { echo "SKIP: release-build: cannot install ziglang and cargo-zigbuild from PyPI"; exit 77; }
+export CARGO_TARGET_DIR=$repo/target/release-static
+cargo rustc --release --locked -p cudnn-trace --bin cudnn-trace -- -C target-feature=+crt-static
+cli=$CARGO_TARGET_DIR/release/cudnn-trace
+if readelf -lW "$cli" | grep -q 'INTERP' || readelf -dW "$cli" | grep -q '(NEEDED)'; then
+  echo "release-build: $cli is not statically linked:" >&2
+  readelf -dW "$cli" | grep '(NEEDED)' >&2 || true
+  exit 1
 fi
-
-export PATH="$venv/bin:$PATH"
-export CARGO_TARGET_DIR=$repo/target/release-2.17
-cargo zigbuild --release --locked -p cudnn-trace --target "$target.2.17"
-cli=$CARGO_TARGET_DIR/$target/release/cudnn-trace
 bash "$repo/scripts/glibc-floor.sh" --max 2.17 --cli "$cli" "$cli"
 mkdir -p "$out"
 cp "$cli" "$out/cudnn-trace"
-echo "release-build: $out/cudnn-trace (glibc 2.17 and later, shim embedded)"
+echo "release-build: $out/cudnn-trace (static; glibc 2.17 and later for what it extracts)"
