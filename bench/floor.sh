@@ -47,7 +47,7 @@ cc_ -shared -fPIC -Wl,--no-as-needed -lc -o "$build/floor-callbacks.so" "$src"
 cc_ -shared -fPIC -DVERSION_ONLY -nostdlib -o "$build/floor-version-nolibc.so" "$src"
 cc_ -shared -fPIC -nostdlib -o "$build/floor-callbacks-nolibc.so" "$src"
 if [ "$do_build" = 1 ]; then
-    (cd "$root" && cargo build --release -p cudnn-trace >&2)
+    "$BASH" "$root/scripts/release-build.sh" >&2
 fi
-exec python3 "$root/bench/tools/floor.py" --build "$build" --cli "$root/target/release/cudnn-trace" \
+exec python3 "$root/bench/tools/floor.py" --build "$build" --cli "$root/target/release-static/release/cudnn-trace" \
     --out "$out"

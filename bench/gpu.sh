@@ -13,7 +13,8 @@
 # own start-up, the stderr copy and the end-of-run report on top.
 #
 # usage: bench/gpu.sh [CUDNN_TRACE_BINARY] [OUT_DIR]
-#   binary default: target/release/cudnn-trace (built on an x86_64 glibc >= 2.35 machine)
+#   binary default: target/release-static/dist/cudnn-trace (scripts/release-build.sh: the
+#   static release binary, which runs on any x86_64 glibc machine)
 #   OUT_DIR default: /tmp/cudnn-trace-gpu-bench (JSON results, one per framework)
 # environment: RUNS (default 15; 0: instruction counts only), PYTHON (default python3), SCRIPTS (default
 #   "torch_conv.py jax_conv.py"; files in tests/gpu, or paths), COUNT_RUNS
@@ -22,13 +23,13 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin=${1:-$root/target/release/cudnn-trace}
+bin=${1:-$root/target/release-static/dist/cudnn-trace}
 out=${2:-/tmp/cudnn-trace-gpu-bench}
 runs=${RUNS:-15}
 read -ra scripts <<<"${SCRIPTS:-torch_conv.py jax_conv.py}"
 
 die() { echo "bench/gpu.sh: $*" >&2; exit 2; }
-[ -x "$bin" ] || die "no cudnn-trace binary at $bin (build it: cargo build --release -p cudnn-trace)"
+[ -x "$bin" ] || die "no cudnn-trace binary at $bin (build it: scripts/release-build.sh)"
 [ "$runs" -eq 0 ] || [ "$runs" -ge 10 ] || die "RUNS=$runs: the figure needs at least 10 runs (0: instruction counts only)"
 mkdir -p "$out"
 

@@ -138,9 +138,12 @@ runnable_sections() {
 
 # ---- building -----------------------------------------------------------------
 
+# The binary users get (the wheel's, the tarball's): statically linked, the
+# shim and the probe helper embedded.
+cli=$root/target/release-static/release/cudnn-trace
 build_cli() {
-    say "building the release CLI (cargo build --release -p cudnn-trace; it embeds the shim)"
-    (cd "$root" && cargo build --release -p cudnn-trace >&2)
+    say "building the release CLI (scripts/release-build.sh: static, it embeds the shim)"
+    "$BASH" "$root/scripts/release-build.sh" >&2
 }
 
 cc_() { "${cc_cmd[@]}" -O2 -Wall -Wextra "$@"; }
@@ -177,7 +180,7 @@ mkdir -p "$out"
 if [ -n "$to_run" ]; then
     say "measuring ($mode): $to_run"
     python3 "$bench/tools/suite.py" --mode "$mode" --root "$root" --build "$build" \
-        --cli "$root/target/release/cudnn-trace" --out "$out" --only "$to_run" \
+        --cli "$cli" --out "$out" --only "$to_run" \
         --command "$command_line" ${shim:+--shim "$shim"} ${baseline:+--baseline "$baseline"} ${baseline_cli:+--baseline-cli "$baseline_cli"}
 fi
 if [ "$doc" != - ]; then
