@@ -319,14 +319,13 @@ fn records_of_the_whole_run(d: &Path) {
     assert!(rec["findings"].is_object(), "the summary's record: {rec}");
 }
 
-/// The disk has room only for the launcher's spare when it starts: the
-/// record of the start cannot go into a new file, so it takes the spare,
-/// and the records of the end and the summary still follow, written over
-/// it in the room it brought.
+/// The disk has room only for the record's file when the launcher starts
+/// (the room it allocates before the program starts): the records of the
+/// start, the end and the summary all go into it.
 #[test]
-fn disk_with_room_only_for_the_spare_still_gets_the_launchers_records() {
+fn disk_with_room_only_for_the_record_still_gets_the_launchers_records() {
     let fill = leaving_kib(16);
-    let Some(d) = run_on_small_tmpfs("safety-full-spare-only", &fill, "./noisy 2000") else {
+    let Some(d) = run_on_small_tmpfs("safety-full-record-only", &fill, "./noisy 2000") else {
         return;
     };
     // No event fits: the program's trace file stays empty.
@@ -355,9 +354,9 @@ fn disk_that_takes_writes_again_is_said_once() {
     );
 }
 
-/// The same race on a file system without `fallocate`: the spares' room is
-/// written as zeros before the program starts, so the records still fit
-/// once the program has filled the disk, and are cut to their length.
+/// The same race on a file system without `fallocate`: the record's room
+/// is written as zeros before the program starts, so the records still fit
+/// once the program has filled the disk, each filling the room.
 #[test]
 fn disk_full_without_fallocate_still_gets_the_launchers_records() {
     // Its own directory: `full_disk_is_said_once` starts its own afresh.
@@ -375,7 +374,7 @@ fn disk_full_without_fallocate_still_gets_the_launchers_records() {
     let Some(d) = full_disk_is_said_once("safety-full-nofallocate", &fill) else {
         return;
     };
-    cut_records_without_fallocate(&refused, &d.join("record"));
+    records_fill_the_room_without_fallocate(&refused, &d.join("record"));
 }
 
 /// Runs `noisy 2000` traced into a 96 KiB tmpfs after the `fill` script
@@ -473,9 +472,10 @@ fn no_fallocate(d: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// The launcher met a file system without `fallocate` (`refused` logs
-/// it) and `record`, its last `launcher.json`, is that of a whole run, cut
-/// to its length (no zeros of the room left after it).
-fn cut_records_without_fallocate(refused: &Path, record: &Path) {
+/// it) and `record`, its last `launcher.json`, is that of a whole run,
+/// filling the room of zeros set aside for it (the JSON, then spaces: no
+/// zero left after it).
+fn records_fill_the_room_without_fallocate(refused: &Path, record: &Path) {
     let refusals = fs::read_to_string(refused).unwrap_or_default();
     assert!(
         !refusals.is_empty(),
@@ -483,10 +483,11 @@ fn cut_records_without_fallocate(refused: &Path, record: &Path) {
     );
     let bytes = fs::read(record).unwrap_or_default();
     assert!(
-        bytes.ends_with(b"}\n") && !bytes.contains(&0),
-        "launcher.json is not cut to its record ({} bytes)",
+        bytes.len() == 16 << 10 && bytes.ends_with(b"\n") && !bytes.contains(&0),
+        "launcher.json does not fill its room ({} bytes)",
         bytes.len()
     );
+    assert!(bytes.trim_ascii_end().ends_with(b"}"));
     let rec: Value = serde_json::from_slice(&bytes)
         .unwrap_or_else(|e| panic!("launcher.json after the run: {e}"));
     assert_eq!(rec["exit_code"], 0, "{rec}");
@@ -494,10 +495,10 @@ fn cut_records_without_fallocate(refused: &Path, record: &Path) {
 }
 
 /// A file system without `fallocate` (NFS before 4.2, some FUSE file
-/// systems): the spares set aside for `launcher.json` get zeros as their
-/// room instead, and each version of the record is cut to its own length.
+/// systems): the file set aside for `launcher.json` gets zeros as its room
+/// instead, and each version of the record fills it.
 #[test]
-fn without_fallocate_each_record_is_cut_to_its_length() {
+fn without_fallocate_each_record_fills_its_room() {
     let d = work_dir("safety-nofallocate");
     compile("noisy.c", &d.join("noisy"));
     let (lib, refused) = no_fallocate(&d);
@@ -510,13 +511,13 @@ fn without_fallocate_each_record_is_cut_to_its_length() {
         .args(["--", "./noisy", "20"]);
     let out = run(cmd, None);
     assert_eq!(out.code(), Some(0), "{}", out.show());
-    cut_records_without_fallocate(&refused, &run_dir.join("launcher.json"));
-    let spares: Vec<String> = fs::read_dir(&run_dir)
+    records_fill_the_room_without_fallocate(&refused, &run_dir.join("launcher.json"));
+    let left: Vec<String> = fs::read_dir(&run_dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with(".launcher.json"))
         .collect();
-    assert!(spares.is_empty(), "spares left behind: {spares:?}");
+    assert!(left.is_empty(), "files left behind: {left:?}");
 }
 
 // ---------------------------------------------------------------------------

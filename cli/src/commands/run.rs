@@ -43,7 +43,6 @@ pub fn run(args: RunArgs) -> i32 {
         pin_mode: args.pin_mode(),
         program: args.program.clone(),
         args: args.args.clone(),
-        summary_record: summarizes(&args),
     };
     let mut run = match launch::run(&opts) {
         Outcome::Done(NOT_FOUND) => {
@@ -55,7 +54,7 @@ pub fn run(args: RunArgs) -> i32 {
     };
     let status = summarize(&args, &policy, &mut run);
     let signal = run.record.signal;
-    // Its spare file goes now: dying of the program's signal runs no
+    // Whatever it holds goes now: dying of the program's signal runs no
     // destructor.
     drop(run);
     if let Some(sig) = signal {
@@ -144,7 +143,7 @@ fn summarize(args: &RunArgs, policy: &RunPolicy, run: &mut Traced) -> i32 {
         rec.status = Some(status);
     }
     rec.findings = Some(findings);
-    run.records.write(rec, launch::Version::Last);
+    run.records.write(rec);
     if !args.quiet {
         eprint(&report.problems_text());
         let (color, width) = detect(Stream::Stderr, args.color.into());

@@ -39,8 +39,8 @@ use crate::machine::pin::{self, PinInfo, PinMode};
 use crate::model::{signal_name, LauncherRecord};
 use capture::{Capture, ChildStdio};
 use env::ProgramEnv;
+pub use record::Records;
 use record::{local_time, make_out_dir, now_ms, pin_record};
-pub use record::{Records, Version};
 use session::Session;
 use signals::{install_signals, wait_program, Ended, Program};
 use spawn::{spawn, Started};
@@ -75,9 +75,6 @@ pub struct Options {
     /// The program as typed (`argv[0]` of the child) and its arguments.
     pub program: OsString,
     pub args: Vec<OsString>,
-    /// The caller writes `launcher.json` once more after the run (the
-    /// findings counts of its summary): room is kept for that version.
-    pub summary_record: bool,
 }
 
 /// How a launch ended.
@@ -98,8 +95,8 @@ pub struct Traced {
     pub out_dir: PathBuf,
     /// `launcher.json` as written.
     pub record: LauncherRecord,
-    /// Its writer, with room set aside for one more version when
-    /// [`Options::summary_record`] asked for it.
+    /// Its writer, for the version the caller may add (the summary's
+    /// counts).
     pub records: Records,
     /// The launcher's exit status: the program's, or 128+N when it died
     /// of signal N (then end with [`die_of`] once done).
@@ -350,8 +347,8 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     // Processes of the program's tree whose parent ends become ours, so
     // that the launcher knows when the last one has ended.
     outliving::become_subreaper();
-    // Holds the room set aside for the record of the end (`Records::new`),
-    // before the program could fill the disk.
+    // Its file, made with room allocated before the program could fill the
+    // disk (`Records::new`), takes every version of the record.
     let mut records = p.records;
     // Set up last, right before the program starts: the launcher's own
     // messages before this point are not the program's.
@@ -367,14 +364,14 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
             rec.end_wall_ms = Some(end);
             rec.end = Some(local_time(end).1);
             rec.status = Some(code);
-            records.write(&rec, Version::Last);
+            records.write(&rec);
             return Outcome::Done(code);
         }
     };
     let child_pid = child.pid();
     capture.program_started();
     rec.pid = Some(child_pid as u32);
-    records.write(&rec, Version::Interim);
+    records.write(&rec);
 
     let (ended, leader) = match child {
         Started::Child(_) => (
@@ -414,14 +411,14 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     rec.end = Some(local_time(end).1);
     rec.status = Some(status);
     let except: Vec<i32> = leader.into_iter().collect();
-    // How the program ended goes on disk first (into room kept for it if
-    // the disk is full by then), when the launcher may still have to wait: for processes of its tree
-    // that still run (they get their grace, and the capture goes on
-    // meanwhile), or for the reader of the real stderr. A launcher killed
-    // in that wait leaves it behind. (Otherwise the next record follows at
-    // once, and one file is saved.)
+    // How the program ended goes on disk first (into the room kept for it
+    // if the disk is full by then), when the launcher may still have to
+    // wait: for processes of its tree that still run (they get their
+    // grace, and the capture goes on meanwhile), or for the reader of the
+    // real stderr. A launcher killed in that wait leaves it behind.
+    // (Otherwise the next record follows at once, and one write is saved.)
     if outliving::has_children() || capture.may_wait() {
-        records.write(&rec, Version::Interim);
+        records.write(&rec);
     }
     rec.outlived = outliving::wait_for(signals.as_ref(), outliving::CHILD_GRACE, &except);
     // Everything the program wrote reaches the real stderr before the
@@ -430,14 +427,7 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     let end = now_ms();
     rec.end_wall_ms = Some(end);
     rec.end = Some(local_time(end).1);
-    records.write(
-        &rec,
-        if opts.summary_record {
-            Version::Interim
-        } else {
-            Version::Last
-        },
-    );
+    records.write(&rec);
     Outcome::Traced(Box::new(Traced {
         out_dir: p.out_dir,
         record: rec,

@@ -1,5 +1,6 @@
 //! The trace directory of a run and the launcher's record in it
-//! (`launcher.json`, written atomically each time it changes: [`Records`]).
+//! (`launcher.json`, written each time it changes, into one file made
+//! before the program starts: [`Records`]).
 
 use super::eprint;
 use crate::machine::pin::PinInfo;
@@ -117,7 +118,7 @@ pub fn make_out_dir(
         fs::canonicalize(&dir).map_err(|e| format!("{}: {}", dir.display(), model::io_msg(&e)))?;
     // An existing directory may still not take files (permissions, a
     // read-only mount): find out now, not once per traced process. The
-    // file that finds out is the first room set aside for launcher.json.
+    // file that finds out is launcher.json's, made with its room.
     let records = Records::new(&abs).map_err(|e| {
         format!(
             "cannot write in the trace directory {}: {}",
@@ -192,234 +193,122 @@ fn host_for_path() -> Vec<u8> {
 }
 
 /// `launcher.json`, the launcher's record of the run, written each time it
-/// changes. Each version is a new file renamed over the last (a reader sees
-/// one version or the next, never half of one). One file is set aside
-/// beforehand (a *spare*: created, with [`SPARE`] bytes allocated), so that
-/// the record that says how the program ended is written even when the
-/// program's traces have filled the disk. Without it the summary could
-/// only guess that the launcher was killed.
+/// changes, into one file. The file is made before the program starts, with
+/// [`ROOM`] bytes allocated to it, under a hidden name; the first version
+/// (the record of the start) is written into it and the file is renamed to
+/// `launcher.json`, so that a reader sees no record or a whole one. Later
+/// versions (the end, the summary's counts) are written over it in place:
 ///
-/// A version that a later one replaces ([`Version::Interim`]) goes into a
-/// new file, not a spare, when the disk takes it: freeing allocated blocks
-/// is what makes replacing or removing a file slow (on ext4 mounted with
-/// `discard`, 0.3 to 0.5 ms a file, against about 0.1 ms for a file written
-/// moments ago, whose blocks are not allocated yet), and each file made is
-/// an inode allocated, the launcher's largest cost on ext4 without a
-/// journal (docs/benchmarks.md). So only the last version takes the spare,
-/// unless the disk was full when an earlier one was written; then the
-/// earlier one takes it, and a version that finds neither room for a new
-/// file nor a spare is written over the one in place, in the room that
-/// the spare brought with it.
+/// * into its allocated room, so that the record that says how the program
+///   ended is written even when the program's traces have filled the disk
+///   (without it the summary could only guess that the launcher was
+///   killed);
+/// * never shorter than the version before (spaces, which JSON ignores,
+///   make up the difference), so that no moment leaves the end of an old
+///   version after a new one, and no block is freed;
+/// * with no file made and none removed. Each file made is an inode
+///   allocated, and on ext4 without a journal each file removed makes the
+///   next allocations of anyone dearer for a minute or more: one file per
+///   version cost 0.3 ms a run in a loop of runs here (docs/benchmarks.md).
+///
+/// A reader that reads while a later version is being written can see the
+/// start of one version and the end of the other, for the microseconds the
+/// write takes; `model::trace` reads a record that does not parse again.
+/// When `launcher.json` is no longer this writer's file (someone removed or
+/// replaced it), or a version outgrows the room and no more can be
+/// allocated, the version goes into a new file renamed over the name.
 pub struct Records {
     dir: PathBuf,
-    spares: Vec<Spare>,
+    /// The record's file, and whether it is in place as `launcher.json`
+    /// (until the first version it has its hidden name).
+    file: fs::File,
+    path: PathBuf,
+    placed: bool,
     /// A failed write is said once per run, however many follow.
     warned: bool,
-    /// The file this writer last put in place as `launcher.json`: the next
-    /// version is swapped with it, or written over it when the disk is full.
-    placed: Option<fs::File>,
 }
 
-/// A file set aside for a later version of `launcher.json`.
-struct Spare {
-    path: PathBuf,
-    file: fs::File,
-    /// Its room was written (no `fallocate` there): the record must be cut
-    /// to its length.
-    padded: bool,
-}
-
-/// Bytes allocated to each spare: a record is under 4 KiB, more with many
-/// warnings or processes that outlived the program.
-const SPARE: i64 = 16 << 10;
-
-/// Which version of `launcher.json` a write is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    /// A later version will replace it (the record of the start; that of
-    /// the end when the summary's follows).
-    Interim,
-    /// The run's last version: it takes a spare.
-    Last,
-}
+/// Bytes allocated to the record's file: a record is under 4 KiB, more
+/// with many warnings or processes that outlived the program.
+const ROOM: i64 = 16 << 10;
 
 impl Records {
-    /// The writer of `dir`'s record, with the spare for its last version;
-    /// Err when `dir` takes no new file (a full disk is not an error: the
-    /// spare then has no room allocated, but the file exists).
+    /// The writer of `dir`'s record, with its file made and its room set
+    /// aside; Err when `dir` takes no new file (a full disk is not an
+    /// error: the file then has no room allocated, but it exists).
     pub fn new(dir: &Path) -> std::io::Result<Records> {
-        let mut r = Records {
+        let (path, file) = new_file(dir)?;
+        reserve(&file);
+        Ok(Records {
             dir: dir.to_path_buf(),
-            spares: Vec::new(),
+            file,
+            path,
+            placed: false,
             warned: false,
-            placed: None,
-        };
-        r.spares.push(r.make_spare()?);
-        Ok(r)
+        })
     }
 
-    /// Sets aside spares until there are `n`.
-    fn keep(&mut self, n: usize) {
-        while self.spares.len() < n {
-            match self.make_spare() {
-                Ok(s) => self.spares.push(s),
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// A new spare, under a name of its own: the pid and 64 random bits.
-    /// Launchers with the same pid (pid 1 of every container, or one
-    /// killed earlier) may share a directory, and a name made from the pid
-    /// and a count would then be taken, or worse, be another launcher's
-    /// live spare.
-    fn make_spare(&self) -> std::io::Result<Spare> {
-        let (path, file) = self.new_file()?;
-        let padded = reserve(&file);
-        Ok(Spare { path, file, padded })
-    }
-
-    /// A new file for a version, named as a spare is.
-    fn new_file(&self) -> std::io::Result<(PathBuf, fs::File)> {
-        let mut tries = 0;
-        loop {
-            let name = format!(".{LAUNCHER_FILE}.{}.{:016x}", std::process::id(), random());
-            let path = self.dir.join(name);
-            match private_file(&path) {
-                Ok(f) => return Ok((path, f)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Writes `rec` as the new `launcher.json` (see [`Version`]).
-    pub fn write(&mut self, rec: &LauncherRecord, version: Version) {
-        let res = match version {
-            Version::Interim => self.write_interim(rec),
-            Version::Last => self.write_spare(rec),
-        };
-        if let Err(e) = res {
+    /// Writes `rec` as the new `launcher.json`; a failure is said once.
+    pub fn write(&mut self, rec: &LauncherRecord) {
+        if let Err(e) = self.try_write(rec) {
             if !std::mem::replace(&mut self.warned, true) {
                 eprint(&format!(
                     "cudnn-trace: warning: cannot write {}: {}\n",
-                    self.path().display(),
+                    self.record_path().display(),
                     model::io_msg(&e)
                 ));
             }
         }
     }
 
-    /// A version a later one replaces: into a new file when the disk takes
-    /// it (then the spares beyond the one kept for the last version go),
-    /// else into a spare, with another set aside when none is left and the
-    /// disk allows (replacing the previous version may just have freed its
-    /// room).
-    fn write_interim(&mut self, rec: &LauncherRecord) -> std::io::Result<()> {
-        let fresh = self.new_file().and_then(|(path, file)| {
-            let spare = Spare {
-                path,
-                file,
-                padded: false,
-            };
-            self.put(spare, rec)
-        });
-        if fresh.is_ok() {
-            self.release(1);
+    fn try_write(&mut self, rec: &LauncherRecord) -> std::io::Result<()> {
+        let bytes = record_bytes(rec)?;
+        if !self.placed {
+            write_over(&self.file, &bytes)?;
+            fs::rename(&self.path, self.record_path())?;
+            self.placed = true;
             return Ok(());
         }
-        let res = self.write_spare(rec);
-        self.keep(1);
-        res
+        if self.in_place()? && make_room(&self.file, bytes.len()) {
+            return write_over(&self.file, &bytes);
+        }
+        self.replace(&bytes)
     }
 
-    /// Removes the spares beyond the first `keep`.
-    fn release(&mut self, keep: usize) {
-        for s in self.spares.drain(keep.min(self.spares.len())..) {
-            let _ = fs::remove_file(&s.path);
-        }
+    /// Whether `launcher.json` is still this writer's file.
+    fn in_place(&self) -> std::io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let ours = self.file.metadata()?;
+        Ok(fs::symlink_metadata(self.record_path())
+            .is_ok_and(|now| (ours.dev(), ours.ino()) == (now.dev(), now.ino())))
     }
 
-    /// Into a spare; when none is left or it has no room, over the version
-    /// in place (in the room of the spare it came from); last, into a
-    /// spare made now. Err: the first failure.
-    fn write_spare(&mut self, rec: &LauncherRecord) -> std::io::Result<()> {
-        let first = match self.spares.pop() {
-            Some(s) => match self.put(s, rec) {
-                Ok(()) => return Ok(()),
-                Err(e) => Some(e),
-            },
-            None => None,
-        };
-        self.write_in_place(rec)
-            .or_else(|_| self.make_spare().and_then(|s| self.put(s, rec)))
-            .map_err(|e| first.unwrap_or(e))
+    /// `bytes` into a new file renamed over `launcher.json`, which becomes
+    /// this writer's file.
+    fn replace(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let (path, file) = new_file(&self.dir)?;
+        reserve(&file);
+        let put = write_over(&file, bytes).and_then(|()| fs::rename(&path, self.record_path()));
+        if let Err(e) = put {
+            let _ = fs::remove_file(&path);
+            return Err(e);
+        }
+        (self.file, self.path) = (file, path);
+        Ok(())
     }
 
-    /// `rec` written over the version this writer put in place, when it is
-    /// still `launcher.json`: only when the disk has no room for a file
-    /// (a reader could then see half of a version). Never made shorter:
-    /// spaces, which JSON ignores, make up the difference, so that no moment
-    /// leaves the end of the old version after the new one, and no block is
-    /// freed.
-    fn write_in_place(&mut self, rec: &LauncherRecord) -> std::io::Result<()> {
-        use std::os::unix::fs::{FileExt, MetadataExt};
-        let gone = || std::io::Error::from(std::io::ErrorKind::NotFound);
-        let file = self.placed.as_ref().ok_or_else(gone)?;
-        let (ours, now) = (file.metadata()?, fs::symlink_metadata(self.path())?);
-        if (ours.dev(), ours.ino()) != (now.dev(), now.ino()) {
-            return Err(gone());
-        }
-        let mut v = record_bytes(rec)?;
-        // Only into blocks the file already has: a write that ran out of
-        // room halfway would leave neither version whole.
-        if v.len() as u64 > ours.blocks() * 512 {
-            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
-        }
-        if (v.len() as u64) < ours.len() {
-            v.resize(ours.len() as usize, b' ');
-        }
-        file.write_all_at(&v, 0)
-    }
-
-    /// `rec` into `s`, put in place as `launcher.json`; `s` is removed when
-    /// that fails.
-    fn put(&mut self, s: Spare, rec: &LauncherRecord) -> std::io::Result<()> {
-        let res = write_into(&s, rec).and_then(|()| self.replace(&s.path));
-        match res {
-            Ok(()) => self.placed = Some(s.file),
-            Err(_) => {
-                let _ = fs::remove_file(&s.path);
-            }
-        }
-        res
-    }
-
-    /// Makes the file at `path` `launcher.json`, atomically. Over a version
-    /// of ours, the two are swapped (`renameat2` with RENAME_EXCHANGE) and
-    /// the old one, now at `path`, is removed: a plain `rename` over a file
-    /// makes ext4 allocate the new file's blocks at once (`auto_da_alloc`),
-    /// so that replacing that version in turn frees allocated blocks (0.2 to
-    /// 0.4 ms on this VM's ext4, mounted `discard`, against 0.03 ms for the
-    /// swap and the removal of a file whose blocks were never allocated).
-    /// `rename` where the swap is not supported (kernels before 3.15, NFS,
-    /// some FUSE file systems) or finds no `launcher.json`.
-    fn replace(&mut self, path: &Path) -> std::io::Result<()> {
-        if self.placed.is_some() && exchange(path, &self.path()).is_ok() {
-            let _ = fs::remove_file(path);
-            return Ok(());
-        }
-        fs::rename(path, self.path())
-    }
-
-    fn path(&self) -> PathBuf {
+    fn record_path(&self) -> PathBuf {
         self.dir.join(LAUNCHER_FILE)
     }
 }
 
 impl Drop for Records {
+    /// A file that never became `launcher.json` (the launcher ended before
+    /// the program started) goes.
     fn drop(&mut self) {
-        self.release(0);
+        if !self.placed {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -427,8 +316,26 @@ impl std::fmt::Debug for Records {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Records")
             .field("dir", &self.dir)
-            .field("spares", &self.spares.len())
+            .field("placed", &self.placed)
             .finish()
+    }
+}
+
+/// A new file for the record in `dir`, under a name of its own: the pid
+/// and 64 random bits. Launchers with the same pid (pid 1 of every
+/// container, or one killed earlier) may share a directory, and a name made
+/// from the pid and a count would then be taken, or worse, be another
+/// launcher's live file.
+fn new_file(dir: &Path) -> std::io::Result<(PathBuf, fs::File)> {
+    let mut tries = 0;
+    loop {
+        let name = format!(".{LAUNCHER_FILE}.{}.{:016x}", std::process::id(), random());
+        let path = dir.join(name);
+        match private_file(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -441,44 +348,43 @@ fn random() -> u64 {
         .finish()
 }
 
-/// Swaps the files at `a` and `b` (both must exist).
-fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let (Ok(a), Ok(b)) = (
-        std::ffi::CString::new(a.as_os_str().as_bytes()),
-        std::ffi::CString::new(b.as_os_str().as_bytes()),
-    ) else {
-        return Err(std::io::ErrorKind::InvalidInput.into());
+/// Whether `len` bytes fit in the blocks `file` has, allocating more
+/// first when they do not: a write that ran out of room halfway would
+/// leave neither version whole.
+fn make_room(file: &fs::File, len: usize) -> bool {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(md) = file.metadata() else {
+        return false;
     };
-    // SAFETY: two NUL-terminated paths. A raw system call: glibc has no
-    // wrapper before 2.28, and the launcher runs on 2.17.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
+    if len as u64 <= md.blocks() * 512 {
+        return true;
     }
+    let want = (len as i64 + ROOM - 1) / ROOM * ROOM;
+    // SAFETY: fallocate on a file we own.
+    unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, want) == 0 }
 }
 
-/// `rec` as the whole content of the spare (empty until now, or padding),
-/// written into its room.
-fn write_into(s: &Spare, rec: &LauncherRecord) -> std::io::Result<()> {
+/// `bytes` as the whole content of `file`, from its start: padded with
+/// spaces before the final newline to the file's length when that is
+/// longer, so that the file never gets shorter (and a room written with
+/// zeros, [`reserve`], is filled whole).
+fn write_over(file: &fs::File, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    let v = record_bytes(rec)?;
-    s.file.write_all_at(&v, 0)?;
-    if s.padded {
-        s.file.set_len(v.len() as u64)?;
+    let len = file.metadata()?.len() as usize;
+    file.write_all_at(&pad(bytes, len), 0)
+}
+
+/// `bytes` (ending in a newline) made `len` long with spaces before the
+/// newline; as they are when already that long.
+fn pad(bytes: &[u8], len: usize) -> std::borrow::Cow<'_, [u8]> {
+    if bytes.len() >= len {
+        return std::borrow::Cow::Borrowed(bytes);
     }
-    Ok(())
+    let mut v = bytes[..bytes.len() - 1].to_vec();
+    v.resize(len - 1, b' ');
+    v.push(b'\n');
+    std::borrow::Cow::Owned(v)
 }
 
 /// The bytes of a version: pretty JSON and a newline.
@@ -488,34 +394,31 @@ fn record_bytes(rec: &LauncherRecord) -> std::io::Result<Vec<u8>> {
     Ok(v)
 }
 
-/// Sets [`SPARE`] bytes aside for the record in `file`, just created:
-/// allocated past its end (`fallocate` with KEEP_SIZE), so that writing the
-/// record needs no new block and nothing is cut off afterwards (freeing
+/// Sets [`ROOM`] bytes aside for the record in `file`, just created:
+/// allocated past its end (`fallocate` with KEEP_SIZE), so that writing a
+/// version needs no new block and nothing is cut off afterwards (freeing
 /// blocks can cost a discard per file on file systems mounted with
 /// `discard`). Where the file system has no `fallocate` (NFS before 4.2,
-/// some FUSE file systems) zeros are written instead, to be cut to the
-/// record's length: true then. On a full disk the spare keeps no room,
-/// but it is still a file made in advance.
-fn reserve(file: &fs::File) -> bool {
+/// some FUSE file systems) zeros are written instead, which each version
+/// then fills whole. On a full disk the file keeps no room, but it is still
+/// a file made in advance.
+fn reserve(file: &fs::File) {
     use std::os::fd::AsRawFd;
     // SAFETY: fallocate on a file we own.
-    if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, SPARE) } == 0 {
-        return false;
+    if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, ROOM) } == 0 {
+        return;
     }
     let e = std::io::Error::last_os_error().raw_os_error();
-    if e != Some(libc::EOPNOTSUPP) && e != Some(libc::ENOSYS) {
-        return false;
+    if e == Some(libc::EOPNOTSUPP) || e == Some(libc::ENOSYS) {
+        zero_room(file);
     }
-    pad(file);
-    true
 }
 
-/// The room of a spare on a file system without `fallocate`: zeros, cut
-/// to the record's length once it is written (even a partial write leaves
-/// bytes to cut).
-fn pad(file: &fs::File) {
+/// The room of the record's file on a file system without `fallocate`:
+/// zeros.
+fn zero_room(file: &fs::File) {
     use std::os::unix::fs::FileExt;
-    let _ = file.write_all_at(&[0u8; SPARE as usize], 0);
+    let _ = file.write_all_at(&[0u8; ROOM as usize], 0);
 }
 
 /// What launcher.json says about the pin (docs/pin.md).
@@ -595,62 +498,108 @@ mod tests {
         v
     }
 
+    fn ino(p: &Path) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(&fs::symlink_metadata(p).unwrap())
+    }
+
+    /// One file, made with its room before the program starts: the first
+    /// version puts it in place, the later ones go over it, never making it
+    /// shorter; no other file is made or left.
     #[test]
-    fn each_version_replaces_the_last_and_no_spare_is_left() {
+    fn every_version_goes_into_the_one_file_made_beforehand() {
+        use std::os::unix::fs::MetadataExt;
         let dir = crate::testutil::tempdir("records");
         let mut r = Records::new(&dir).unwrap();
-        assert_eq!(names(&dir).len(), 1, "{:?}", names(&dir));
-        r.write(&record(1), Version::Interim);
-        assert_eq!(read_record(&dir).pid, Some(1));
-        // The disk took the record without a spare: one spare is left,
-        // for the last version, next to the record.
-        assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
-        r.write(&record(2), Version::Interim);
-        assert_eq!(read_record(&dir).pid, Some(2));
-        assert_eq!(names(&dir).len(), 2, "{:?}", names(&dir));
-        r.write(&record(3), Version::Last);
-        assert_eq!(read_record(&dir).pid, Some(3));
+        let made = names(&dir);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert!(made[0].starts_with(".launcher.json."), "{made:?}");
+        let md = fs::metadata(dir.join(&made[0])).unwrap();
+        assert!(md.blocks() * 512 >= ROOM as u64, "{} blocks", md.blocks());
+        let first = md.ino();
+        let long = LauncherRecord {
+            warnings: vec!["w".repeat(300)],
+            ..record(1)
+        };
+        r.write(&long);
         assert_eq!(names(&dir), [LAUNCHER_FILE]);
-        // The last version is the spare: room allocated past its end.
-        let blocks =
-            std::os::unix::fs::MetadataExt::blocks(&fs::metadata(dir.join(LAUNCHER_FILE)).unwrap());
-        assert!(blocks * 512 >= SPARE as u64, "{blocks} blocks");
+        assert_eq!(ino(&dir.join(LAUNCHER_FILE)), first);
+        assert_eq!(read_record(&dir).pid, Some(1));
+        let len = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().len();
+        r.write(&record(2));
+        assert_eq!(
+            ino(&dir.join(LAUNCHER_FILE)),
+            first,
+            "written over in place"
+        );
+        let bytes = fs::read(dir.join(LAUNCHER_FILE)).unwrap();
+        assert_eq!(bytes.len() as u64, len, "padded, never cut");
+        assert!(bytes.ends_with(b" \n"), "spaces before the newline");
+        assert_eq!(read_record(&dir).pid, Some(2));
+        assert!(read_record(&dir).warnings.is_empty());
         drop(r);
+        assert_eq!(names(&dir), [LAUNCHER_FILE]);
+        assert!(!dir.join(LAUNCHER_FILE).symlink_metadata().unwrap().is_dir());
+    }
+
+    /// A version larger than the room gets more room first, in the same
+    /// file.
+    #[test]
+    fn a_version_larger_than_the_room_gets_more_room_first() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = crate::testutil::tempdir("records-large");
+        let mut r = Records::new(&dir).unwrap();
+        r.write(&record(1));
+        let first = ino(&dir.join(LAUNCHER_FILE));
+        let huge = LauncherRecord {
+            warnings: vec!["w".repeat(ROOM as usize + 4096)],
+            ..record(4)
+        };
+        r.write(&huge);
+        assert_eq!(ino(&dir.join(LAUNCHER_FILE)), first);
+        assert_eq!(read_record(&dir).pid, Some(4));
+        let md = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap();
+        assert!(md.blocks() * 512 >= md.len());
         assert_eq!(names(&dir), [LAUNCHER_FILE]);
     }
 
-    /// A version replaces the last by swapping names with it, then removing
-    /// it; when there is nothing to swap with (the record was removed under
-    /// the run), by `rename`, and nothing is left behind either way.
+    /// When `launcher.json` is no longer the writer's file (removed under
+    /// the run, or someone else's file put there), the version goes into a
+    /// new file put in its place, never over the other file.
     #[test]
-    fn a_version_takes_the_place_of_the_last_or_of_none() {
-        use std::os::unix::fs::MetadataExt;
-        let dir = crate::testutil::tempdir("records-swap");
+    fn a_record_removed_or_replaced_is_written_anew() {
+        let dir = crate::testutil::tempdir("records-replaced");
         let mut r = Records::new(&dir).unwrap();
-        r.write(&record(1), Version::Interim);
-        let first = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino();
-        r.write(&record(2), Version::Interim);
-        assert_eq!(read_record(&dir).pid, Some(2));
-        assert_ne!(fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino(), first);
-        assert_eq!(
-            names(&dir).len(),
-            2,
-            "the record and the last spare: {:?}",
-            names(&dir)
-        );
+        r.write(&record(1));
         fs::remove_file(dir.join(LAUNCHER_FILE)).unwrap();
-        r.write(&record(3), Version::Last);
-        assert_eq!(read_record(&dir).pid, Some(3));
+        r.write(&record(2));
+        assert_eq!(read_record(&dir).pid, Some(2));
         assert_eq!(names(&dir), [LAUNCHER_FILE]);
+        let ours = ino(&dir.join(LAUNCHER_FILE));
+        fs::remove_file(dir.join(LAUNCHER_FILE)).unwrap();
+        let theirs = dir.join("theirs");
+        fs::write(&theirs, b"{}").unwrap();
+        fs::hard_link(&theirs, dir.join(LAUNCHER_FILE)).unwrap();
+        r.write(&record(3));
+        assert_eq!(read_record(&dir).pid, Some(3));
+        assert_ne!(ino(&dir.join(LAUNCHER_FILE)), ino(&theirs));
+        assert_ne!(ino(&dir.join(LAUNCHER_FILE)), ours);
+        assert_eq!(fs::read(&theirs).unwrap(), b"{}", "their file untouched");
+        // The writer's file is the new one now: the next version goes
+        // over it.
+        let now = ino(&dir.join(LAUNCHER_FILE));
+        r.write(&record(4));
+        assert_eq!(ino(&dir.join(LAUNCHER_FILE)), now);
+        assert_eq!(read_record(&dir).pid, Some(4));
+        assert!(!r.warned);
     }
 
     /// Two writers in one directory with the same pid (containers that
     /// share a volume, each launcher pid 1), and what killed launchers of
-    /// that pid left there (names numbered in turn, as spares once were:
-    /// more than a launcher would try before giving up): every spare has a
-    /// name of its own, and each writer's record is its own.
+    /// that pid left there (names numbered in turn, as files once were:
+    /// more than a launcher would try before giving up): each writer has a
+    /// file of its own, and the last version written is the record.
     #[test]
-    fn writers_with_the_same_pid_never_share_a_spare() {
+    fn writers_with_the_same_pid_never_share_a_file() {
         let dir = crate::testutil::tempdir("records-same-pid");
         let pid = std::process::id();
         let left = 1100;
@@ -659,84 +608,41 @@ mod tests {
         }
         let mut a = Records::new(&dir).expect("names left behind are no error");
         let mut b = Records::new(&dir).unwrap();
-        a.keep(2);
-        b.keep(2);
-        let mut spares: Vec<&PathBuf> = a.spares.iter().chain(&b.spares).map(|s| &s.path).collect();
-        spares.sort();
-        spares.dedup();
-        assert_eq!(spares.len(), 4);
-        a.write(&record(7), Version::Last);
+        assert_ne!(a.path, b.path);
+        a.write(&record(7));
         assert_eq!(read_record(&dir).pid, Some(7));
-        b.write(&record(8), Version::Last);
+        b.write(&record(8));
         assert_eq!(read_record(&dir).pid, Some(8));
         drop((a, b));
         assert_eq!(names(&dir).len(), left + 1);
     }
 
-    /// With no spare left (the disk was full when an earlier version was
-    /// written, so that one took it), a version goes over the one in
-    /// place, in the room the spare brought: the same file, whole, and
-    /// still JSON where it is shorter than what it replaces. Not over a
-    /// file that is no longer the one this writer put there.
+    /// What a file system without `fallocate` gets: zeros as the room,
+    /// which every version fills whole (JSON, then spaces).
     #[test]
-    fn without_a_spare_a_version_goes_over_the_one_in_place() {
-        use std::os::unix::fs::MetadataExt;
-        let dir = crate::testutil::tempdir("records-in-place");
+    fn a_room_of_zeros_is_filled_by_each_version() {
+        let dir = crate::testutil::tempdir("records-zeros");
         let mut r = Records::new(&dir).unwrap();
-        let long = LauncherRecord {
-            warnings: vec!["w".repeat(300)],
-            ..record(1)
-        };
-        r.write(&long, Version::Last);
-        assert!(r.spares.is_empty());
-        let before = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap();
-        r.write(&record(2), Version::Last);
-        let after = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap();
-        assert_eq!(after.ino(), before.ino(), "written over in place");
-        assert_eq!(after.len(), before.len(), "padded, never cut");
-        assert_eq!(read_record(&dir).pid, Some(2));
-        assert!(read_record(&dir).warnings.is_empty());
-        assert_eq!(names(&dir), [LAUNCHER_FILE]);
-        assert!(!r.warned);
-
-        // A version larger than the blocks the file has is not started
-        // there (a full disk could cut it halfway): a new file takes it.
-        let huge = LauncherRecord {
-            warnings: vec!["w".repeat(SPARE as usize + 4096)],
-            ..record(4)
-        };
-        r.write(&huge, Version::Last);
-        assert_ne!(
-            fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino(),
-            before.ino()
+        zero_room(&r.file);
+        r.write(&record(3));
+        let bytes = fs::read(dir.join(LAUNCHER_FILE)).unwrap();
+        assert_eq!(bytes.len(), ROOM as usize);
+        assert!(!bytes.contains(&0) && bytes.ends_with(b"\n"));
+        assert_eq!(read_record(&dir).pid, Some(3));
+        r.write(&record(4));
+        assert_eq!(
+            fs::read(dir.join(LAUNCHER_FILE)).unwrap().len(),
+            ROOM as usize
         );
         assert_eq!(read_record(&dir).pid, Some(4));
-        assert_eq!(names(&dir), [LAUNCHER_FILE]);
-
-        // Someone else's file took the name: a new file replaces it.
-        fs::remove_file(dir.join(LAUNCHER_FILE)).unwrap();
-        fs::write(dir.join(LAUNCHER_FILE), b"{}").unwrap();
-        let theirs = fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino();
-        r.write(&record(3), Version::Last);
-        assert_eq!(read_record(&dir).pid, Some(3));
-        assert_ne!(fs::metadata(dir.join(LAUNCHER_FILE)).unwrap().ino(), theirs);
-        assert_eq!(names(&dir), [LAUNCHER_FILE]);
     }
 
+    /// A launcher that ends before the program started leaves no file.
     #[test]
-    fn a_padded_spare_is_cut_to_the_record() {
-        let dir = crate::testutil::tempdir("records-padded");
-        let mut r = Records::new(&dir).unwrap();
-        // What a file system without fallocate gets: zeros as the room.
-        let s = &mut r.spares[0];
-        pad(&s.file);
-        assert_eq!(s.file.metadata().unwrap().len(), SPARE as u64);
-        s.padded = true;
-        r.write(&record(3), Version::Last);
-        let bytes = fs::read(dir.join(LAUNCHER_FILE)).unwrap();
-        assert!(bytes.len() < SPARE as usize && bytes.ends_with(b"}\n"));
-        let rec: LauncherRecord = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(rec.pid, Some(3));
+    fn a_file_never_put_in_place_goes_with_the_writer() {
+        let dir = crate::testutil::tempdir("records-unused");
+        drop(Records::new(&dir).unwrap());
+        assert!(names(&dir).is_empty(), "{:?}", names(&dir));
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! gate) and `stderr.txt` (the program's stderr, captured by
 //! `launch::capture` for the findings that quote a framework's message).
 
+use super::files::ReadError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Name of the launcher's record in a trace directory.
 pub const LAUNCHER_FILE: &str = "launcher.json";
@@ -212,6 +214,46 @@ pub struct StderrRecord {
     pub note: Option<String>,
 }
 
+/// The largest `launcher.json` read: the launcher writes a few KiB.
+pub const RECORD_CAP: u64 = 16 << 20;
+
+/// How long a reader waits before reading again a `launcher.json` that
+/// does not parse ([`read_record`]).
+const REREAD_AFTER: Duration = Duration::from_millis(1);
+
+/// Reads the `launcher.json` at `path`: the record, or why there is none,
+/// in the words of a trace set's problem. A record that does not parse is
+/// read once more, a moment later: the launcher writes its later versions
+/// over the file in place (`launch::record`), and a read that meets such a
+/// write, in the microseconds it takes, can see the start of one version
+/// and the end of the one before.
+pub fn read_record(path: &Path) -> Result<LauncherRecord, String> {
+    read_record_with(
+        || super::files::read_regular(path, RECORD_CAP),
+        REREAD_AFTER,
+    )
+}
+
+/// [`read_record`] over `read`, which gives the bytes (and whether there
+/// were more than [`RECORD_CAP`]) each time it is called.
+fn read_record_with(
+    mut read: impl FnMut() -> Result<(Vec<u8>, bool), ReadError>,
+    pause: Duration,
+) -> Result<LauncherRecord, String> {
+    let mut again = true;
+    loop {
+        let (bytes, more) = read().map_err(|e| e.to_string())?;
+        if more {
+            return Err("larger than 16 MiB, not a launcher record; skipped".into());
+        }
+        match serde_json::from_slice::<LauncherRecord>(&super::json::decode(&bytes)) {
+            Ok(rec) => return Ok(rec),
+            Err(_) if std::mem::replace(&mut again, false) => std::thread::sleep(pause),
+            Err(e) => return Err(format!("not a launcher record: {e}")),
+        }
+    }
+}
+
 /// The program's captured stderr in the trace directory `run_dir`, as text
 /// (invalid UTF-8 replaced); None when there is none. Its name is the one
 /// `launcher.json` gives (`stderr.txt`, or another when that name was taken:
@@ -220,8 +262,8 @@ pub struct StderrRecord {
 // Called by report and the launcher's summary (the findings that quote the
 // frameworks' messages).
 pub fn read_captured(run_dir: &Path) -> Option<String> {
-    let stderr = super::files::read_small(&run_dir.join(LAUNCHER_FILE), 16 << 20)
-        .and_then(|b| serde_json::from_slice::<LauncherRecord>(&super::json::decode(&b)).ok())
+    let stderr = read_record(&run_dir.join(LAUNCHER_FILE))
+        .ok()
         .and_then(|r| r.stderr);
     // A record that names no copy has none (nothing captured, or nothing
     // written): a `stderr.txt` there is another run's. Without a record,
@@ -273,6 +315,33 @@ pub fn signal_name(sig: i32) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A read that met the launcher writing over the record (the start of
+    /// the new version, the end of the old one) is read again; a record
+    /// that still does not parse is a problem, said once.
+    #[test]
+    fn a_record_that_does_not_parse_is_read_once_more() {
+        let new = br#"{"program": "p", "pid": 2}
+"#;
+        let torn = br#"{"program": "p", "pid": 2}
+ "pid": 1}
+"#;
+        let mut reads = vec![torn.to_vec(), new.to_vec()].into_iter();
+        let rec = read_record_with(|| Ok((reads.next().unwrap(), false)), Duration::ZERO);
+        assert_eq!(rec.unwrap().pid, Some(2));
+        let mut calls = 0;
+        let bad = read_record_with(
+            || {
+                calls += 1;
+                Ok((b"{".to_vec(), false))
+            },
+            Duration::ZERO,
+        );
+        assert!(bad.unwrap_err().starts_with("not a launcher record: "));
+        assert_eq!(calls, 2);
+        let huge = read_record_with(|| Ok((Vec::new(), true)), Duration::ZERO);
+        assert!(huge.unwrap_err().contains("16 MiB"));
+    }
 
     #[test]
     fn signal_names() {

@@ -11,10 +11,10 @@
 //! with the distinct events in it, not with its size, and a repeat costs a
 //! hash lookup instead of a JSON parse.
 
-use super::files::{open_regular, read_regular};
+use super::files::open_regular;
 use super::fold::{split_line, Folded, Split};
 use super::image::{Events, UNIQUE};
-use super::{io_msg, LauncherRecord, LAUNCHER_FILE};
+use super::{io_msg, LAUNCHER_FILE};
 use cudnn_trace_format::read::{parse_line, parse_line_of_kind, Event, LineError, Process};
 use cudnn_trace_format::SCHEMA_VERSION;
 use rustc_hash::FxHashMap;
@@ -217,28 +217,12 @@ pub fn looks_like_run(dir: &Path) -> bool {
 }
 
 fn read_launcher(path: &Path, set: &mut TraceSet) {
-    let label = path.display().to_string();
-    // The launcher writes a few KiB; more is not one of its records.
-    match read_regular(path, 16 << 20) {
-        Ok((_, true)) => set.problems.push(Problem {
-            file: label,
+    match super::record::read_record(path) {
+        Ok(rec) => set.launchers.push((path.to_path_buf(), rec)),
+        Err(what) => set.problems.push(Problem {
+            file: path.display().to_string(),
             line: None,
-            what: "larger than 16 MiB, not a launcher record; skipped".into(),
-        }),
-        Ok((bytes, false)) => {
-            match serde_json::from_slice::<LauncherRecord>(&super::json::decode(&bytes)) {
-                Ok(rec) => set.launchers.push((path.to_path_buf(), rec)),
-                Err(e) => set.problems.push(Problem {
-                    file: label,
-                    line: None,
-                    what: format!("not a launcher record: {e}"),
-                }),
-            }
-        }
-        Err(e) => set.problems.push(Problem {
-            file: label,
-            line: None,
-            what: e.to_string(),
+            what,
         }),
     }
 }
