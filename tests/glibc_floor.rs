@@ -24,6 +24,28 @@ fn embedded_shim_files_need_nothing_newer_than_glibc_2_17() {
     ] {
         assert!(text.contains(file), "{file:?} not checked:\n{text}");
     }
+    // The audit library brings nothing into its namespace but the C
+    // library (and the loader it already shares; built on glibc before
+    // 2.34, std also needs libpthread, libdl, librt): its unwinder is
+    // linked in, not `libgcc_s.so.1`, whose loading and constructor (a
+    // dozen `cpuid`, each a trap on a virtual machine) cost every traced
+    // process about 0.1 ms on the development VM (docs/benchmarks.md,
+    // session 12).
+    let needed = text
+        .lines()
+        .skip_while(|l| !l.ends_with("/libcdtrace.so"))
+        .find_map(|l| l.trim().strip_prefix("needed: "))
+        .unwrap_or_else(|| panic!("no needed line for the shim:\n{text}"));
+    let glibc = [
+        "libc.so.6",
+        "ld-linux-x86-64.so.2",
+        "libpthread.so.0",
+        "libdl.so.2",
+        "librt.so.1",
+    ];
+    for lib in needed.split_whitespace() {
+        assert!(glibc.contains(&lib), "the shim needs {lib}:\n{text}");
+    }
 }
 
 /// The development build of the audit library (`target/debug/libcdtrace.so`,

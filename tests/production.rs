@@ -12,7 +12,9 @@
 //!   one per process, with its bytes escaped;
 //! - trace files are 0600;
 //! - a relative `CUDNN_TRACE_DIR` keeps meaning the same directory after the
-//!   program changes directory.
+//!   program changes directory;
+//! - a panic in the shim (its self-test) costs a trace note, never the
+//!   program, in the development build and in the one the CLI embeds.
 //!
 //! The programs are `tests/production/*.c`, compiled at test time. Tests
 //! that need root (a setuid program, a small tmpfs) say why they are
@@ -23,7 +25,7 @@
 //! ```
 
 use cudnn_trace_integration::launcher_support::{
-    cc, run, run_cc, work_dir, work_dir_for_others, Output,
+    cc, launcher, run, run_cc, work_dir, work_dir_for_others, Output,
 };
 use cudnn_trace_integration::tools;
 use serde_json::Value;
@@ -747,4 +749,60 @@ fn read_only_pages_of_the_shim_namespace_are_given_back_after_start_up() {
             .is_some_and(|p| p.ends_with("libcudnn.so.9"))),
         "no load event of the cuDNN after the pages were given back: {loads:?}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// A bug in the shim
+
+/// With `CUDNN_TRACE_SELF_TEST=panic` the shim panics in its first
+/// `la_objopen`. Its guard must catch the panic (the unwinder the shim
+/// links has to work in the audit namespace), the program must run as it
+/// would (its output, its exit status, nothing on stderr), the trace must
+/// say so in a note, and what comes after must be traced: the development
+/// build of the shim, and the one the CLI embeds (a release build).
+#[test]
+fn a_panic_in_the_shim_costs_a_note_never_the_program() {
+    let d = work_dir("prod-selftest");
+    compile("selftest.c", &d.join("selftest"), &[]);
+    fake_cudnn(&d.join("lib"));
+    let lib = d.join("lib/libcudnn.so.9");
+    let dev = d.join("dev-trace");
+    fs::create_dir_all(&dev).unwrap();
+    let mut dev_cmd = traced(&d.join("selftest"), &d, dev.as_os_str().as_bytes());
+    dev_cmd.env("CUDNN_TRACE_SELF_TEST", "panic").arg(&lib);
+    let release = d.join("release-trace");
+    let mut release_cmd = launcher(&d);
+    release_cmd
+        .env("CUDNN_TRACE_SELF_TEST", "panic")
+        .args(["-q", "--out"])
+        .arg(&release)
+        .arg("--")
+        .arg(d.join("selftest"))
+        .arg(&lib);
+    for (what, cmd, dir) in [
+        ("development", dev_cmd, dev),
+        ("embedded", release_cmd, release),
+    ] {
+        let o = run(cmd, None);
+        assert_eq!(o.code(), Some(3), "{what}: {}", o.show());
+        assert_eq!(o.out(), "ran to the end\n", "{what}");
+        assert!(o.err().is_empty(), "{what}: stderr: {}", o.err());
+        let files = jsonl_files(&dir);
+        assert_eq!(files.len(), 1, "{what}: {files:?}");
+        let notes = events(&files[0], "note");
+        assert!(
+            notes.iter().any(|n| {
+                let msg = n["msg"].as_str().unwrap_or_default();
+                msg.contains("cudnn-trace shim bug") && msg.contains("self-test")
+            }),
+            "{what}: no note of the panic: {notes:?}"
+        );
+        let loads = events(&files[0], "load");
+        assert!(
+            loads
+                .iter()
+                .any(|l| l["path"].as_str() == Some(lib.to_str().unwrap())),
+            "{what}: the load after the panic was not traced: {loads:?}"
+        );
+    }
 }

@@ -42,6 +42,10 @@ pub mod envvar {
     /// `strict` (default: a cuDNN library missing from the pin directory
     /// fails to load) or `warn` (the normal search runs and is recorded).
     pub const PIN_MODE: &str = "CUDNN_TRACE_PIN_MODE";
+    /// `panic`: the shim panics once, in its first `la_objopen`, to show
+    /// that a bug in it costs a trace event and never the program (the
+    /// test suite's check of the shim's unwinder, on any machine).
+    pub const SELF_TEST: &str = "CUDNN_TRACE_SELF_TEST";
 }
 
 /// The pin's vocabulary (`pin` events, `docs/pin.md`).

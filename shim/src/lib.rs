@@ -52,6 +52,10 @@ use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use sys::LinkMap;
 
+// The unwinder (Cargo.toml says why it is linked in): nothing names it, so
+// it is named here for the linker to keep its `_Unwind_*` definitions.
+use unwinding as _;
+
 /// Never the audit libc's malloc: see `alloc.rs`.
 #[global_allocator]
 static ALLOC: alloc::ShimAlloc = alloc::ShimAlloc;
@@ -129,6 +133,21 @@ fn tracing() -> bool {
     trace::config().is_some()
 }
 
+/// `CUDNN_TRACE_SELF_TEST=panic`: a panic, once per process image, where
+/// a bug in the shim would raise one. [`guard`] must turn it into a trace
+/// note (the panic hook's) and the object's missing record, the program
+/// none the wiser: what the unwinder the shim links must do.
+fn self_test() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if trace::config().is_some_and(|c| c.self_test_panic) && !DONE.swap(true, Ordering::Relaxed) {
+        panic!(
+            "self-test ({}=panic)",
+            cudnn_trace_format::envvar::SELF_TEST
+        );
+    }
+}
+
 /// # Safety
 /// Called by glibc's dynamic linker with a valid name and cookie.
 #[unsafe(no_mangle)]
@@ -166,7 +185,10 @@ pub unsafe extern "C" fn la_objopen(map: *mut LinkMap, lmid: c_long, cookie: *mu
     if map.is_null() || !tracing() {
         return 0;
     }
-    let (realpath, family) = guard((None, None), || audit::objopen(map, lmid, cookie));
+    let (realpath, family) = guard((None, None), || {
+        self_test();
+        audit::objopen(map, lmid, cookie)
+    });
     // LA_FLG_BINDTO for cuDNN/cudart/libcuda objects, LA_FLG_BINDFROM for
     // the objects that link against them; 0 for everything else, whose
     // bindings then never reach `la_symbind64` (see `calls.rs`).

@@ -30,6 +30,8 @@ pub struct Config {
     pub preloads: Vec<Vec<u8>>,
     /// LD_PRELOAD names the preload helper, so the `dlopen` result hook runs.
     pub preload_role: bool,
+    /// `CUDNN_TRACE_SELF_TEST=panic` (`envvar::SELF_TEST`).
+    pub self_test_panic: bool,
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -67,6 +69,7 @@ fn read_config() -> Option<Config> {
         all,
         preloads,
         preload_role,
+        self_test_panic: env_bytes(envvar::SELF_TEST).as_deref() == Some(b"panic"),
     })
 }
 

@@ -1,8 +1,8 @@
 //! Gives back the audit namespace's read-only pages once start-up is over.
 //!
 //! glibc loads the shim into a namespace of its own, with a second
-//! `libc.so.6` (and `libgcc_s.so.1`; on glibc before 2.34 also `libpthread`,
-//! `libdl`, `librt`). Relocating and starting them, and the shim's own
+//! `libc.so.6` (on glibc before 2.34 also `libpthread`, `libdl`, `librt`;
+//! `libgcc_s.so.1` too, before the shim linked its unwinder in). Relocating and starting them, and the shim's own
 //! start-up, touch their code and read-only data here and there, and the
 //! kernel maps up to 64 KiB of cached file pages around each touched page
 //! (fault-around): a small program ends up with about 1.4 MB more resident,

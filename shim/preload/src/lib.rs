@@ -11,9 +11,9 @@
 //! # Why a library of its own, without std
 //!
 //! The audit library lives in a namespace of its own: what it needs
-//! (`libgcc_s.so.1` for unwinding, and on glibc before 2.34 `libpthread.so.0`,
-//! `libdl.so.2`, `librt.so.1`, which Rust's std then lists as DT_NEEDED) stays
-//! there, out of the program's sight. Whatever a library in `LD_PRELOAD`
+//! (`libc.so.6`, and on glibc before 2.34 `libpthread.so.0`, `libdl.so.2`,
+//! `librt.so.1`, which Rust's std then lists as DT_NEEDED) stays there, out
+//! of the program's sight. Whatever a library in `LD_PRELOAD`
 //! needs enters the program's own link map, before the program's own
 //! libraries: a program that `dlopen(..., RTLD_NOLOAD)`s `libgcc_s.so.1`,
 //! walks its link map or loads `libgcc_s` itself later (gdk-pixbuf: 6th
@@ -31,9 +31,9 @@
 //! the definitions the program's own calls reach; what it does not find it
 //! does without. It needs nothing newer than glibc 2.17 (issue 11).
 //!
-//! Alternatives weighed: a statically linked unwinder (`libgcc_eh.a`) would
-//! remove `libgcc_s` but not std's `libpthread`/`libdl`/`librt` on old glibc
-//! nor `libc.so.6`; a `no_std` audit library would mean rewriting the trace
+//! Alternatives weighed: the audit library's own dependencies in the main
+//! namespace (its unwinder is linked in, so no `libgcc_s`, but std still
+//! needs `libc.so.6`, and `libpthread`/`libdl`/`librt` on old glibc); a `no_std` audit library would mean rewriting the trace
 //! writer, the pin and the call recording without `alloc` and without
 //! `catch_unwind`, for nothing (the audit namespace's dependencies are
 //! harmless). Keeping the preload role tiny also keeps what runs on every
