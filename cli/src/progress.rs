@@ -25,7 +25,12 @@ const QUIET_BELOW: u64 = 16 << 20;
 /// thread that waits for that long (or for the end, whichever comes first),
 /// so that it appears even during a long stage that reports nothing.
 pub struct Bar {
-    bar: ProgressBar,
+    /// indicatif's bar, made once it may show (`arm`): making it and its
+    /// style cost a small report (every launcher run's summary) a twentieth
+    /// of its instructions, for a bar few reports ever get.
+    bar: Option<ProgressBar>,
+    /// The stage, for the bar's message.
+    stage: &'static str,
     /// Dropped (or sent on) when the report is done: the thread ends.
     done: Option<mpsc::Sender<()>>,
     waiter: Option<thread::JoinHandle<()>>,
@@ -35,17 +40,9 @@ impl Bar {
     /// A bar for a report, hidden until [`Progress::read`] says how much
     /// there is to read (then see `arm`).
     pub fn new() -> Bar {
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{msg:9} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ({eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar.set_message("reading");
         Bar {
-            bar,
+            bar: None,
+            stage: "reading",
             done: None,
             waiter: None,
         }
@@ -57,8 +54,18 @@ impl Bar {
         if self.waiter.is_some() || total < QUIET_BELOW || !std::io::stderr().is_terminal() {
             return;
         }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg:9} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ({eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_message(self.stage);
         let (tx, rx) = mpsc::channel::<()>();
-        let shown = self.bar.clone();
+        let shown = bar.clone();
+        self.bar = Some(bar);
         self.waiter = Some(thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(QUIET_FOR) {
                 shown.set_draw_target(ProgressDrawTarget::stderr());
@@ -79,7 +86,9 @@ impl Bar {
         if let Some(h) = self.waiter.take() {
             let _ = h.join();
         }
-        self.bar.finish_and_clear();
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
     }
 }
 
@@ -92,11 +101,16 @@ impl Drop for Bar {
 impl Progress for Bar {
     fn read(&mut self, done: u64, total: u64) {
         self.arm(total);
-        self.bar.set_length(total.max(done));
-        self.bar.set_position(done);
+        if let Some(bar) = &self.bar {
+            bar.set_length(total.max(done));
+            bar.set_position(done);
+        }
     }
 
     fn stage(&mut self, name: &'static str) {
-        self.bar.set_message(name);
+        self.stage = name;
+        if let Some(bar) = &self.bar {
+            bar.set_message(name);
+        }
     }
 }

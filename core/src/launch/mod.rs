@@ -75,6 +75,11 @@ pub struct Options {
     /// The program as typed (`argv[0]` of the child) and its arguments.
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// The caller's work that needs nothing of the run, done while the
+    /// program starts (on a machine of several cores, beside it: the
+    /// launcher would only wait): after the program was started and the
+    /// record of the start written, before the wait.
+    pub meanwhile: Option<fn()>,
 }
 
 /// How a launch ended.
@@ -372,6 +377,9 @@ fn run_traced(opts: &Options, p: Prepared, launcher_pid: u32, start_ms: u64) -> 
     capture.program_started();
     rec.pid = Some(child_pid as u32);
     records.write(&rec);
+    if let Some(work) = opts.meanwhile {
+        work();
+    }
 
     let (ended, leader) = match child {
         Started::Child(_) => (

@@ -586,20 +586,21 @@ fn reusable(path: &Path, bytes: &[u8], euid: u32) -> bool {
 }
 
 /// Bytes compared when reusing an extracted copy of `bytes`: its first
-/// [`IDENTITY_HEAD`] bytes when they hold its GNU build-id, else all of it.
-/// The build-id is a hash of the whole file that the linker writes, so
-/// another build of the shim differs there; and only the effective uid can
-/// change the file (see the module's rules), which it does by writing a
-/// whole new one and renaming it. Comparing every byte of the 0.6 MB shim
-/// cost every run about a millisecond of the launcher's CPU time
-/// (docs/benchmarks.md, section 4).
+/// [`IDENTITY_HEAD`] bytes when they hold its GNU build-id (the note found
+/// there is the file's: the first PT_NOTE one, read from the head alone),
+/// else all of it. The build-id is a hash of the whole file that the linker
+/// writes, so another build of the shim differs there; and only the
+/// effective uid can change the file (see the module's rules), which it
+/// does by writing a whole new one and renaming it. Comparing every byte of
+/// the 0.6 MB shim cost every run about a millisecond of the launcher's CPU
+/// time (docs/benchmarks.md, section 4).
 fn identity(bytes: &[u8]) -> &[u8] {
     use crate::model::elf::build_id;
     use std::io::Cursor;
     let head = &bytes[..bytes.len().min(IDENTITY_HEAD)];
-    match build_id(&mut Cursor::new(bytes)) {
-        Some(id) if build_id(&mut Cursor::new(head)).as_ref() == Some(&id) => head,
-        _ => bytes,
+    match build_id(&mut Cursor::new(head)) {
+        Some(_) => head,
+        None => bytes,
     }
 }
 
