@@ -148,13 +148,13 @@ struct Cli {
 impl Cli {
     fn into_command(self) -> Result<Command, clap::Error> {
         Ok(match self.sub {
-            Some(Sub::Report(r)) => Command::Report(r),
-            Some(Sub::Diff(d)) => Command::Diff(d),
-            Some(Sub::Env(e)) => Command::Env(e),
+            Some(Sub::Report(Deferred(r))) => Command::Report(r),
+            Some(Sub::Diff(Deferred(d))) => Command::Diff(d),
+            Some(Sub::Env(Deferred(e))) => Command::Env(e),
             Some(Sub::Explain { code }) => Command::Explain(code),
             Some(Sub::Version) => Command::Version,
             Some(Sub::Completions { shell }) => Command::Completions(shell),
-            Some(Sub::Man(m)) => Command::Man(m),
+            Some(Sub::Man(Deferred(m))) => Command::Man(m),
             None => Command::Run(self.run.with_program(self.command)?),
         })
     }
@@ -178,7 +178,7 @@ Examples:
 Exit status: 0 when at least one trace was read, 1 when none was, 2 for usage errors,
 3 when --fail-on LEVEL was given and a finding reached it."
     )]
-    Report(ReportArgs),
+    Report(Deferred<ReportArgs>),
     /// Compare two runs: which CUDA libraries, environment and findings differ
     #[command(
         long_about = "Compare two runs (each a run directory or a trace file): line up their \
@@ -197,7 +197,7 @@ Exit status: 0 when nothing that matters differs (the same CUDA files, no failed
 warning/error finding in one run only), 1 when something does, 2 for usage errors and
 when a run cannot be read."
     )]
-    Diff(DiffArgs),
+    Diff(Deferred<DiffArgs>),
     /// Check a cuDNN directory and print the settings that pin cuDNN to it
     /// without the launcher
     #[command(
@@ -213,7 +213,7 @@ Examples:
 Exit status: 0 when DIR is valid (warnings allowed), 1 when it is refused, 2 for usage
 errors."
     )]
-    Env(EnvArgs),
+    Env(Deferred<EnvArgs>),
     /// What a finding code means (no CODE: list them)
     #[command(after_help = "\
 Examples:
@@ -250,7 +250,61 @@ Examples:
   cudnn-trace man | man -l -                      read it now
   cudnn-trace man > cudnn-trace.1                 the main page
   cudnn-trace man --dir /usr/local/share/man/man1  one page per command")]
-    Man(ManArgs),
+    Man(Deferred<ManArgs>),
+}
+
+/// A command's arguments, defined only when the command is the one being
+/// parsed (clap's `Command::defer`; the help, the completions and the man
+/// page build them too). Defining the arguments of every command for each
+/// launch of a program was a tenth of the launcher's instructions (issue
+/// 10).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Deferred<T>(pub T);
+
+impl<T: Args> Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(keeping_about::<T>)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(keeping_about::<T>)
+    }
+}
+
+/// `T`'s arguments added to `cmd`, which keeps its own about texts: the
+/// ones of the command (`Sub`'s), not the doc comment of `T`'s struct,
+/// which clap's derive would otherwise put over them now that the
+/// arguments come after the command's attributes.
+fn keeping_about<T: Args>(cmd: clap::Command) -> clap::Command {
+    let about = cmd.get_about().cloned();
+    let long_about = cmd.get_long_about().cloned();
+    let cmd = T::augment_args(cmd);
+    let cmd = match about {
+        Some(a) => cmd.about(a),
+        None => cmd.about(None::<&str>),
+    };
+    match long_about {
+        Some(a) => cmd.long_about(a),
+        None => cmd.long_about(None::<&str>),
+    }
+}
+
+impl<T: FromArgMatches> FromArgMatches for Deferred<T> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(m).map(Deferred)
+    }
+
+    fn from_arg_matches_mut(m: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(m).map(Deferred)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(m)
+    }
+
+    fn update_from_arg_matches_mut(&mut self, m: &mut clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches_mut(m)
+    }
 }
 
 /// `--fail-on` and `--severity` levels.
@@ -561,15 +615,20 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// The whole command-line definition, for completions and the man page.
+/// The whole command-line definition, for completions (which build it,
+/// the commands' deferred arguments included: [`Deferred`]) and the names
+/// of the commands.
 pub fn definition() -> clap::Command {
     Cli::command()
 }
 
 /// The definition as the man pages show it: without the `help` command,
-/// which has no page of its own (`clap_mangen::generate_to` leaves it out).
+/// which has no page of its own (`clap_mangen::generate_to` leaves it out),
+/// and built, so that the commands' deferred arguments are in it.
 pub fn man_definition() -> clap::Command {
-    definition().disable_help_subcommand(true)
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
 }
 
 #[cfg(test)]

@@ -57,6 +57,41 @@ fn the_definition_is_consistent() {
     definition().debug_assert();
 }
 
+/// A command's arguments are defined when it is parsed or built
+/// ([`Deferred`]): then it has them all, and keeps its own about texts
+/// (the ones its help, its man page and the main page's list show), not
+/// the doc comment of its arguments' struct.
+#[test]
+fn deferred_commands_keep_their_texts_and_get_their_arguments() {
+    let unbuilt = definition();
+    let built = man_definition();
+    for name in ["report", "diff", "env", "man"] {
+        let before = unbuilt.find_subcommand(name).unwrap();
+        let after = built.find_subcommand(name).unwrap();
+        assert_eq!(
+            before.get_arguments().count(),
+            0,
+            "{name}: defined before it is used"
+        );
+        assert!(
+            after.get_arguments().count() > 1,
+            "{name}: no arguments once built"
+        );
+        let text = |c: &clap::Command| {
+            (
+                c.get_about().map(ToString::to_string),
+                c.get_long_about().map(ToString::to_string),
+            )
+        };
+        assert_eq!(text(before), text(after), "{name}");
+    }
+    let report_about = built.find_subcommand("report").unwrap().get_about();
+    assert_eq!(
+        report_about.map(ToString::to_string).as_deref(),
+        Some("Summarize trace directories or files again, with the findings")
+    );
+}
+
 #[test]
 fn program_and_its_options() {
     let r = run(&["python", "train.py", "--all", "-q"]);
