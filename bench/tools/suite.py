@@ -49,7 +49,7 @@ PARAMS = {
         count_n=(100, 1100), sites_n=(10, 60), cg_n=(100, 600), time_n=2000, runs=11,
         heavy=(1000, 100_000), heavy_runs=7, cg_heavy=(1000, 100_000), cg_reopen=(1000, 20_000),
         ltrace_libs=(50, 100, 150), ltrace_reopen=(100, 10_000), ltrace_reps=2,
-        start_runs=31, mem_runs=5, call_n=10_000_000, call_runs=11,
+        start_runs=101, mem_runs=5, call_n=10_000_000, call_runs=11,
         cg_call=(100_000, 1_100_000),
         report_single=(2, 8, 16, 32), report_many=((1000, 64), (2000, 128)),
         report_cycles=(10_000, 20_000, 40_000), report_runs=5, report_pair_runs=7,
