@@ -69,7 +69,7 @@ impl Report {
         progress.read(0, total);
         let set = read(paths, &mut |done| progress.read(done, total));
         progress.stage("analysing");
-        let stderr = model::captured_stderr(paths);
+        let stderr = model::captured_stderr(paths, &set.launchers);
         Report::analyse(set, stderr.as_deref(), &Machine::this_host())
     }
 

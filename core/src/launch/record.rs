@@ -263,24 +263,25 @@ impl Records {
 
     fn try_write(&mut self, rec: &LauncherRecord) -> std::io::Result<()> {
         let bytes = record_bytes(rec)?;
+        let ours = self.file.metadata()?;
         if !self.placed {
-            write_over(&self.file, &bytes)?;
+            write_over(&self.file, &bytes, &ours)?;
             fs::rename(&self.path, self.record_path())?;
             self.placed = true;
             return Ok(());
         }
-        if self.in_place()? && make_room(&self.file, bytes.len()) {
-            return write_over(&self.file, &bytes);
+        if self.in_place(&ours) && make_room(&self.file, &ours, bytes.len()) {
+            return write_over(&self.file, &bytes, &ours);
         }
         self.replace(&bytes)
     }
 
-    /// Whether `launcher.json` is still this writer's file.
-    fn in_place(&self) -> std::io::Result<bool> {
+    /// Whether `launcher.json` is still this writer's file (`ours`, its
+    /// metadata).
+    fn in_place(&self, ours: &fs::Metadata) -> bool {
         use std::os::unix::fs::MetadataExt;
-        let ours = self.file.metadata()?;
-        Ok(fs::symlink_metadata(self.record_path())
-            .is_ok_and(|now| (ours.dev(), ours.ino()) == (now.dev(), now.ino())))
+        fs::symlink_metadata(self.record_path())
+            .is_ok_and(|now| (ours.dev(), ours.ino()) == (now.dev(), now.ino()))
     }
 
     /// `bytes` into a new file renamed over `launcher.json`, which becomes
@@ -288,7 +289,10 @@ impl Records {
     fn replace(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let (path, file) = new_file(&self.dir)?;
         reserve(&file);
-        let put = write_over(&file, bytes).and_then(|()| fs::rename(&path, self.record_path()));
+        let put = file
+            .metadata()
+            .and_then(|md| write_over(&file, bytes, &md))
+            .and_then(|()| fs::rename(&path, self.record_path()));
         if let Err(e) = put {
             let _ = fs::remove_file(&path);
             return Err(e);
@@ -348,15 +352,12 @@ fn random() -> u64 {
         .finish()
 }
 
-/// Whether `len` bytes fit in the blocks `file` has, allocating more
-/// first when they do not: a write that ran out of room halfway would
+/// Whether `len` bytes fit in the blocks `file` (of metadata `md`) has,
+/// allocating more first when they do not: a write that ran out of room halfway would
 /// leave neither version whole.
-fn make_room(file: &fs::File, len: usize) -> bool {
+fn make_room(file: &fs::File, md: &fs::Metadata, len: usize) -> bool {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
-    let Ok(md) = file.metadata() else {
-        return false;
-    };
     if len as u64 <= md.blocks() * 512 {
         return true;
     }
@@ -365,14 +366,13 @@ fn make_room(file: &fs::File, len: usize) -> bool {
     unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, want) == 0 }
 }
 
-/// `bytes` as the whole content of `file`, from its start: padded with
-/// spaces before the final newline to the file's length when that is
-/// longer, so that the file never gets shorter (and a room written with
-/// zeros, [`reserve`], is filled whole).
-fn write_over(file: &fs::File, bytes: &[u8]) -> std::io::Result<()> {
+/// `bytes` as the whole content of `file` (of metadata `md`), from its
+/// start: padded with spaces before the final newline to the file's length
+/// when that is longer, so that the file never gets shorter (and a room
+/// written with zeros, [`reserve`], is filled whole).
+fn write_over(file: &fs::File, bytes: &[u8], md: &fs::Metadata) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    let len = file.metadata()?.len() as usize;
-    file.write_all_at(&pad(bytes, len), 0)
+    file.write_all_at(&pad(bytes, md.len() as usize), 0)
 }
 
 /// `bytes` (ending in a newline) made `len` long with spaces before the

@@ -262,14 +262,17 @@ fn read_record_with(
 // Called by report and the launcher's summary (the findings that quote the
 // frameworks' messages).
 pub fn read_captured(run_dir: &Path) -> Option<String> {
-    let stderr = read_record(&run_dir.join(LAUNCHER_FILE))
-        .ok()
-        .and_then(|r| r.stderr);
+    let rec = read_record(&run_dir.join(LAUNCHER_FILE)).ok();
+    read_captured_as(run_dir, rec.as_ref())
+}
+
+/// [`read_captured`] with the run's record already read (None: none).
+fn read_captured_as(run_dir: &Path, rec: Option<&LauncherRecord>) -> Option<String> {
     // A record that names no copy has none (nothing captured, or nothing
     // written): a `stderr.txt` there is another run's. Without a record,
     // the usual name.
-    let name = match stderr {
-        Some(s) => s.file?,
+    let name = match rec.and_then(|r| r.stderr.as_ref()) {
+        Some(s) => s.file.clone()?,
         None => STDERR_FILE.to_string(),
     };
     if name.contains('/') || name.starts_with('.') {
@@ -281,9 +284,23 @@ pub fn read_captured(run_dir: &Path) -> Option<String> {
 }
 
 /// The program's captured stderr (`stderr.txt`), if one of `paths` is a run
-/// directory that has it.
-pub fn captured_stderr(paths: &[PathBuf]) -> Option<String> {
-    paths.iter().find_map(|p| read_captured(p))
+/// directory that has it. `launchers`: the records already read with the
+/// traces (`TraceSet::launchers`), by path, so that a run directory's
+/// record is not read twice.
+pub fn captured_stderr(
+    paths: &[PathBuf],
+    launchers: &[(PathBuf, LauncherRecord)],
+) -> Option<String> {
+    paths.iter().find_map(|p| {
+        let known = launchers
+            .iter()
+            .find(|(file, _)| file.parent() == Some(p.as_path()))
+            .map(|(_, rec)| rec);
+        match known {
+            Some(rec) => read_captured_as(p, Some(rec)),
+            None => read_captured(p),
+        }
+    })
 }
 
 /// Name of a signal (`SIGKILL`), for the common ones.
@@ -341,6 +358,38 @@ mod tests {
         assert_eq!(calls, 2);
         let huge = read_record_with(|| Ok((Vec::new(), true)), Duration::ZERO);
         assert!(huge.unwrap_err().contains("16 MiB"));
+    }
+
+    /// The copy is the one the record names: the record read with the
+    /// traces when there is one (not read again), else the run directory's.
+    #[test]
+    fn the_copy_is_found_through_the_record_read_with_the_traces() {
+        let d = crate::testutil::tempdir("captured");
+        std::fs::write(d.join(STDERR_FILE), "another run's").unwrap();
+        std::fs::write(d.join("stderr.7.txt"), "this run's").unwrap();
+        let named = |file: Option<&str>| LauncherRecord {
+            stderr: Some(StderrRecord {
+                file: file.map(str::to_string),
+                how: "file".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let known = |rec: LauncherRecord| vec![(d.join(LAUNCHER_FILE), rec)];
+        let paths = [d.clone()];
+        // No launcher.json on disk: only the record given can name the copy.
+        let got = captured_stderr(&paths, &known(named(Some("stderr.7.txt"))));
+        assert_eq!(got.as_deref(), Some("this run's"));
+        assert_eq!(captured_stderr(&paths, &known(named(None))), None);
+        // Not among the records read: the directory's own record, or the
+        // usual name without one.
+        assert_eq!(
+            captured_stderr(&paths, &[]).as_deref(),
+            Some("another run's")
+        );
+        let rec = serde_json::to_vec(&named(Some("stderr.7.txt"))).unwrap();
+        std::fs::write(d.join(LAUNCHER_FILE), rec).unwrap();
+        assert_eq!(captured_stderr(&paths, &[]).as_deref(), Some("this run's"));
     }
 
     #[test]
