@@ -247,7 +247,7 @@ fn open(path: &[u8]) -> Result<*mut c_void, &'static [u8]> {
     }
     // SAFETY: NULL or a NUL-terminated string, valid until the next dl*
     // call of this thread; this program makes none before it is written
-    // (the answer borrows it only until then: see `core`).
+    // (`run` writes the answer that borrows it before the next ask).
     let e = unsafe { cdt_dlerror() };
     if e.is_null() {
         Err(b"unknown error")
