@@ -15,7 +15,8 @@
 #                 into target/bench/work/traces and kept; delete them after);
 #                 a case whose extrapolated time passes the timeout (900 s) is
 #                 listed, not run (the report part takes about 5 minutes)
-#   --only S,S    sections to run: events, idle, heavy, startup, memory, calls, report, fleet
+#   --only S,S    sections to run: events, idle, heavy, startup, memory, calls, report,
+#                 progress, fleet
 #                 (default: all). The page is written from what is in --out.
 #   --out DIR     results folder (default bench/results/latest): JSON per section
 #                 plus small raw outputs under raw/
@@ -66,7 +67,7 @@ while [ $# -gt 0 ]; do
         *) die "unknown option '$1' (try --help)" ;;
     esac
 done
-all_sections=events,idle,heavy,startup,memory,calls,report,fleet
+all_sections=events,idle,heavy,startup,memory,calls,report,progress,fleet
 only=${only:-$all_sections}
 IFS=, read -ra wanted <<<"$only"
 for s in "${wanted[@]}"; do
@@ -84,7 +85,7 @@ needs_of() {
         events | idle) echo strace valgrind ;;
         heavy) echo strace valgrind ltrace ;;
         startup | calls) echo valgrind ;;
-        *) echo "" ;;  # memory, report, fleet: nothing beyond the build
+        *) echo "" ;;  # memory, report, progress, fleet: nothing beyond the build
     esac
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -115,6 +116,7 @@ def target_rows(r: dict) -> list[list[str]]:
                      verdict(a["private_kb"] <= 0.3 * 1024)])
         rows.append(["added threads: 0", f"{a['threads']:+d}", verdict(a["threads"] == 0)])
     rows += report_target_rows(r.get("report"))
+    rows.append(progress_target_row(r.get("progress")))
     rows.append(gpu_target_row(r.get("gpu") or {}))
     return rows
 
@@ -245,9 +247,32 @@ def report_target_rows(rep: dict | None) -> list[list[str]]:
         grows = lines[-1][1] > lines[0][1] + 10
         rows.append(["`report`: repeated identical events folded into one line with a count",
                      " / ".join(f"{n:,} lines for {c}" for c, n in lines), verdict(not grows)])
-    rows.append(["`report`: a progress bar on a terminal past one second",
-                 "needs a terminal; not measured by the suite", verdict(None)])
     return rows
+
+
+def progress_target_row(pr: dict | None) -> list[str]:
+    """Met when every report that ran past the wait (with a margin for the
+    first frame) showed its bar no sooner than the wait and cleared it, and
+    none that ended within it drew anything."""
+    target = "`report`: a progress bar on a terminal past one second"
+    if not pr:
+        return [target, "not measured (section `progress`)", verdict(None)]
+    wait = pr["quiet_for_s"]
+    said, ok, long_seen = [], True, False
+    for c in pr["cases"]:
+        for r in c["runs"]:
+            if r["wall_s"] > wait + 0.3:
+                long_seen = True
+                ok &= r["first_frame_s"] is not None and r["first_frame_s"] >= wait and r["cleared"]
+            elif r["wall_s"] < wait:
+                ok &= r["frames"] == 0
+        med = statistics.median(r["wall_s"] for r in c["runs"])
+        firsts = [r["first_frame_s"] for r in c["runs"] if r["first_frame_s"] is not None]
+        said.append(f"{c['case']}: {f_(med, 2)} s, "
+                    + (f"bar from {f_(min(firsts), 2)}–{f_(max(firsts), 2)} s, cleared at the end"
+                       if firsts else "no bar")
+                    + f" ({len(c['runs'])} runs)")
+    return [target, "; ".join(said), verdict(ok if long_seen else None)]
 
 
 # ---------------------------------------------------------------------------
@@ -565,7 +590,7 @@ def main() -> None:
     ap.add_argument("--label", default="")
     a = ap.parse_args()
     r = {n: load(a.results, n) for n in ("events", "idle", "heavy", "floor", "startup", "memory",
-                                          "calls", "report", "fleet")}
+                                          "calls", "report", "progress", "fleet")}
     r["gpu"] = load_gpu(a.results)
     m = load(a.results, "machine")
     if not m:

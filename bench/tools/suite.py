@@ -43,7 +43,7 @@ PARAMS = {
         start_runs=11, mem_runs=3, call_n=2_000_000, call_runs=5, cg_call=(100_000, 300_000),
         report_single=(2, 4), report_many=((100, 8), (200, 16)), report_cycles=(2_000, 4_000),
         report_runs=2, report_pair_runs=3, report_timeout=300, fleet_ranks=(100, 200),
-        fleet_runs=2,
+        fleet_runs=2, progress_runs=1,
     ),
     "default": dict(
         count_n=(100, 1100), sites_n=(10, 60), cg_n=(100, 600), time_n=2000, runs=11,
@@ -54,7 +54,7 @@ PARAMS = {
         report_single=(2, 8, 16, 32), report_many=((1000, 64), (2000, 128)),
         report_cycles=(10_000, 20_000, 40_000), report_runs=5, report_pair_runs=7,
         report_timeout=600,
-        fleet_ranks=(250, 500, 1000), fleet_runs=3,
+        fleet_ranks=(250, 500, 1000), fleet_runs=3, progress_runs=3,
     ),
 }
 PARAMS["full"] = dict(
@@ -791,6 +791,65 @@ def section_fleet(ctx: Ctx) -> dict:
     return {"cases": cases}
 
 
+# report's progress bar, on a terminal: a report long enough to get one (its
+# time is mostly per file, so many small files), and one too short.
+PROGRESS_CASES = (("20,000 files, 400 MB", "many", ["--files", "20000", "--total-mb", "400"]),
+                  ("one file, 256 MB", "single", ["--size-mb", "256"]))
+# What a frame of the bar holds (cli/src/progress.rs's template).
+BAR_FRAME = re.compile(rb"(reading|analysing) *\[[=> ]+\] [0-9.]+ [KMG]?i?B/")
+CLEAR_LINE = b"\x1b[2K"
+
+
+def on_terminal(argv: list[str]) -> dict:
+    """Runs `argv` with its stderr on a new pty (stdout to /dev/null), as in a
+    user's terminal, and reads what it draws there as it comes: when the
+    first frame of the progress bar appeared, how many, and whether the last
+    thing drawn cleared it."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, env=bl.clean_env(), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks: list[tuple[float, bytes]] = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if not ready:
+            continue
+        try:
+            data = os.read(master, 1 << 16)
+        except OSError:  # EIO: every writer of the pty has closed it
+            break
+        if not data:
+            break
+        chunks.append((time.monotonic() - t0, data))
+    rc = p.wait()
+    wall = time.monotonic() - t0
+    os.close(master)
+    frames = [t for t, d in chunks if BAR_FRAME.search(d)]
+    drawn = b"".join(d for _, d in chunks)
+    tail = drawn[drawn.rfind(CLEAR_LINE):] if CLEAR_LINE in drawn else drawn
+    return {"rc": rc, "wall_s": round(wall, 3), "frames": len(frames),
+            "first_frame_s": round(frames[0], 3) if frames else None,
+            "cleared": bool(frames) and CLEAR_LINE in drawn and not BAR_FRAME.search(tail),
+            "bytes_drawn": len(drawn)}
+
+
+def section_progress(ctx: Ctx) -> dict:
+    cases = []
+    for name, kind, args in PROGRESS_CASES:
+        d = trace_case(ctx, kind, args)
+        runs = [on_terminal([str(ctx.cli), "report", str(d)]) for _ in range(ctx.p["progress_runs"])]
+        log(f"    {name}: " + ", ".join(f"{r['wall_s']} s, bar at {r['first_frame_s']}" for r in runs))
+        cases.append({"case": name, "mb": round(dir_mb(d), 1), "runs": runs})
+    return {"cases": cases, "quiet_for_s": 1.0}
+
+
 SECTIONS = {
     "events": section_events,
     "idle": section_idle,
@@ -799,6 +858,7 @@ SECTIONS = {
     "memory": section_memory,
     "calls": section_calls,
     "report": section_report,
+    "progress": section_progress,
     "fleet": section_fleet,
 }
 
