@@ -250,6 +250,11 @@ def report_target_rows(rep: dict | None) -> list[list[str]]:
     return rows
 
 
+def span(xs: list[float]) -> str:
+    lo, hi = f_(min(xs), 2), f_(max(xs), 2)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
 def progress_target_row(pr: dict | None) -> list[str]:
     """Met when every report that ran past the wait (with a margin for the
     first frame) showed its bar no sooner than the wait and cleared it, and
@@ -269,9 +274,8 @@ def progress_target_row(pr: dict | None) -> list[str]:
         med = statistics.median(r["wall_s"] for r in c["runs"])
         firsts = [r["first_frame_s"] for r in c["runs"] if r["first_frame_s"] is not None]
         said.append(f"{c['case']}: {f_(med, 2)} s, "
-                    + (f"bar from {f_(min(firsts), 2)}–{f_(max(firsts), 2)} s, cleared at the end"
-                       if firsts else "no bar")
-                    + f" ({len(c['runs'])} runs)")
+                    + (f"bar from {span(firsts)} s, cleared at the end" if firsts else "no bar")
+                    + f" ({len(c['runs'])} run{'s' if len(c['runs']) != 1 else ''})")
     return [target, "; ".join(said), verdict(ok if long_seen else None)]
 
 
