@@ -7,7 +7,7 @@
 use cudnn_trace_core::pipeline::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
@@ -28,7 +28,10 @@ struct Rules {
     quiet_below: u64,
     /// Asked only once the input is large enough (one `ioctl`).
     on_terminal: fn() -> bool,
-    target: Arc<dyn Fn() -> ProgressDrawTarget + Send + Sync>,
+    /// Where the bar draws once it shows; taken by the one wait there is.
+    /// (A boxed function item allocates nothing: a report that never
+    /// gets a bar pays nothing for it.)
+    target: Option<Box<dyn FnOnce() -> ProgressDrawTarget + Send>>,
 }
 
 impl Rules {
@@ -37,7 +40,7 @@ impl Rules {
             quiet_for: QUIET_FOR,
             quiet_below: QUIET_BELOW,
             on_terminal: || std::io::stderr().is_terminal(),
-            target: Arc::new(ProgressDrawTarget::stderr),
+            target: Some(Box::new(ProgressDrawTarget::stderr)),
         }
     }
 }
@@ -81,6 +84,9 @@ impl Bar {
         if self.waiter.is_some() || total < self.rules.quiet_below || !(self.rules.on_terminal)() {
             return;
         }
+        let Some(target) = self.rules.target.take() else {
+            return;
+        };
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
@@ -92,7 +98,6 @@ impl Bar {
         bar.set_message(self.stage);
         let (tx, rx) = mpsc::channel::<()>();
         let (shown, quiet_for) = (bar.clone(), self.rules.quiet_for);
-        let target = Arc::clone(&self.rules.target);
         self.bar = Some(bar);
         self.waiter = Some(thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(quiet_for) {
@@ -148,7 +153,7 @@ mod tests {
     use super::*;
     use indicatif::TermLike;
     use std::io;
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
     use std::time::Instant;
 
     /// A terminal that keeps what was drawn on it: "clear" for a cleared
@@ -202,7 +207,9 @@ mod tests {
             quiet_for,
             quiet_below: QUIET_BELOW,
             on_terminal: if terminal { || true } else { || false },
-            target: Arc::new(move || ProgressDrawTarget::term_like(Box::new(screen.clone()))),
+            target: Some(Box::new(move || {
+                ProgressDrawTarget::term_like(Box::new(screen))
+            })),
         })
     }
 
