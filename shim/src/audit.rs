@@ -1248,6 +1248,7 @@ pub unsafe fn request_begin(
         // is in ld.so): judge it now, from its candidates.
         flush_pending(ts);
         let key = reuses::fingerprint(caller, name);
+        REUSES.prefetch(key);
         let name = ts.name_buf(name);
         ts.requests.push(Request {
             token,
