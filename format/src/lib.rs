@@ -291,6 +291,19 @@ pub fn so_version(name: &[u8]) -> Option<Vec<u32>> {
     so_numbers(split_so(basename(name))?.1)
 }
 
+/// `bytes` as lowercase hex: a build-id as the trace and the report write it.
+/// (One table lookup per digit: a `format!` per byte cost the launcher a
+/// tenth of its instructions, issue 10.)
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    s
+}
+
 /// Whether a glibc version string (`gnu_get_libc_version()`: "2.36",
 /// "2.17") is `want` (major, minor) or later; false when it does not parse.
 /// The shim and the launcher both decide by it what the running glibc
@@ -334,6 +347,12 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn every_family_prefix_passes_the_quick_reject() {

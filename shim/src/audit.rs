@@ -682,7 +682,13 @@ pub(crate) fn write_identity(l: &mut Line<'_>, info: Option<&elf::FileInfo>) {
         Some(fi) => {
             l.opt_bytes("realpath", fi.realpath.as_deref());
             l.u64("dev", fi.dev).u64("ino", fi.ino).u64("size", fi.size);
-            l.opt_bytes("build_id", fi.build_id.as_deref().map(elf::hex).as_deref());
+            l.opt_str(
+                "build_id",
+                fi.build_id
+                    .as_deref()
+                    .map(cudnn_trace_format::hex)
+                    .as_deref(),
+            );
         }
         None => {
             l.null("realpath")

@@ -256,14 +256,6 @@ pub fn classify(path: &[u8]) -> Candidate {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> Vec<u8> {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    bytes
-        .iter()
-        .flat_map(|b| [H[(b >> 4) as usize], H[(b & 15) as usize]])
-        .collect()
-}
-
 /// `realpath(3)`, or None.
 pub fn realpath(path: &[u8]) -> Option<Vec<u8>> {
     std::fs::canonicalize(std::ffi::OsStr::from_bytes(path))

@@ -328,24 +328,12 @@ pub fn build_id<R: Read + Seek>(r: &mut R) -> Option<String> {
             if e.u32(&notes, o + 8)? == NT_GNU_BUILD_ID
                 && &notes[name_at..name_at + namesz] == b"GNU\0"
             {
-                return Some(hex(&notes[desc_at..desc_at + descsz]));
+                return Some(cudnn_trace_format::hex(&notes[desc_at..desc_at + descsz]));
             }
             o = next;
         }
     }
     None
-}
-
-/// `bytes` as lowercase hex (a `format!` per byte cost the launcher a
-/// tenth of its instructions: issue 10).
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
 }
 
 /// A minimal ELF64 little-endian shared object with the given dynamic
