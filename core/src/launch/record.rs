@@ -356,14 +356,22 @@ fn random() -> u64 {
 /// allocating more first when they do not: a write that ran out of room halfway would
 /// leave neither version whole.
 fn make_room(file: &fs::File, md: &fs::Metadata, len: usize) -> bool {
-    use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
     if len as u64 <= md.blocks() * 512 {
         return true;
     }
-    let want = (len as i64 + ROOM - 1) / ROOM * ROOM;
+    allocate(file, (len as i64 + ROOM - 1) / ROOM * ROOM).is_ok()
+}
+
+/// `len` bytes of blocks for `file` from its start, past its end if need
+/// be (`fallocate` with KEEP_SIZE: its length stays what was written).
+fn allocate(file: &fs::File, len: i64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
     // SAFETY: fallocate on a file we own.
-    unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, want) == 0 }
+    match unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// `bytes` as the whole content of `file` (of metadata `md`), from its
@@ -403,14 +411,10 @@ fn record_bytes(rec: &LauncherRecord) -> std::io::Result<Vec<u8>> {
 /// then fills whole. On a full disk the file keeps no room, but it is still
 /// a file made in advance.
 fn reserve(file: &fs::File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: fallocate on a file we own.
-    if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, ROOM) } == 0 {
-        return;
-    }
-    let e = std::io::Error::last_os_error().raw_os_error();
-    if e == Some(libc::EOPNOTSUPP) || e == Some(libc::ENOSYS) {
-        zero_room(file);
+    if let Err(e) = allocate(file, ROOM) {
+        if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENOSYS)) {
+            zero_room(file);
+        }
     }
 }
 
