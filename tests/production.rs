@@ -85,6 +85,17 @@ fn events(path: &Path, ev: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Whether one of the `note` events in a trace file has a message that
+/// contains every one of `words`; the notes, for the failure message.
+fn has_note(path: &Path, words: &[&str]) -> (bool, Vec<Value>) {
+    let notes = events(path, "note");
+    let found = notes.iter().any(|n| {
+        let msg = n["msg"].as_str().unwrap_or_default();
+        words.iter().all(|w| msg.contains(w))
+    });
+    (found, notes)
+}
+
 /// The `*.jsonl` files in `dir`, by name.
 fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(dir)
@@ -184,14 +195,8 @@ fn a_replaced_trace_file_is_never_written_through() {
         let header = lines(&next)[0].clone().expect("header");
         assert_eq!(header["ev"], "process");
         assert_eq!(header["origin"], "reopen", "{header}");
-        let notes = events(&next, "note");
-        assert!(
-            notes.iter().any(|n| {
-                let m = n["msg"].as_str().unwrap_or_default();
-                m.contains(&format!("{pid}.jsonl")) && m.contains("replaced")
-            }),
-            "{notes:?}"
-        );
+        let (found, notes) = has_note(&next, &[&format!("{pid}.jsonl"), "replaced"]);
+        assert!(found, "{notes:?}");
         let failed = events(&next, "load_failed");
         assert_eq!(failed.len(), 1, "{failed:?}");
         assert_eq!(failed[0]["name"], "libcudnn_after.so.9");
@@ -587,14 +592,8 @@ fn start_up_window_that_finds_no_room_is_recorded() {
     assert_eq!(files.len(), 1, "{files:?}");
     let header = lines(&files[0])[0].clone().expect("header");
     assert_eq!(lost(&header), (0, libc::ENOSPC as i64), "{header}");
-    let notes = events(&files[0], "note");
-    assert!(
-        notes.iter().any(|n| {
-            let m = n["msg"].as_str().unwrap_or_default();
-            m.contains("start-up") && m.contains("No space left on device")
-        }),
-        "{notes:?}"
-    );
+    let (found, notes) = has_note(&files[0], &["start-up", "No space left on device"]);
+    assert!(found, "{notes:?}");
     assert!(
         events(&files[0], "load").iter().any(|l| l["path"]
             .as_str()
@@ -789,14 +788,8 @@ fn a_panic_in_the_shim_costs_a_note_never_the_program() {
         assert!(o.err().is_empty(), "{what}: stderr: {}", o.err());
         let files = jsonl_files(&dir);
         assert_eq!(files.len(), 1, "{what}: {files:?}");
-        let notes = events(&files[0], "note");
-        assert!(
-            notes.iter().any(|n| {
-                let msg = n["msg"].as_str().unwrap_or_default();
-                msg.contains("cudnn-trace shim bug") && msg.contains("self-test")
-            }),
-            "{what}: no note of the panic: {notes:?}"
-        );
+        let (found, notes) = has_note(&files[0], &["cudnn-trace shim bug", "self-test"]);
+        assert!(found, "{what}: no note of the panic: {notes:?}");
         let loads = events(&files[0], "load");
         assert!(
             loads
