@@ -820,6 +820,9 @@ def on_terminal(argv: list[str]) -> dict:
     while True:
         ready, _, _ = select.select([master], [], [], 1.0)
         if not ready:
+            # A descendant may hold the pty after report ended: stop then.
+            if p.poll() is not None:
+                break
             continue
         try:
             data = os.read(master, 1 << 16)

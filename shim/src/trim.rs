@@ -1,13 +1,13 @@
 //! Gives back the audit namespace's read-only pages once start-up is over.
 //!
-//! glibc loads the shim into a namespace of its own, with a second
-//! `libc.so.6` (on glibc before 2.34 also `libpthread`, `libdl`, `librt`;
-//! `libgcc_s.so.1` too, before the shim linked its unwinder in). Relocating and starting them, and the shim's own
-//! start-up, touch their code and read-only data here and there, and the
-//! kernel maps up to 64 KiB of cached file pages around each touched page
-//! (fault-around): a small program ends up with about 1.4 MB more resident,
-//! most of it pages that no later call needs (issue 10 measured +1.5 MB RSS,
-//! +0.5 MB private, against targets of 1 MB and 0.3 MB).
+//! glibc loads the shim into a namespace of its own, with a second `libc.so.6`
+//! (on glibc before 2.34 also `libpthread`, `libdl`, `librt`; `libgcc_s.so.1`
+//! too, before the shim linked its unwinder in). Relocating and starting them,
+//! and the shim's own start-up, touch their code and read-only data here and
+//! there, and the kernel maps up to 64 KiB of cached file pages around each
+//! touched page (fault-around): a small program ends up with about 1.4 MB more
+//! resident, most of it pages that no later call needs (issue 10 measured
+//! +1.5 MB RSS, +0.5 MB private, against targets of 1 MB and 0.3 MB).
 //!
 //! In `la_preinit`, when every start-up object is loaded and the shim's
 //! start-up work is done, [`after_startup`] unmaps (`MADV_DONTNEED`) the

@@ -32,10 +32,11 @@
 //! [`run`] works on any directory, not only a pin directory: it is also the
 //! way to report the versions of cuDNN copies found on disk.
 //!
-//! The report asks single files the same way ([`ask_with`]): the versions the shim does not ask inside the traced
-//! program because asking has side effects there (a cuDNN sub-library's
-//! `*VersionCheck` loads the driver and calls `cuInit`; `cuDriverGetVersion`
-//! reads driver state; an 11.x runtime initialises), or that nobody asked.
+//! The report asks single files the same way ([`ask_with`]): the versions
+//! the shim does not ask inside the traced program because asking has side
+//! effects there (a cuDNN sub-library's `*VersionCheck` loads the driver
+//! and calls `cuInit`; `cuDriverGetVersion` reads driver state; an 11.x
+//! runtime initialises), or that nobody asked.
 //! Each [`Ask`] names one file by absolute path and what to call in it;
 //! the side effects happen in the probe process, never in the program.
 //! Which files, in which groups, and the cache: `machine::versions`.

@@ -32,12 +32,13 @@
 //! does without. It needs nothing newer than glibc 2.17 (issue 11).
 //!
 //! Alternatives weighed: the audit library's own dependencies in the main
-//! namespace (its unwinder is linked in, so no `libgcc_s`, but std still
-//! needs `libc.so.6`, and `libpthread`/`libdl`/`librt` on old glibc); a `no_std` audit library would mean rewriting the trace
-//! writer, the pin and the call recording without `alloc` and without
-//! `catch_unwind`, for nothing (the audit namespace's dependencies are
-//! harmless). Keeping the preload role tiny also keeps what runs on every
-//! `dlopen` in the program small enough to read at once.
+//! namespace (its unwinder is linked in, so no `libgcc_s`, but std still needs
+//! `libc.so.6`, and `libpthread`/`libdl`/`librt` on old glibc); a `no_std`
+//! audit library would mean rewriting the trace writer, the pin and the call
+//! recording without `alloc` and without `catch_unwind`, for nothing (the audit
+//! namespace's dependencies are harmless). Keeping the preload role tiny also
+//! keeps what runs on every `dlopen` in the program small enough to read at
+//! once.
 //!
 //! # Rules
 //!
