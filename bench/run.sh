@@ -159,6 +159,8 @@ build_programs() {
     for p in dlloop dlheavy memprobe runrss; do
         cc_ -o "$build/bin/$p" "$bench/c/$p.c"
     done
+    # Static like the release launcher, whose start-up it is the floor of.
+    cc_ -static -o "$build/bin/spawn_floor" "$bench/c/spawn_floor.c"
     local name
     for name in libcublas_bench.so libplain_bench.so libcublas_bench_XXXX.so; do
         cc_ -shared -fPIC -Wl,-soname,"$name" -o "$build/lib/$name" "$bench/c/benchlib.c"

@@ -384,7 +384,7 @@ def fit_quadratic(pts: list[tuple[float, float]]) -> tuple[float, float, float]:
 # 4: start-up
 
 
-def from_disk(binary: Path) -> None:
+def from_disk(binary: Path, argv: tuple[str, ...] = ("--version",)) -> None:
     """Drops `binary`'s pages from the page cache, then runs it once, so that
     they come back as from a disk read (readahead). The same binary starts
     0.3 to 0.4 ms faster or slower depending on how its pages entered the
@@ -397,23 +397,29 @@ def from_disk(binary: Path) -> None:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(fd)
-    subprocess.run([str(binary), "--version"], stdout=subprocess.DEVNULL, check=False)
+    subprocess.run([str(binary), *argv], stdout=subprocess.DEVNULL, check=False)
 
 
 def section_startup(ctx: Ctx) -> dict:
     for b in (ctx.cli, ctx.baseline_cli):
         if b is not None:
             from_disk(b)
+    floor = ctx.bin / "spawn_floor"
+    from_disk(floor, ("/bin/true",))
     launcher = [str(ctx.cli), "--out", "{tmp}/trace", "--"]
     progs = {"true": ["/bin/true"], "python": [ctx.python, "-c", "pass"]}
     cmds = []
-    hows = ["shim", "launcher"]
+    hows = ["shim", "floor", "launcher"]
     if ctx.baseline_cli is not None:
         hows.append("baseline")
     # Trace directories stay until the last round (bl.Cmd.keep_tmp says why).
     for name, argv in progs.items():
         cmds += [bl.Cmd(f"{name}_bare", argv),
                  bl.Cmd(f"{name}_shim", argv, ctx.traced("{tmp}"), keep_tmp=True),
+                 # The least any launcher process costs: spawn and wait, with
+                 # the shim's environment (bench/c/spawn_floor.c).
+                 bl.Cmd(f"{name}_floor", [str(floor), *argv], ctx.traced("{tmp}"),
+                        keep_tmp=True),
                  bl.Cmd(f"{name}_launcher", launcher + argv, keep_tmp=True)]
         if ctx.baseline_cli is not None:
             cmds.append(bl.Cmd(f"{name}_baseline",
