@@ -10,6 +10,8 @@
 //! This crate is the command line only (`args`, `commands`); everything
 //! below it is the `cudnn_trace_core` library (`core/`).
 
+#![cfg_attr(not(test), no_main)]
+
 /// eprintln! that never panics (a closed stderr is ignored).
 macro_rules! errln {
     ($($t:tt)*) => {
@@ -21,19 +23,23 @@ mod args;
 mod commands;
 mod progress;
 
-/// Runs before Rust's runtime, which ignores SIGPIPE for the launcher: the
-/// program must get the signal state the launcher inherited
-/// (`launch::inherited`). An `.init_array` entry of the
-/// executable, run by the C library before `main`.
-#[used]
-#[link_section = ".init_array"]
-static NOTE_INHERITED_SIGNALS: extern "C" fn() = note_inherited_signals;
-
-extern "C" fn note_inherited_signals() {
-    cudnn_trace_core::launch::inherited::note();
-}
-
-fn main() {
+/// The process's entry, called by the C library: the binary has no Rust
+/// `main` (`no_main`), because Rust's runtime start cost every traced run
+/// about 0.1 ms for things the launcher does not need; [`launch::entry`]
+/// says which and does the two it does need.
+///
+/// [`launch::entry`]: cudnn_trace_core::launch::entry
+#[cfg_attr(not(test), no_mangle)]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    cudnn_trace_core::launch::entry::start();
+    // glibc hands the arguments to Rust's standard library before `main`.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    std::process::exit(commands::main(&argv));
+    // A panic ends the launcher as one in a Rust `main` would (its message,
+    // then status 101), instead of unwinding into the C library.
+    let code = std::panic::catch_unwind(|| commands::main(&argv)).unwrap_or(101);
+    // Flushes stdout, as returning from a Rust `main` would.
+    std::process::exit(code);
 }

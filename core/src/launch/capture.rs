@@ -136,7 +136,8 @@ const CHUNK: usize = 64 << 10;
 
 static STDERR_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
 
-/// Runs before `main`, before Rust's runtime opens /dev/null on a closed fd 2.
+/// Runs before `main`, before the launcher opens /dev/null on a closed fd 2
+/// ([`super::entry`]).
 extern "C" fn note_stderr_at_start() {
     // SAFETY: F_GETFD only queries the descriptor table.
     if unsafe { libc::fcntl(2, libc::F_GETFD) } == -1 {

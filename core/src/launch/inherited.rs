@@ -1,11 +1,11 @@
 //! The signal state the launcher inherited, which the program must inherit
-//! in turn: noted before Rust's runtime changes it (the runtime ignores
-//! SIGPIPE for the launcher itself), and handed to the program by
+//! in turn: noted before the launcher changes it for itself (it ignores
+//! SIGPIPE, [`super::entry`]), and handed to the program by
 //! [`super::spawn`] and the terminal session leader ([`super::session`]).
 //!
 //! Other signals the launcher inherited as ignored it leaves ignored
 //! ([`super::signals`]), so the program inherits them as they are. Two it
-//! cannot leave alone: SIGPIPE (Rust's runtime) and SIGCHLD (the launcher
+//! cannot leave alone: SIGPIPE ([`super::entry`]) and SIGCHLD (the launcher
 //! must see the program end). A program started with SIGCHLD ignored has
 //! its children reaped by the kernel, and one started with SIGPIPE ignored
 //! gets EPIPE instead of dying of a broken pipe (Python's `subprocess` with
@@ -25,8 +25,8 @@ static NOTED: AtomicBool = AtomicBool::new(false);
 const CHANGED: [i32; 2] = [libc::SIGPIPE, libc::SIGCHLD];
 
 /// Notes the signal state the program must inherit from the launcher. The
-/// launcher's binary calls it from a constructor, which runs before Rust's
-/// runtime; if it is never called (the library without that binary), the
+/// launcher's binary calls it first thing ([`super::entry::start`]); if it
+/// is never called (the library without that binary), the
 /// program gets SIGPIPE and SIGCHLD as the default, and the signal mask of
 /// the thread that starts it (on a terminal of its own: none blocked).
 pub fn note() {

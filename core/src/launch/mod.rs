@@ -6,6 +6,8 @@
 //!   for and recorded in `launcher.json`), each refusal or fallback with one
 //!   message; what happens after the program ended (the summary, the
 //!   findings gate) is the `run` command's;
+//! * [`entry`]: what the binary does first, in place of Rust's runtime
+//!   start;
 //! * [`target`]: finding the program as `execvp` does, and whether the
 //!   loader will take the shim into it (static, setuid, another machine);
 //! * [`mod@env`]: the `LD_PRELOAD`/`LD_AUDIT` and `CUDNN_TRACE_*` the program
@@ -22,6 +24,7 @@
 //!   `launcher.json`.
 
 pub mod capture;
+pub mod entry;
 pub mod env;
 pub mod exec;
 pub mod inherited;

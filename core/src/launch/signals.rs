@@ -41,10 +41,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 // still reaches the program twice; that cannot be told apart from one sent to
 // the launcher alone. Signals the launcher inherited as ignored (nohup, a
 // background job of a non-interactive shell) stay ignored, for the program
-// too; so do SIGPIPE, which Rust's runtime ignores for the launcher itself,
-// and SIGCHLD, which the launcher catches, and the program gets the signal
-// mask the launcher inherited (all noted before the runtime starts:
-// `launch::inherited`).
+// too; so do SIGPIPE, which the launcher ignores for itself (`entry`), and
+// SIGCHLD, which the launcher catches, and the program gets the signal mask
+// the launcher inherited (all noted first thing: `launch::inherited`).
 //
 // In a terminal session of its own (launch::session) the program is in
 // another session and process group: the terminal's keys reach it through its
