@@ -270,8 +270,8 @@ fn inherited_ignored_and_blocked_signals_reach_the_program() {
     // The set-up took: what the program gets without the launcher.
     let out = b.out();
     assert_signal_state(&out.lines().collect::<Vec<_>>(), IGNORED, BLOCKED);
-    // Rust's runtime ignores SIGPIPE in the launcher, which must catch
-    // SIGCHLD: neither change may leak into the program.
+    // The launcher ignores SIGPIPE for itself (`launch::entry`) and must
+    // catch SIGCHLD: neither change may leak into the program.
     for (out, quiet) in [("t-q", true), ("t", false)] {
         let mut cmd = launcher(&d);
         if quiet {
@@ -2607,6 +2607,24 @@ mod stderr_capture {
         let rec = launcher_record(&d.join("t"));
         assert_eq!(rec["exit_code"], 7, "{rec:#}");
         assert_eq!(rec["status"], 7, "{rec:#}");
+    }
+
+    /// The launcher ignores SIGPIPE for itself (`launch::entry`, in place of
+    /// Rust's runtime start): a summary written to a pipe nobody reads any
+    /// more fails quietly, and the launcher still ends as the program did.
+    #[test]
+    fn a_summary_to_a_pipe_without_reader_does_not_kill_the_launcher() {
+        let d = work_dir("summary-epipe");
+        let (r, w) = pipe();
+        drop(r);
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", "t", "--", "/bin/sh", "-c", "exit 3"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(w);
+        let st = cmd.status().expect("spawn");
+        assert_eq!((st.code(), st.signal()), (Some(3), None), "{st:?}");
+        assert_eq!(launcher_record(&d.join("t"))["status"], 3);
     }
 
     #[test]
