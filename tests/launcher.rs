@@ -2609,6 +2609,32 @@ mod stderr_capture {
         assert_eq!(rec["status"], 7, "{rec:#}");
     }
 
+    /// Started with stderr closed (`2>&-`), the launcher opens /dev/null on
+    /// it first (`launch::entry`, as Rust's runtime start did): none of its
+    /// own files lands on fd 2, so the summary it writes there cannot end up
+    /// inside `launcher.json` (the program still gets fd 2 closed: above).
+    #[test]
+    fn a_launcher_started_without_stderr_keeps_its_files_apart() {
+        let d = work_dir("stderr-closed-summary");
+        let mut cmd = launcher(&d);
+        cmd.args(["--out", "t", "--", "/bin/sh", "-c", "exit 0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        // SAFETY: close(2) between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::close(2);
+                Ok(())
+            });
+        }
+        let st = cmd.status().expect("spawn");
+        assert_eq!(st.code(), Some(0), "{st:?}");
+        let text = fs::read_to_string(d.join("t/launcher.json")).unwrap();
+        let rec: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("launcher.json is not JSON ({e}):\n{text}"));
+        assert_eq!(rec["status"], 0, "{rec:#}");
+    }
+
     /// The launcher ignores SIGPIPE for itself (`launch::entry`, in place of
     /// Rust's runtime start): a summary written to a pipe nobody reads any
     /// more fails quietly, and the launcher still ends as the program did.
