@@ -6,9 +6,8 @@
 //! `/proc/self/maps` for them), map an alternate signal stack with a guard
 //! page, install SIGSEGV and SIGBUS handlers to name a stack overflow, and
 //! undo some of that at exit: 19 system calls, and 0.08 to 0.12 ms of every
-//! traced run on the 2-core development VM (docs/benchmarks.md, session
-//! 14). Of
-//! what it does, the launcher needs two things, done here in two system
+//! traced run on the 2-core development VM (docs/benchmarks.md, session 14).
+//! Of what it does, the launcher needs two things, done here in two system
 //! calls:
 //!
 //! - descriptors 0, 1 and 2 open: a launcher started with one of them
@@ -59,8 +58,9 @@ fn open_standard_fds() {
 }
 
 /// Opens `/dev/null` so that it gets `fd`, the lowest closed descriptor
-/// (0, 1 and 2 are checked in order); gives up quietly, as Rust's runtime
-/// aborts only where it cannot even do that.
+/// (0, 1 and 2 are checked in order). Where even that fails, it gives up
+/// quietly: Rust's runtime aborted there, the launcher would rather run the
+/// program.
 fn reopen_on_dev_null(fd: i32) {
     // SAFETY: a constant path; the descriptor is kept for the process's life.
     let got = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
@@ -78,7 +78,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_closed_standard_descriptor_is_opened_on_dev_null() {
+    fn start_opens_closed_standard_descriptors_on_dev_null_and_ignores_sigpipe() {
         // In a child, so that the test process keeps its own descriptors.
         // SAFETY: the child only makes system calls and exits.
         unsafe {
