@@ -68,13 +68,12 @@ impl Reuses {
     ///
     /// [`contains`]: Reuses::contains
     pub fn prefetch(&self, key: u64) {
-        let p = self.table.load(Ordering::Relaxed);
-        if p.is_null() {
+        let Some(t) = self.slots() else {
             return;
-        }
-        let slot = p.wrapping_add(key as usize & (SLOTS - 1));
+        };
+        let slot: *const AtomicU64 = &t[home(t, key)];
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch hint; the address is in the table anyway.
+        // SAFETY: a prefetch hint on an address in the table.
         unsafe {
             core::arch::x86_64::_mm_prefetch(slot.cast::<i8>(), core::arch::x86_64::_MM_HINT_T0)
         };
@@ -124,9 +123,15 @@ impl Drop for Reuses {
 /// Linear probing. The table never holds more than `LIMIT` keys, half its
 /// slots, so an empty slot ends every probe, even one racing with writers;
 /// the bound is only there so that nothing can ever loop.
+/// The slot where `key`'s probe starts (the table's length is a power of
+/// two).
+fn home(t: &[AtomicU64], key: u64) -> usize {
+    key as usize & (t.len() - 1)
+}
+
 fn find(t: &[AtomicU64], key: u64) -> Result<usize, usize> {
     let mask = t.len() - 1;
-    let mut at = key as usize & mask;
+    let mut at = home(t, key);
     for _ in 0..t.len() {
         match t[at].load(Ordering::Acquire) {
             0 => return Err(at),
