@@ -274,9 +274,8 @@ unsafe fn prepare_child(s: &ChildSetup<'_>) -> i32 {
             set_disposition(sig, libc::SIG_DFL);
         }
     }
-    // The two the launcher changes for itself (it ignores SIGPIPE,
-    // `entry`; it catches SIGCHLD): as the launcher inherited
-    // them.
+    // The two the launcher changes for itself (it ignores SIGPIPE, see
+    // `entry`, and catches SIGCHLD): as the launcher inherited them.
     for sig in inherited::changed() {
         set_disposition(sig, inherited::disposition(sig));
     }
