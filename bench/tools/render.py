@@ -62,10 +62,11 @@ def meta_note(sec: dict) -> str:
 # Targets of issue 10
 
 
-def floor_note(st: dict, prog: str = "true") -> str:
-    """What a do-nothing launcher process with the shim adds (§4's *floor*),
-    beside the launcher's figure: the part of it no launcher process avoids."""
-    f = st.get(f"{prog}_floor_added_ms")
+def floor_note(st: dict) -> str:
+    """What a do-nothing launcher process with the shim adds to `/bin/true`
+    (§4's *floor*), beside the launcher's figure: the part of it no launcher
+    process avoids."""
+    f = st.get("true_floor_added_ms")
     if f is None:
         return ""
     return f"; a do-nothing launcher process with the shim: {f:+,.2f} ms"
