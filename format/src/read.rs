@@ -48,8 +48,26 @@ impl std::fmt::Display for LineError {
     }
 }
 
-/// Parses one line (without its newline).
+/// Parses one line (without its newline). A line laid out as the shim
+/// writes it, `{"ev":"KIND",…` first, is parsed straight into its type
+/// ([`parse_line_of_kind`]); any other goes through a JSON value first.
 pub fn parse_line(line: &str) -> Result<Event, LineError> {
+    match leading_kind(line) {
+        Some(kind) => parse_line_of_kind(kind, line),
+        None => parse_value(line),
+    }
+}
+
+/// The `ev` of a line that starts `{"ev":"KIND"` (the shim's layout).
+fn leading_kind(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("{\"ev\":\"")?;
+    let end = rest.find('"')?;
+    Some(&rest[..end])
+}
+
+/// [`parse_line`] through a `serde_json::Value`: slower, but it tells what
+/// is wrong with a line (not JSON, no `ev`, an unknown kind, bad fields).
+fn parse_value(line: &str) -> Result<Event, LineError> {
     let line = decode_byte_escapes(line);
     let value: serde_json::Value =
         serde_json::from_str(&line).map_err(|e| LineError::NotJson(e.to_string()))?;
@@ -89,13 +107,15 @@ pub fn parse_line(line: &str) -> Result<Event, LineError> {
 /// [`parse_line`] for a line whose `ev` the caller already read (from
 /// the shim's layout, where it comes first): parsed straight into its type,
 /// without building a JSON value first, which is most of the cost of a
-/// line. Any failure falls back to [`parse_line`], so that the errors (and
-/// what counts as one) are the same.
+/// line (and of a file's header: one per file in a fleet's traces). Any
+/// failure falls back to the value path, so that the errors (and what
+/// counts as one) are the same.
 pub fn parse_line_of_kind(kind: &str, line: &str) -> Result<Event, LineError> {
     fn typed<T: for<'de> Deserialize<'de>>(line: &str) -> Option<T> {
         serde_json::from_str(&decode_byte_escapes(line)).ok()
     }
     let ev = match kind {
+        crate::ev::PROCESS => typed(line).map(Event::Process),
         crate::ev::LOAD => typed(line).map(Event::Load),
         crate::ev::LOAD_FAILED => typed(line).map(Event::LoadFailed),
         crate::ev::UNLOAD => typed(line).map(Event::Unload),
@@ -108,7 +128,7 @@ pub fn parse_line_of_kind(kind: &str, line: &str) -> Result<Event, LineError> {
         crate::ev::DRIVER_CLIENT => typed(line).map(Event::DriverClient),
         _ => None,
     };
-    ev.map_or_else(|| parse_line(line), Ok)
+    ev.map_or_else(|| parse_value(line), Ok)
 }
 
 /// A trace line with each `\udcNN` escape (a byte that is not UTF-8,
@@ -643,5 +663,40 @@ mod tests {
             parse_line(r#"{"ev":"unload","seq":"x"}"#),
             Err(LineError::BadFields { .. })
         ));
+    }
+
+    /// The straight path ([`parse_line_of_kind`], taken for the shim's
+    /// layout) gives what the value path gives, for a header too, and
+    /// every failure is the value path's own error.
+    #[test]
+    fn the_straight_path_and_the_value_path_agree() {
+        let header = r#"{"ev":"process","lost":0        ,"lost_errno":0   ,"v":1,"shim":"0.1.0","pid":7,"ppid":1,"tid":7,"t_ns":1,"wall_ms":2,"exe":"/usr/bin/\udcff\u00e9","argv":["a","b"],"hostname":"h","cwd":"/","env":{"LD_LIBRARY_PATH":"/x"},"mode":"cuda","origin":"exec","glibc":"2.36","calls":"on","preload":true,"pin":{"dir":"/p","mode":"strict"}}"#;
+        let unload = r#"{"ev":"unload","seq":3,"t_ns":5,"pid":1,"ppid":0,"tid":1,"path":"/x/libcudnn.so.9","lmid":0,"family":"cudnn"}"#;
+        for line in [
+            header,
+            unload,
+            // Wrong types, a missing field, an unknown kind, not JSON, not
+            // closed, and a line whose layout is not the shim's.
+            &header.replace(r#""pid":7"#, r#""pid":"7""#),
+            &unload.replace(r#","lmid":0"#, ""),
+            r#"{"ev":"future","x":1}"#,
+            r#"{"ev":"load","seq":1"#,
+            r#"{"ev":"unload"} trailing"#,
+            r#"{"ev" :"unload","seq":3}"#,
+            "[1,2]",
+        ] {
+            let straight = parse_line(line);
+            let value = parse_value(line);
+            assert_eq!(format!("{straight:?}"), format!("{value:?}"), "{line}");
+        }
+        let Ok(Event::Process(p)) = parse_line(header) else {
+            panic!("{header}")
+        };
+        assert!(
+            p.exe.as_deref().is_some_and(|e| e.ends_with('\u{e9}')),
+            "{:?}",
+            p.exe
+        );
+        assert_eq!(p.pin.as_ref().map(|p| p.mode.as_str()), Some("strict"));
     }
 }
