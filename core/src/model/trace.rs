@@ -15,7 +15,9 @@ use super::files::open_regular;
 use super::fold::{split_line, Folded, Split};
 use super::image::{Events, UNIQUE};
 use super::{io_msg, LAUNCHER_FILE};
-use cudnn_trace_format::read::{parse_line, parse_line_of_kind, Event, LineError, Process};
+use cudnn_trace_format::read::{
+    parse_line, parse_line_of_kind, Event, LineError, PinSettings, Process,
+};
 use cudnn_trace_format::SCHEMA_VERSION;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -256,6 +258,85 @@ fn read_file(path: &Path, set: &mut TraceSet, shared: &mut Shared, progress: &mu
     if let Some(img) = image {
         set.images.push(img);
     }
+}
+
+/// The part of an image's class key ([`Builder::content_key`]) that comes
+/// from its header: every field but the process's identity (pid, ppid,
+/// tid), its times and the rank variables of [`super::image::RANK_ENV`],
+/// each length-prefixed so that no two headers share a key. Written field
+/// by field rather than through `Debug` (a fifth of the launcher's summary
+/// of a one-process run went to formatting the environment); the
+/// destructuring names every field, so a new one cannot be left out
+/// silently.
+fn header_key(h: &Process) -> Vec<u8> {
+    let Process {
+        lost,
+        lost_errno,
+        v,
+        shim,
+        pid: _,
+        ppid: _,
+        tid: _,
+        t_ns: _,
+        wall_ms: _,
+        exe,
+        argv,
+        hostname,
+        cwd,
+        env,
+        mode,
+        origin,
+        glibc,
+        calls,
+        preload,
+        pin,
+    } = h;
+    let mut k = Vec::with_capacity(512);
+    let num = |k: &mut Vec<u8>, n: u64| k.extend_from_slice(&n.to_le_bytes());
+    let text = |k: &mut Vec<u8>, s: &str| {
+        num(k, s.len() as u64);
+        k.extend_from_slice(s.as_bytes());
+    };
+    let opt = |k: &mut Vec<u8>, s: Option<&str>| match s {
+        None => k.push(0),
+        Some(s) => {
+            k.push(1);
+            text(k, s);
+        }
+    };
+    num(&mut k, *lost);
+    num(&mut k, *lost_errno as u64);
+    num(&mut k, u64::from(*v));
+    text(&mut k, shim);
+    opt(&mut k, exe.as_deref());
+    num(&mut k, argv.len() as u64);
+    for a in argv {
+        text(&mut k, a);
+    }
+    opt(&mut k, hostname.as_deref());
+    opt(&mut k, cwd.as_deref());
+    let kept = env
+        .iter()
+        .filter(|(name, _)| !super::image::RANK_ENV.contains(&name.as_str()));
+    num(&mut k, kept.clone().count() as u64);
+    for (name, value) in kept {
+        text(&mut k, name);
+        text(&mut k, value);
+    }
+    text(&mut k, mode);
+    text(&mut k, origin);
+    opt(&mut k, glibc.as_deref());
+    opt(&mut k, calls.as_deref());
+    k.push(u8::from(*preload));
+    match pin {
+        None => k.push(0),
+        Some(PinSettings { dir, mode }) => {
+            k.push(1);
+            text(&mut k, dir);
+            text(&mut k, mode);
+        }
+    }
+    k
 }
 
 /// `n` of `<pid>.<n>.jsonl`.
@@ -533,12 +614,7 @@ impl<'s> Builder<'s> {
     fn content_key(&self, header: &Process, events: &Events) -> Option<Vec<u8>> {
         let order = self.order.as_ref()?;
         self.shared.classes.as_ref()?;
-        let mut h = header.clone();
-        (h.pid, h.ppid, h.tid, h.t_ns, h.wall_ms) = (0, 0, 0, 0, 0);
-        for v in super::image::RANK_ENV {
-            h.env.remove(*v);
-        }
-        let mut key = format!("{h:?}").into_bytes();
+        let mut key = header_key(header);
         fn put(key: &mut Vec<u8>, n: u64) {
             key.extend_from_slice(&n.to_le_bytes());
         }
@@ -932,6 +1008,64 @@ mod tests {
 
     fn parse(s: &str) -> (Option<Image>, Vec<Problem>) {
         parse_trace(s.as_bytes(), Path::new("d/4242.jsonl"))
+    }
+
+    /// Every field of a header but the process's identity, its times and
+    /// the rank variables tells two classes apart, and the length prefixes
+    /// keep shifted strings apart.
+    #[test]
+    fn a_header_key_holds_every_field_but_identity_and_times() {
+        let base = header(7, 1, "exec");
+        let key = |line: &str| match parse_line(line) {
+            Ok(Event::Process(p)) => header_key(&p),
+            other => panic!("{line}: {other:?}"),
+        };
+        let same = [
+            (r#""pid":7,"ppid":1,"tid":7"#, r#""pid":8,"ppid":2,"tid":9"#),
+            (r#""t_ns":7000"#, r#""t_ns":1"#),
+            (r#""wall_ms":1763700000000"#, r#""wall_ms":1"#),
+            (r#""env":{"#, r#""env":{"RANK":"3","LOCAL_RANK":"1","#),
+        ];
+        for (from, to) in same {
+            assert!(base.contains(from), "{from}");
+            assert_eq!(key(&base), key(&base.replacen(from, to, 1)), "{to}");
+        }
+        let differs = [
+            (r#""v":1"#, r#""lost":3,"v":1"#),
+            (r#""v":1"#, r#""lost_errno":28,"v":1"#),
+            (r#""v":1"#, r#""v":2"#),
+            (r#""shim":"0.1.0""#, r#""shim":"0.1.1""#),
+            (r#""exe":"/usr/bin/python3.11""#, r#""exe":null"#),
+            (
+                r#""argv":["python","train.py"]"#,
+                r#""argv":["pytho","ntrain.py"]"#,
+            ),
+            (r#""argv":["python","train.py"]"#, r#""argv":["python"]"#),
+            (r#""hostname":"node1""#, r#""hostname":"node2""#),
+            (r#""cwd":"/w""#, r#""cwd":null"#),
+            (r#""env":{"#, r#""env":{"CUDA_VISIBLE_DEVICES":"1","#),
+            (r#""mode":"cuda""#, r#""mode":"all""#),
+            (r#""origin":"exec""#, r#""origin":"fork""#),
+            (r#""glibc":"2.36""#, r#""glibc":"2.39""#),
+            (r#""preload":true"#, r#""calls":"on","preload":true"#),
+            (r#""preload":true"#, r#""preload":false"#),
+            (
+                r#""preload":true"#,
+                r#""preload":true,"pin":{"dir":"/p","mode":"strict"}"#,
+            ),
+        ];
+        for (from, to) in differs {
+            assert!(base.contains(from), "{from}");
+            assert_ne!(key(&base), key(&base.replacen(from, to, 1)), "{to}");
+        }
+        let pin = |dir: &str, mode: &str| {
+            key(&base.replacen(
+                r#""preload":true"#,
+                &format!(r#""preload":true,"pin":{{"dir":"{dir}","mode":"{mode}"}}"#),
+                1,
+            ))
+        };
+        assert_ne!(pin("/ps", "trict"), pin("/p", "strict"));
     }
 
     #[test]
