@@ -689,6 +689,33 @@ mod tests {
             let value = parse_value(line);
             assert_eq!(format!("{straight:?}"), format!("{value:?}"), "{line}");
         }
+        // Every prefix of a good line, and each with one byte replaced by
+        // a quote, a brace, a digit or a letter: whatever the straight path
+        // makes of it, it is what the value path makes of it.
+        for good in [header, unload] {
+            for end in 0..=good.len() {
+                let Some(cut) = good.get(..end) else { continue };
+                assert_eq!(
+                    format!("{:?}", parse_line(cut)),
+                    format!("{:?}", parse_value(cut)),
+                    "{cut}"
+                );
+            }
+            for at in 0..good.len() {
+                for b in ['"', '}', '7', 'x'] {
+                    let mut line = good.to_string();
+                    if !line.is_char_boundary(at) || !line.is_char_boundary(at + 1) {
+                        continue;
+                    }
+                    line.replace_range(at..at + 1, &b.to_string());
+                    assert_eq!(
+                        format!("{:?}", parse_line(&line)),
+                        format!("{:?}", parse_value(&line)),
+                        "{line}"
+                    );
+                }
+            }
+        }
         let Ok(Event::Process(p)) = parse_line(header) else {
             panic!("{header}")
         };
