@@ -119,16 +119,16 @@ impl Drop for Reuses {
     }
 }
 
-/// `Ok(slot)` holding `key`, or `Err(slot)`: the empty slot where it goes.
-/// Linear probing. The table never holds more than `LIMIT` keys, half its
-/// slots, so an empty slot ends every probe, even one racing with writers;
-/// the bound is only there so that nothing can ever loop.
 /// The slot where `key`'s probe starts (the table's length is a power of
 /// two).
 fn home(t: &[AtomicU64], key: u64) -> usize {
     key as usize & (t.len() - 1)
 }
 
+/// `Ok(slot)` holding `key`, or `Err(slot)`: the empty slot where it goes.
+/// Linear probing. The table never holds more than `LIMIT` keys, half its
+/// slots, so an empty slot ends every probe, even one racing with writers;
+/// the bound is only there so that nothing can ever loop.
 fn find(t: &[AtomicU64], key: u64) -> Result<usize, usize> {
     let mask = t.len() - 1;
     let mut at = home(t, key);
