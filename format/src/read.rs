@@ -104,13 +104,13 @@ fn parse_value(line: &str) -> Result<Event, LineError> {
     })
 }
 
-/// [`parse_line`] for a line whose `ev` the caller already read (from
-/// the shim's layout, where it comes first): parsed straight into its type,
+/// [`parse_line`] for a line whose `ev` was read from its start (the
+/// shim's layout, where it comes first): parsed straight into its type,
 /// without building a JSON value first, which is most of the cost of a
 /// line (and of a file's header: one per file in a fleet's traces). Any
 /// failure falls back to the value path, so that the errors (and what
 /// counts as one) are the same.
-pub fn parse_line_of_kind(kind: &str, line: &str) -> Result<Event, LineError> {
+fn parse_line_of_kind(kind: &str, line: &str) -> Result<Event, LineError> {
     fn typed<T: for<'de> Deserialize<'de>>(line: &str) -> Option<T> {
         serde_json::from_str(&decode_byte_escapes(line)).ok()
     }

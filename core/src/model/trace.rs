@@ -15,9 +15,7 @@ use super::files::open_regular;
 use super::fold::{split_line, Folded, Split};
 use super::image::{Events, UNIQUE};
 use super::{io_msg, LAUNCHER_FILE};
-use cudnn_trace_format::read::{
-    parse_line, parse_line_of_kind, Event, LineError, PinSettings, Process,
-};
+use cudnn_trace_format::read::{parse_line, Event, LineError, PinSettings, Process};
 use cudnn_trace_format::SCHEMA_VERSION;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -680,11 +678,9 @@ impl<'s> Builder<'s> {
             return true;
         };
         let text = text.trim_end_matches('\r');
-        // The shim's layout names the kind first: parse straight into it.
-        let parsed = match split.and_then(|sp| std::str::from_utf8(sp.kind).ok()) {
-            Some(kind) => parse_line_of_kind(kind, text),
-            None => parse_line(text),
-        };
+        // The shim's layout names the kind first: `parse_line` then parses
+        // straight into its type.
+        let parsed = parse_line(text);
         if self.header.is_none() {
             return self.header(parsed, text, !line.complete);
         }
