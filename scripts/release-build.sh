@@ -44,6 +44,18 @@ if readelf -lW "$cli" | grep -q 'INTERP' || readelf -dW "$cli" | grep -q '(NEEDE
   exit 1
 fi
 bash "$repo/scripts/glibc-floor.sh" --max 2.17 --cli "$cli" "$cli"
+# How much of the hot-function list (cli/build.rs) the binary still has: a
+# list made stale by changes costs speed only, and this says when to run
+# scripts/hot-functions.sh again.
+hot=$repo/cli/link/hot-functions.txt
+if [ -s "$hot" ] && command -v nm >/dev/null; then
+  have=$(nm --defined-only "$cli" | awk '{print $3}' | grep -cxFf "$hot" || true)
+  total=$(wc -l <"$hot")
+  echo "release-build: $have of $total hot functions found in the binary (cli/build.rs)"
+  if [ "$((have * 2))" -lt "$total" ]; then
+    echo "release-build: warning: the hot-function list is stale; run scripts/hot-functions.sh" >&2
+  fi
+fi
 mkdir -p "$out"
 cp "$cli" "$out/cudnn-trace"
 echo "release-build: $out/cudnn-trace (static; glibc 2.17 and later for what it extracts)"
