@@ -2,10 +2,13 @@
 """Interleaved comparison of whole commands, wall time and CPU time, for use
 outside the suite (bench/gpu.sh):
 
-  compare.py [--runs N] [--warmup N] [--json FILE] [--progress] :: NAME CMD [ARGS...] :: NAME CMD ...
+  compare.py [--runs N] [--warmup N] [--json FILE] [--progress] :: NAME [VAR=VALUE...] CMD [ARGS...] :: NAME ...
 
 Each round runs every command once, starting one further along each round.
 `{tmp}` in a command becomes a fresh directory per run (a trace directory).
+Words of the form VAR=VALUE before CMD go into its environment, as in the
+shell: unlike `env VAR=VALUE CMD`, no further program is run before CMD,
+whose cost would count as CMD's.
 Prints median, min and max per command, the ratio of medians to the first and
 the median of the per-round differences to the first (paired), for wall time,
 and median, min, max and ratio for CPU time (user + system, from wait4: the command and
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -36,10 +40,19 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[bl.Cmd]]:
                     help="remove the {tmp} directories after the last round, not after each run "
                          "(benchlib.Cmd.keep_tmp says why)")
     opts = ap.parse_args(chunks[0])
-    cmds = [bl.Cmd(c[0], c[1:], stdout="null", keep_tmp=opts.keep_tmp) for c in chunks[1:] if c]
+    cmds = [command(c[0], c[1:], opts.keep_tmp) for c in chunks[1:] if c]
     if len(cmds) < 2 or any(len(c.argv) == 0 for c in cmds):
         ap.error("give at least two ':: NAME CMD' commands")
     return opts, cmds
+
+
+def command(name: str, words: list[str], keep_tmp: bool) -> bl.Cmd:
+    """NAME [VAR=VALUE...] CMD ARGS: the leading assignments are CMD's environment."""
+    env: dict[str, str] = {}
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0], re.S):
+        var, _, value = words.pop(0).partition("=")
+        env[var] = value
+    return bl.Cmd(name, words, env, stdout="null", keep_tmp=keep_tmp)
 
 
 def main() -> None:
