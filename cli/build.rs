@@ -7,13 +7,14 @@
 //! `scripts/hot-functions.sh` from callgrind runs) they take 21, which
 //! saves 0.05 to 0.09 ms of every run of `/bin/true` (docs/benchmarks.md).
 //!
-//! The list goes to the linker as lld's `--symbol-ordering-file`. It is used
-//! only where that is the linker for sure: a release build for
-//! x86_64-unknown-linux-gnu by rustc 1.90 or later (whose default linker
-//! there is its own lld), with no linker chosen in the cargo configuration
-//! or the flags. GNU ld does not know the option; any other build links as
-//! before, and the layout is only a matter of speed. Names the binary does
-//! not have (a stale list) are skipped without a warning.
+//! The list goes to the linker as lld's `--symbol-ordering-file`, with
+//! rustc's own lld asked for by name (`-fuse-ld=lld` and its `gcc-ld`
+//! directory, which is what rustc 1.90 and later pass there by default): GNU
+//! ld does not know the option. That is done only for a release build for
+//! x86_64-unknown-linux-gnu on such a host, by a rustc that ships its lld,
+//! with no linker chosen in the cargo configuration or the flags; any other
+//! build links as before, and the layout is only a matter of speed. Names the
+//! binary does not have (a stale list) are skipped without a warning.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -25,44 +26,45 @@ fn main() {
     println!("cargo:rerun-if-changed={}", list.display());
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
-    if lld_is_the_linker() && usable(&list) {
-        println!(
-            "cargo:rustc-link-arg-bin=cudnn-trace=-Wl,--symbol-ordering-file={}",
-            list.display()
-        );
-        println!("cargo:rustc-link-arg-bin=cudnn-trace=-Wl,--no-warn-symbol-ordering");
+    let Some(gcc_ld) = rust_lld().filter(|_| usable(&list)) else {
+        return;
+    };
+    for arg in [
+        "-fuse-ld=lld".to_string(),
+        format!("-B{}", gcc_ld.display()),
+        format!("-Wl,--symbol-ordering-file={}", list.display()),
+        "-Wl,--no-warn-symbol-ordering".to_string(),
+    ] {
+        println!("cargo:rustc-link-arg-bin=cudnn-trace={arg}");
     }
 }
 
-/// Whether this build is linked by rustc's own lld (see the module docs).
-fn lld_is_the_linker() -> bool {
+/// The directory of rustc's `ld.lld` wrapper (`gcc-ld`), where this build
+/// may use it (see the module docs).
+fn rust_lld() -> Option<PathBuf> {
     let var = |k: &str| env::var(k).unwrap_or_default();
-    if var("PROFILE") != "release" || var("TARGET") != "x86_64-unknown-linux-gnu" {
-        return false;
+    let target = var("TARGET");
+    if var("PROFILE") != "release" || target != "x86_64-unknown-linux-gnu" || var("HOST") != target
+    {
+        return None;
     }
     // A linker set in the configuration, or flags that choose one.
-    if env::var_os("RUSTC_LINKER").is_some() {
-        return false;
-    }
     let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    if ["linker", "fuse-ld", "link-self-contained"]
-        .iter()
-        .any(|k| flags.contains(k))
+    if env::var_os("RUSTC_LINKER").is_some()
+        || ["linker", "fuse-ld", "link-self-contained"]
+            .iter()
+            .any(|k| flags.contains(k))
     {
-        return false;
+        return None;
     }
-    rustc_minor().is_some_and(|minor| minor >= 90)
-}
-
-/// The minor version of the rustc that builds this (1.MINOR.PATCH).
-fn rustc_minor() -> Option<u32> {
     let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out = Command::new(rustc).arg("-vV").output().ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let release = text.lines().find_map(|l| l.strip_prefix("release: "))?;
-    let mut parts = release.split('.');
-    (parts.next()? == "1").then_some(())?;
-    parts.next()?.parse().ok()
+    let out = Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
+    let sysroot = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    let dir = sysroot.join("lib/rustlib").join(&target).join("bin/gcc-ld");
+    dir.join("ld.lld").is_file().then_some(dir)
 }
 
 /// A list the linker can be given: it exists, and its path has no comma
