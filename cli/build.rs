@@ -2,10 +2,11 @@
 //!
 //! Every traced run starts the launcher, and the launcher pays for its code
 //! page by page: the kernel maps a file's pages 64 KiB at a time around each
-//! page fault. The ~700 functions of an ordinary run lay in 59 such windows
+//! page fault. The ~780 functions of an ordinary run lay in 59 such windows
 //! of the 5.4 MB text; in the order of `link/hot-functions.txt` (made by
 //! `scripts/hot-functions.sh` from callgrind runs) they take 21, which
-//! saves 0.05 to 0.09 ms of every run of `/bin/true` (docs/benchmarks.md).
+//! saves 0.04 to 0.09 ms of every traced `/bin/true` on the 2-core VM and
+//! 0.10 to 0.12 ms on an H200 host (docs/benchmarks.md, session 16).
 //!
 //! The list goes to the linker as lld's `--symbol-ordering-file`, with
 //! rustc's own lld asked for by name (`-fuse-ld=lld` and its `gcc-ld`
