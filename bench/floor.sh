@@ -49,5 +49,5 @@ cc_ -shared -fPIC -nostdlib -o "$build/floor-callbacks-nolibc.so" "$src"
 if [ "$do_build" = 1 ]; then
     "$BASH" "$root/scripts/release-build.sh" >&2
 fi
-exec python3 "$root/bench/tools/floor.py" --build "$build" --cli "$root/target/release-static/release/cudnn-trace" \
+exec python3 "$root/bench/tools/floor.py" --build "$build" --cli "$root/target/release-static/dist/cudnn-trace" \
     --out "$out"

@@ -141,7 +141,7 @@ runnable_sections() {
 
 # The binary users get (the wheel's, the tarball's): statically linked, the
 # shim and the probe helper embedded.
-cli=$root/target/release-static/release/cudnn-trace
+cli=$root/target/release-static/dist/cudnn-trace
 build_cli() {
     say "building the release CLI (scripts/release-build.sh: static, it embeds the shim)"
     "$BASH" "$root/scripts/release-build.sh" >&2

@@ -5,7 +5,7 @@
 //! page fault. The ~780 functions of an ordinary run lay in 59 such windows
 //! of the 5.4 MB text; in the order of `link/hot-functions.txt` (made by
 //! `scripts/hot-functions.sh` from callgrind runs) they take 21, which
-//! saves 0.04 to 0.09 ms of every traced `/bin/true` on the 2-core VM and
+//! saves 0.01 to 0.09 ms of every traced `/bin/true` on the 2-core VM and
 //! 0.10 to 0.12 ms on an H200 host (docs/benchmarks.md, session 16).
 //!
 //! The list goes to the linker as lld's `--symbol-ordering-file`, with

@@ -7,8 +7,8 @@
 # the binary's text. Each traced run pays for the launcher's code page by
 # page: the kernel maps a file's pages 64 KiB at a time around each fault, and
 # the ~700 functions of a run were spread over 59 such windows of the 5.4 MB
-# text, 21 once ordered (docs/benchmarks.md, session 16: -0.05 to -0.09 ms a
-# run of /bin/true, with or without the summary).
+# text, 21 once ordered (docs/benchmarks.md, session 16: 0.01 to 0.09 ms less
+# a traced /bin/true, 0.05 to 0.09 with the summary).
 #
 # The list comes from callgrind (--demangle=no, so the names are the
 # binary's own symbols) on, in this order: `-q /bin/true` (stderr a file),

@@ -35,9 +35,13 @@ cd "$repo"
 out=${1:-$repo/target/release-static/dist}
 
 export CARGO_TARGET_DIR=$repo/target/release-static
-cargo rustc --release --locked -p cudnn-trace --bin cudnn-trace -- \
+# `--target` named, as maturin names it for the wheel: cargo's build metadata,
+# and with it the hash in every Rust symbol's name, then match the wheel's, so
+# that one hot-function list (cli/build.rs) fits both binaries.
+host=$(rustc -vV | sed -n 's/^host: //p')
+cargo rustc --release --locked -p cudnn-trace --bin cudnn-trace --target "$host" -- \
     -C target-feature=+crt-static -C relocation-model=static
-cli=$CARGO_TARGET_DIR/release/cudnn-trace
+cli=$CARGO_TARGET_DIR/$host/release/cudnn-trace
 if readelf -lW "$cli" | grep -q 'INTERP' || readelf -dW "$cli" | grep -q '(NEEDED)'; then
   echo "release-build: $cli is not statically linked:" >&2
   readelf -dW "$cli" | grep '(NEEDED)' >&2 || true
