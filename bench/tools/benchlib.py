@@ -211,6 +211,19 @@ def split_commands(argv: list[str]) -> list[list[str]]:
     return chunks
 
 
+def split_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """`[VAR=VALUE...] CMD ARGS` as (the assignments, CMD ARGS): the leading
+    words that look like shell assignments are the command's environment, so
+    that no `env(1)` exec counts as the command's own cost."""
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(words) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[i], re.S):
+        var, _, value = words[i].partition("=")
+        env[var] = value
+        i += 1
+    return env, words[i:]
+
+
 def interleave(cmds: list[Cmd], runs: int, warmup: int = 1, timeout: float | None = None,
                log=None) -> dict[str, list[Sample]]:
     """`warmup` + `runs` rounds; round r runs the commands starting at index

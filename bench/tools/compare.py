@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -48,11 +47,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[bl.Cmd]]:
 
 def command(name: str, words: list[str], keep_tmp: bool) -> bl.Cmd:
     """NAME [VAR=VALUE...] CMD ARGS: the leading assignments are CMD's environment."""
-    env: dict[str, str] = {}
-    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0], re.S):
-        var, _, value = words.pop(0).partition("=")
-        env[var] = value
-    return bl.Cmd(name, words, env, stdout="null", keep_tmp=keep_tmp)
+    env, argv = bl.split_env(words)
+    return bl.Cmd(name, argv, env, stdout="null", keep_tmp=keep_tmp)
 
 
 def main() -> None:

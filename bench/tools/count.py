@@ -2,14 +2,15 @@
 """Counts what whole commands execute, through the kernel's performance
 counters (perf_event_open(2), no perf binary needed), in interleaved rounds:
 
-  count.py [--runs N] [--event instructions|task-clock] [--json FILE] :: NAME CMD [ARGS...] :: ...
+  count.py [--runs N] [--event instructions|task-clock] [--json FILE] :: NAME [VAR=VALUE...] CMD [ARGS...] :: ...
 
 The counter follows the command and every process and thread it starts
 (`inherit`), counts user space only (`exclude_kernel`, which an unprivileged
 user may ask for at perf_event_paranoid 2), and starts at the command's exec
 (`enable_on_exec`). `instructions` is the hardware counter; `task-clock`
 (CPU nanoseconds, software) works where the hardware one is not exposed.
-`{tmp}` in a command becomes a fresh directory per run. Prints median, min
+`{tmp}` in a command becomes a fresh directory per run. Words of the form
+VAR=VALUE before CMD go into its environment, as in compare.py. Prints median, min
 and max per command and the ratio of medians to the first.
 
 Where wall or CPU time varies by more than the difference sought (a GPU
@@ -64,10 +65,16 @@ def open_counter(event: str, pid: int) -> int:
     return fd
 
 
-def count_once(event: str, argv: list[str]) -> int:
-    """Runs argv (stdout and stderr to /dev/null) and returns its count."""
-    tmp = tempfile.mkdtemp(prefix="cdt-count-") if any("{tmp}" in a for a in argv) else None
-    argv = [a.replace("{tmp}", tmp) if tmp else a for a in argv]
+def count_once(event: str, words: list[str]) -> int:
+    """Runs `[VAR=VALUE...] CMD ARGS` (stdout and stderr to /dev/null; the
+    assignments added to the environment, as compare.py does) and returns
+    its count."""
+    env, argv = bl.split_env(words)
+    has_tmp = any("{tmp}" in a for a in argv) or any("{tmp}" in v for v in env.values())
+    tmp = tempfile.mkdtemp(prefix="cdt-count-") if has_tmp else None
+    sub = lambda a: a.replace("{tmp}", tmp) if tmp else a  # noqa: E731
+    argv = [sub(a) for a in argv]
+    env = bl.clean_env({k: sub(v) for k, v in env.items()})
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child waits until its counter exists, then execs
@@ -77,7 +84,7 @@ def count_once(event: str, argv: list[str]) -> int:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            os.execvp(argv[0], argv)
+            os.execvpe(argv[0], argv, env)
         finally:
             os._exit(127)
     os.close(r)
