@@ -159,17 +159,23 @@ def sec_gpu(results: Path, gpu: dict) -> str:
         rows = []
         for script, t in sorted(gpu.items()):
             base_w, base_c = t["wall_s"]["bare"]["median"], t["cpu_s"]["bare"]["median"]
+            paired = t.get("paired_wall_diff_s", {})
             for side in ("bare", "shim", "traced"):
                 w, c = t["wall_s"][side], t["cpu_s"][side]
-                rows.append([f"`{script}.py`" if side == "bare" else "", side,
+                d = paired.get(side)
+                rows.append([f"`{script}.py`" if side == "bare" else "",
+                             str(t["runs"]) if side == "bare" else "", side,
                              f"{w['median']:.3f} ({w['min']:.3f}–{w['max']:.3f})",
                              f"{w['median'] / base_w:.3f}",
+                             f"{d['median']:+.3f} ({d['min']:+.3f}–{d['max']:+.3f})" if d and side != "bare" else "",
                              f"{c['median']:.3f} ({c['min']:.3f}–{c['max']:.3f})",
                              f"{c['median'] / base_c:.3f}"])
-        s.append("\nLatest results in this folder (`gpu/`), "
-                 f"{next(iter(gpu.values()))['runs']} interleaved rounds plus one warm-up:\n\n")
-        s.append(table(["script", "side", "wall s, median (min–max)", "÷ bare",
-                        "CPU s (user + sys), median (min–max)", "÷ bare"], rows))
+        s.append("\nLatest results in this folder (`gpu/`), n interleaved rounds plus one "
+                 "warm-up each; \"paired\" is the median (min–max) of the round-by-round "
+                 "differences to bare:\n\n")
+        s.append(table(["script", "n", "side", "wall s, median (min–max)", "÷ bare",
+                        "paired wall +s", "CPU s (user + sys), median (min–max)", "÷ bare"],
+                       rows))
     notes = results / "gpu.md"
     if notes.exists():
         s.append("\n" + notes.read_text())
