@@ -156,6 +156,20 @@ impl ExecPlan {
     }
 }
 
+/// The stack of a child that shares its parent's memory until it executes
+/// the program: it runs only the steps before the exec on it.
+pub const CHILD_STACK: usize = 128 * 1024;
+
+/// Whether this glibc's `clone` leaves the caller's thread alone with
+/// CLONE_VM: 2.24 and later. Before, it writes -1 into the calling thread's
+/// cached pid and tid (glibc bug 19957), which would break `raise` in the
+/// parent: there children are forked.
+pub fn clone_shares_memory_safely() -> bool {
+    // SAFETY: glibc's version string, static and NUL-terminated.
+    let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+    cudnn_trace_format::glibc_at_least(v.to_bytes(), (2, 24))
+}
+
 /// A pipe, both ends close-on-exec: (read end, write end).
 pub fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];

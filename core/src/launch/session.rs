@@ -55,7 +55,9 @@
 //! (H ends with P, handing the pty's foreground to itself first, so that
 //! its exit sends SIGHUP to no one).
 
-use super::exec::{pipe_cloexec, reap, set_disposition, ExecPlan};
+use super::exec::{
+    clone_shares_memory_safely, pipe_cloexec, reap, set_disposition, ExecPlan, CHILD_STACK,
+};
 use super::inherited::{self, inherited_mask};
 use super::terminal::{ProgramTty, RealTerminal, RelayControl};
 use std::io;
@@ -162,6 +164,7 @@ impl Leader {
             saved: tty.saved,
             keep_ignored,
             mask: inherited_mask(),
+            share_memory: clone_shares_memory_safely(),
             plan,
         };
         // SAFETY: the child runs only async-signal-safe code on memory
@@ -278,6 +281,8 @@ struct LeaderArgs<'a> {
     /// The signal mask the launcher inherited (None: not known, then no
     /// signal is blocked).
     mask: Option<libc::sigset_t>,
+    /// P may be started on H's memory ([`start_program`]).
+    share_memory: bool,
     plan: &'a ExecPlan,
 }
 
@@ -337,10 +342,7 @@ unsafe fn leader_main(a: &LeaderArgs<'_>) -> ! {
         libc::_exit(1);
     }
     let me = libc::getpid();
-    let pid = libc::fork();
-    if pid == 0 {
-        program_main(a, me);
-    }
+    let pid = start_program(a, me);
     if pid < 0 {
         tell(a.report, FAILED, errno());
         libc::_exit(1);
@@ -356,7 +358,68 @@ unsafe fn leader_main(a: &LeaderArgs<'_>) -> ! {
     leader_loop(a, pid, sfd)
 }
 
-/// P between fork and exec.
+/// Starts P; its pid, or -1 with errno set. As the launcher starts a
+/// program without a terminal ([`super::spawn`]): a child on H's memory and
+/// a stack of its own, H waiting until it has executed the program or
+/// failed to (CLONE_VFORK), where glibc allows; a fork otherwise. H is a
+/// copy of the whole launcher, and a fork of it would copy its page tables
+/// for a child that only executes.
+unsafe fn start_program(a: &LeaderArgs<'_>, leader: i32) -> i32 {
+    if !a.share_memory {
+        let pid = libc::fork();
+        if pid == 0 {
+            program_main(a, leader);
+        }
+        return pid;
+    }
+    let stack = libc::mmap(
+        std::ptr::null_mut(),
+        CHILD_STACK,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+        -1,
+        0,
+    );
+    if stack == libc::MAP_FAILED {
+        return -1;
+    }
+    // No handler of H's may run in P, on H's memory: signals wait, blocked,
+    // until P has reset the dispositions (it sets the program's mask last).
+    let mut all: libc::sigset_t = std::mem::zeroed();
+    libc::sigfillset(&mut all);
+    let mut old: libc::sigset_t = std::mem::zeroed();
+    libc::sigprocmask(libc::SIG_SETMASK, &all, &mut old);
+    let start = ProgramStart { a, leader };
+    let pid = libc::clone(
+        program_entry,
+        stack.cast::<u8>().add(CHILD_STACK).cast(),
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        (&start as *const ProgramStart<'_>).cast_mut().cast(),
+    );
+    let e = errno();
+    libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    // P has executed the program or ended: it left the stack.
+    libc::munmap(stack, CHILD_STACK);
+    *libc::__errno_location() = e;
+    pid
+}
+
+/// What [`program_entry`] is given.
+struct ProgramStart<'a> {
+    a: &'a LeaderArgs<'a>,
+    leader: i32,
+}
+
+extern "C" fn program_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the ProgramStart that H, waiting, holds.
+    unsafe {
+        let s = &*(arg as *const ProgramStart<'_>);
+        program_main(s.a, s.leader)
+    }
+}
+
+/// P between its start and the exec: async-signal-safe calls only, and on
+/// H's memory nothing written but errno.
 unsafe fn program_main(a: &LeaderArgs<'_>, leader: i32) -> ! {
     libc::setpgid(0, 0);
     if a.foreground {

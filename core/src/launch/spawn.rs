@@ -6,7 +6,9 @@
 
 use super::capture::ChildStdio;
 use super::env::ProgramEnv;
-use super::exec::{pipe_cloexec, reap, set_disposition, ExecPlan};
+use super::exec::{
+    clone_shares_memory_safely, pipe_cloexec, reap, set_disposition, ExecPlan, CHILD_STACK,
+};
 use super::inherited::{self, inherited_mask};
 use super::session::Leader;
 use super::Options;
@@ -94,18 +96,14 @@ struct ChildSetup<'a> {
     err_pipe: RawFd,
 }
 
-/// The child's stack: it runs only [`child_main`] on it.
-const CHILD_STACK: usize = 128 * 1024;
-
 /// The program as a child of the launcher; its pid. Started as
 /// `posix_spawn` starts one where glibc allows: a child that shares the
 /// launcher's memory (CLONE_VM), on a stack of its own, while the launcher
 /// waits until it has executed the program or failed to (CLONE_VFORK). A
 /// fork copies the launcher's page tables and makes each page the launcher
 /// writes next fault once more, copy on write (docs/benchmarks.md, session
-/// 8). Before glibc 2.24, `clone` with CLONE_VM writes -1 into the calling
-/// thread's cached pid and tid (glibc bug 19957), which would break
-/// `raise` in the launcher: there the child is forked.
+/// 8). Where glibc's `clone` cannot share memory safely
+/// ([`clone_shares_memory_safely`]) the child is forked.
 fn spawn_child(
     opts: &Options,
     file: &Path,
@@ -165,14 +163,6 @@ fn start(plan: &ExecPlan, stdio: &ChildStdio, how: How) -> io::Result<i32> {
             }
         }
     }
-}
-
-/// Whether this glibc's `clone` leaves the caller's thread alone with
-/// CLONE_VM: 2.24 and later.
-fn clone_shares_memory_safely() -> bool {
-    // SAFETY: glibc's version string, static and NUL-terminated.
-    let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-    cudnn_trace_format::glibc_at_least(v.to_bytes(), (2, 24))
 }
 
 /// Clones the child on a stack of its own; its pid, once it has executed
