@@ -22,6 +22,7 @@ import signal
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,9 @@ class Cmd:
     stdout: str = "capture"  # "capture" (parse key=value lines) or "null"
     rss: bool = False  # measure peak RSS through RUNRSS (see bench/c/runrss.c)
     keep_tmp: bool = False
+    # stdin, stdout and stderr on a terminal of its own, the controlling
+    # terminal of its session, as in a user's shell (run_in_terminal)
+    terminal: bool = False
 
 
 # bench/c/runrss, set by the suite. A process started from Python carries
@@ -101,6 +105,8 @@ def run_once(cmd: Cmd, timeout: float | None = None, kept: list[str] | None = No
     from wait4 (the command and every descendant it waited for). With
     `cmd.keep_tmp` and a `kept` list, its `{tmp}` goes into `kept` to be
     removed later, not now."""
+    if cmd.terminal:
+        return run_in_terminal(cmd, kept)
     tmp = tempfile.mkdtemp(prefix="cdt-bench-") if _wants_tmp(cmd) else None
     sub = lambda s: s.replace("{tmp}", tmp) if tmp else s  # noqa: E731
     argv = [sub(a) for a in cmd.argv]
@@ -138,6 +144,51 @@ def run_once(cmd: Cmd, timeout: float | None = None, kept: list[str] | None = No
         if rss_file:
             rss_file.close()
     return Sample(wall, ru.ru_utime, ru.ru_stime, maxrss, rc, values, timed_out, tail)
+
+
+def run_in_terminal(cmd: Cmd, kept: list[str] | None = None) -> Sample:
+    """Runs `cmd` once as a user's shell runs it in a terminal: in a session
+    of its own whose controlling terminal is a new pty (setsid, then the
+    slave opened as fds 0, 1 and 2 by the session leader), in the pty's
+    foreground, its output read from the master and dropped. cudnn-trace
+    then takes its terminal path (a pty of its own, a session leader, the
+    relay), which a regular file or /dev/null does not show. posix_spawn,
+    as for any command, so that the harness's own start costs both sides
+    alike; no timeout, no RSS."""
+    tmp = tempfile.mkdtemp(prefix="cdt-bench-") if _wants_tmp(cmd) else None
+    sub = lambda s: s.replace("{tmp}", tmp) if tmp else s  # noqa: E731
+    argv = [sub(a) for a in cmd.argv]
+    env = clean_env({k: sub(v) for k, v in cmd.env.items()})
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+    drained = threading.Thread(target=_drain, args=(master,), daemon=True)
+    drained.start()
+    try:
+        actions = [(os.POSIX_SPAWN_OPEN, fd, path, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        t0 = time.perf_counter()
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsid=True)
+        _, status, ru = os.wait4(pid, 0)
+        wall = time.perf_counter() - t0
+        drained.join(timeout=5)
+    finally:
+        os.close(master)
+        if tmp and cmd.keep_tmp and kept is not None:
+            kept.append(tmp)
+        elif tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return Sample(wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status),
+                  {}, False, "")
+
+
+def _drain(master: int) -> None:
+    """Reads a pty's master until no slave is left open (EIO)."""
+    while True:
+        try:
+            if not os.read(master, 65536):
+                return
+        except OSError:
+            return
 
 
 def _wants_tmp(cmd: Cmd) -> bool:

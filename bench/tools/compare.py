@@ -2,7 +2,7 @@
 """Interleaved comparison of whole commands, wall time and CPU time, for use
 outside the suite (bench/gpu.sh):
 
-  compare.py [--runs N] [--warmup N] [--json FILE] [--progress] :: NAME [VAR=VALUE...] CMD [ARGS...] :: NAME ...
+  compare.py [--runs N] [--warmup N] [--json FILE] [--progress] [--terminal] :: NAME [VAR=VALUE...] CMD [ARGS...] :: NAME ...
 
 Each round runs every command once, starting one further along each round.
 `{tmp}` in a command becomes a fresh directory per run (a trace directory).
@@ -35,20 +35,23 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[bl.Cmd]]:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--progress", action="store_true", help="a line per round on stderr")
+    ap.add_argument("--terminal", action="store_true",
+                    help="each run on a new pty, the controlling terminal of its own session, as in a "
+                         "user's shell (benchlib.run_in_terminal), not on /dev/null and a file")
     ap.add_argument("--keep-tmp", action="store_true",
                     help="remove the {tmp} directories after the last round, not after each run "
                          "(benchlib.Cmd.keep_tmp says why)")
     opts = ap.parse_args(chunks[0])
-    cmds = [command(c[0], c[1:], opts.keep_tmp) for c in chunks[1:] if c]
+    cmds = [command(c[0], c[1:], opts.keep_tmp, opts.terminal) for c in chunks[1:] if c]
     if len(cmds) < 2 or any(len(c.argv) == 0 for c in cmds):
         ap.error("give at least two ':: NAME CMD' commands")
     return opts, cmds
 
 
-def command(name: str, words: list[str], keep_tmp: bool) -> bl.Cmd:
+def command(name: str, words: list[str], keep_tmp: bool, terminal: bool) -> bl.Cmd:
     """NAME [VAR=VALUE...] CMD ARGS: the leading assignments are CMD's environment."""
     env, argv = bl.split_env(words)
-    return bl.Cmd(name, argv, env, stdout="null", keep_tmp=keep_tmp)
+    return bl.Cmd(name, argv, env, stdout="null", keep_tmp=keep_tmp, terminal=terminal)
 
 
 def main() -> None:

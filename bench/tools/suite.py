@@ -424,6 +424,12 @@ def section_startup(ctx: Ctx) -> dict:
         if ctx.baseline_cli is not None:
             cmds.append(bl.Cmd(f"{name}_baseline",
                                [str(ctx.baseline_cli), *launcher[1:], *argv], keep_tmp=True))
+    # /bin/true as from a user's shell in a terminal, where the launcher
+    # runs the program on a pty of its own under a session leader
+    # (core/src/launch/session.rs): the other rows give it /dev/null and a
+    # file, as hyperfine and scripts do.
+    cmds += [bl.Cmd("true_bare_tty", progs["true"], terminal=True),
+             bl.Cmd("true_launcher_tty", launcher + progs["true"], keep_tmp=True, terminal=True)]
     s = bl.interleave(cmds, ctx.p["start_runs"], log=log)
     res: dict = {"python": ctx.python, "wall_ms": {}}
     if ctx.baseline_cli is not None:
@@ -436,6 +442,8 @@ def section_startup(ctx: Ctx) -> dict:
             m = res["wall_ms"][f"{name}_{how}"]["median"]
             res[f"{name}_{how}_added_ms"] = m - bare
             res[f"{name}_{how}_added_pct"] = 100 * (m - bare) / bare
+    res["true_tty_added_ms"] = (res["wall_ms"]["true_launcher_tty"]["median"]
+                                - res["wall_ms"]["true_bare_tty"]["median"])
     res["true_counts"] = startup_counts(ctx)
     return res
 
