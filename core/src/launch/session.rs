@@ -233,8 +233,46 @@ impl Leader {
         unsafe { libc::write(self.ctl.as_raw_fd(), [cmd].as_ptr().cast(), 1) };
     }
 
-    /// What H has said since the last call (non-blocking).
+    /// What H has said since the last call (non-blocking); once H has said
+    /// that the program ended, H is reaped too ([`Leader::reap_ended`]).
     fn reports(&mut self) -> Vec<Report> {
+        let out = self.read_reports();
+        if out.iter().any(|r| matches!(r, Report::Ended(_))) {
+            self.reap_ended(LEADER_END);
+        }
+        out
+    }
+
+    /// Reaps H after its ENDED report, waiting at most `within` for its end
+    /// (the report pipe's end of file: H's exit closes the last writer, the
+    /// program having closed its copy before its exec). H ends right after
+    /// the report (`on_child`), and left a child of the launcher it would
+    /// have the end of the run look for processes that outlive the
+    /// program, which reads every `/proc/PID/stat` of the host
+    /// ([`super::outliving`]). Left to that look's reaping if H does not
+    /// end in time (stopped by a SIGSTOP, say).
+    fn reap_ended(&mut self, within: Duration) {
+        let deadline = std::time::Instant::now() + within;
+        while !self.gone {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.reports.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, left.as_millis().clamp(1, 1000) as i32) };
+            // Nothing follows ENDED; this reads to the end of file.
+            self.read_reports();
+        }
+        // Its descriptors are closed: H is in its exit, a zombie at once.
+        reap(self.pid);
+    }
+
+    fn read_reports(&mut self) -> Vec<Report> {
         let mut out = Vec::new();
         loop {
             let mut rec = [0i32; 2];
@@ -615,6 +653,10 @@ pub struct Session {
 /// wrote before it gives the terminal its modes back.
 const DRAIN: Duration = Duration::from_millis(500);
 
+/// How long the launcher waits for H to end after it reported the
+/// program's end.
+const LEADER_END: Duration = Duration::from_millis(100);
+
 impl Session {
     pub fn new(leader: Leader, term: RealTerminal, relay: RelayControl) -> Session {
         let active = term.is_raw();
@@ -778,5 +820,85 @@ fn stop_own_group(sig: i32) {
         if changed {
             libc::sigaction(sig, &old, std::ptr::null_mut());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::FromRawFd;
+    use std::path::Path;
+    use std::time::Instant;
+
+    /// A pty: (master, slave).
+    fn pty() -> (OwnedFd, OwnedFd) {
+        let (mut m, mut s) = (-1, -1);
+        // SAFETY: valid out pointers; no name, modes or size asked for.
+        let r = unsafe {
+            libc::openpty(
+                &mut m,
+                &mut s,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(r, 0, "openpty: {}", io::Error::last_os_error());
+        // SAFETY: two new descriptors that we now own.
+        unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
+    }
+
+    /// Once H has said that the program ended, the launcher has reaped H
+    /// too (H ends right after saying it): with H left a child, the look
+    /// for processes that outlive the program read every `/proc/PID/stat`
+    /// of the host at the end of every run in a terminal.
+    #[test]
+    fn the_leader_is_reaped_once_it_reports_the_end() {
+        let (_master, slave) = pty();
+        // SAFETY: a zeroed termios is a valid out-parameter.
+        let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: a descriptor we own, a valid out pointer.
+        assert_eq!(unsafe { libc::tcgetattr(slave.as_raw_fd(), &mut saved) }, 0);
+        let tty = ProgramTty {
+            slave,
+            foreground: false,
+            raw: false,
+            saved,
+        };
+        let opts = super::super::Options {
+            program: "/bin/true".into(),
+            ..Default::default()
+        };
+        let plan = ExecPlan::new(&opts, Path::new("/bin/true"), None).unwrap();
+        let mut leader = Leader::start(&plan, &tty).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            assert!(Instant::now() < deadline, "no report of the end from H");
+            let mut pfd = libc::pollfd {
+                fd: leader.reports.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, 100) };
+            if let Some(st) = leader.reports().into_iter().find_map(|r| match r {
+                Report::Ended(st) => Some(st),
+                Report::Stopped(_) => None,
+            }) {
+                break st;
+            }
+        };
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "{status:#x}"
+        );
+        let mut st = 0;
+        // SAFETY: valid out pointer.
+        let r = unsafe { libc::waitpid(leader.pid(), &mut st, libc::WNOHANG) };
+        let e = io::Error::last_os_error().raw_os_error();
+        assert!(
+            r == -1 && e == Some(libc::ECHILD),
+            "H is still the launcher's child (waitpid gave {r}, status {st:#x})"
+        );
     }
 }
