@@ -158,7 +158,44 @@ impl ExecPlan {
 
 /// The stack of a child that shares its parent's memory until it executes
 /// the program: it runs only the steps before the exec on it.
-pub const CHILD_STACK: usize = 128 * 1024;
+const CHILD_STACK: usize = 128 * 1024;
+
+/// Starts `entry(arg)` as a child that shares the caller's memory
+/// (CLONE_VM), on a stack of its own, the caller waiting until the child
+/// has executed a program or ended (CLONE_VFORK), as `posix_spawn` does;
+/// the child's pid, or -1 with errno set.
+///
+/// # Safety
+/// `entry` runs only async-signal-safe code, writes none of the caller's
+/// memory but what `arg` allows, and no handler of the caller's may run in
+/// it (signals blocked); `arg` lives until this returns.
+pub unsafe fn clone_vfork(
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    arg: *mut libc::c_void,
+) -> i32 {
+    let stack = libc::mmap(
+        std::ptr::null_mut(),
+        CHILD_STACK,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+        -1,
+        0,
+    );
+    if stack == libc::MAP_FAILED {
+        return -1;
+    }
+    let pid = libc::clone(
+        entry,
+        stack.cast::<u8>().add(CHILD_STACK).cast(),
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        arg,
+    );
+    let e = *libc::__errno_location();
+    // The child has executed the program or ended: it left the stack.
+    libc::munmap(stack, CHILD_STACK);
+    *libc::__errno_location() = e;
+    pid
+}
 
 /// Whether this glibc's `clone` leaves the caller's thread alone with
 /// CLONE_VM: 2.24 and later. Before, it writes -1 into the calling thread's

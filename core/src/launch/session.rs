@@ -56,7 +56,7 @@
 //! its exit sends SIGHUP to no one).
 
 use super::exec::{
-    clone_shares_memory_safely, pipe_cloexec, reap, set_disposition, ExecPlan, CHILD_STACK,
+    clone_shares_memory_safely, clone_vfork, pipe_cloexec, reap, set_disposition, ExecPlan,
 };
 use super::inherited::{self, inherited_mask};
 use super::terminal::{ProgramTty, RealTerminal, RelayControl};
@@ -410,17 +410,6 @@ unsafe fn start_program(a: &LeaderArgs<'_>, leader: i32) -> i32 {
         }
         return pid;
     }
-    let stack = libc::mmap(
-        std::ptr::null_mut(),
-        CHILD_STACK,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-        -1,
-        0,
-    );
-    if stack == libc::MAP_FAILED {
-        return -1;
-    }
     // No handler of H's may run in P, on H's memory: signals wait, blocked,
     // until P has reset the dispositions (it sets the program's mask last).
     let mut all: libc::sigset_t = std::mem::zeroed();
@@ -428,16 +417,12 @@ unsafe fn start_program(a: &LeaderArgs<'_>, leader: i32) -> i32 {
     let mut old: libc::sigset_t = std::mem::zeroed();
     libc::sigprocmask(libc::SIG_SETMASK, &all, &mut old);
     let start = ProgramStart { a, leader };
-    let pid = libc::clone(
+    let pid = clone_vfork(
         program_entry,
-        stack.cast::<u8>().add(CHILD_STACK).cast(),
-        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
         (&start as *const ProgramStart<'_>).cast_mut().cast(),
     );
     let e = errno();
     libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-    // P has executed the program or ended: it left the stack.
-    libc::munmap(stack, CHILD_STACK);
     *libc::__errno_location() = e;
     pid
 }

@@ -7,7 +7,7 @@
 use super::capture::ChildStdio;
 use super::env::ProgramEnv;
 use super::exec::{
-    clone_shares_memory_safely, pipe_cloexec, reap, set_disposition, ExecPlan, CHILD_STACK,
+    clone_shares_memory_safely, clone_vfork, pipe_cloexec, reap, set_disposition, ExecPlan,
 };
 use super::inherited::{self, inherited_mask};
 use super::session::Leader;
@@ -171,30 +171,13 @@ fn start(plan: &ExecPlan, stdio: &ChildStdio, how: How) -> io::Result<i32> {
 /// # Safety
 /// All signals blocked; `setup` lives until this returns.
 unsafe fn clone_child(setup: &ChildSetup<'_>) -> io::Result<i32> {
-    let stack = libc::mmap(
-        std::ptr::null_mut(),
-        CHILD_STACK,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-        -1,
-        0,
-    );
-    if stack == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    let pid = libc::clone(
+    match clone_vfork(
         child_main,
-        stack.cast::<u8>().add(CHILD_STACK).cast(),
-        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
         (setup as *const ChildSetup<'_>).cast_mut().cast(),
-    );
-    let err = io::Error::last_os_error();
-    // The child has executed the program or ended: it left the stack.
-    libc::munmap(stack, CHILD_STACK);
-    if pid < 0 {
-        return Err(err);
+    ) {
+        -1 => Err(io::Error::last_os_error()),
+        pid => Ok(pid),
     }
-    Ok(pid)
 }
 
 /// Forks the child; its pid, once it has executed the program or failed to
