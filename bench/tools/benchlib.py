@@ -107,10 +107,7 @@ def run_once(cmd: Cmd, timeout: float | None = None, kept: list[str] | None = No
     removed later, not now."""
     if cmd.terminal:
         return run_in_terminal(cmd, kept)
-    tmp = tempfile.mkdtemp(prefix="cdt-bench-") if _wants_tmp(cmd) else None
-    sub = lambda s: s.replace("{tmp}", tmp) if tmp else s  # noqa: E731
-    argv = [sub(a) for a in cmd.argv]
-    env = clean_env({k: sub(v) for k, v in cmd.env.items()})
+    tmp, argv, env = with_tmp(cmd.argv, cmd.env)
     rss_file = None
     if cmd.rss:
         if not RUNRSS:
@@ -137,10 +134,7 @@ def run_once(cmd: Cmd, timeout: float | None = None, kept: list[str] | None = No
         elif rss_file:
             maxrss = int(_read_values(rss_file)["maxrss_kb"])
     finally:
-        if tmp and cmd.keep_tmp and kept is not None:
-            kept.append(tmp)
-        elif tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        drop_tmp(tmp, cmd.keep_tmp, kept)
         if rss_file:
             rss_file.close()
     return Sample(wall, ru.ru_utime, ru.ru_stime, maxrss, rc, values, timed_out, tail)
@@ -152,13 +146,10 @@ def run_in_terminal(cmd: Cmd, kept: list[str] | None = None) -> Sample:
     slave opened as fds 0, 1 and 2 by the session leader), in the pty's
     foreground, its output read from the master and dropped. cudnn-trace
     then takes its terminal path (a pty of its own, a session leader, the
-    relay), which a regular file or /dev/null does not show. posix_spawn,
-    as for any command, so that the harness's own start costs both sides
-    alike; no timeout, no RSS."""
-    tmp = tempfile.mkdtemp(prefix="cdt-bench-") if _wants_tmp(cmd) else None
-    sub = lambda s: s.replace("{tmp}", tmp) if tmp else s  # noqa: E731
-    argv = [sub(a) for a in cmd.argv]
-    env = clean_env({k: sub(v) for k, v in cmd.env.items()})
+    relay), which a regular file or /dev/null does not show. posix_spawn
+    makes the session and opens the terminal without a Python hook between
+    fork and exec; no timeout, no RSS."""
+    tmp, argv, env = with_tmp(cmd.argv, cmd.env)
     master, slave = os.openpty()
     path = os.ttyname(slave)
     os.close(slave)
@@ -173,10 +164,7 @@ def run_in_terminal(cmd: Cmd, kept: list[str] | None = None) -> Sample:
         drained.join(timeout=5)
     finally:
         os.close(master)
-        if tmp and cmd.keep_tmp and kept is not None:
-            kept.append(tmp)
-        elif tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        drop_tmp(tmp, cmd.keep_tmp, kept)
     return Sample(wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status),
                   {}, False, "")
 
@@ -191,8 +179,23 @@ def _drain(master: int) -> None:
             return
 
 
-def _wants_tmp(cmd: Cmd) -> bool:
-    return any("{tmp}" in a for a in cmd.argv) or any("{tmp}" in v for v in cmd.env.values())
+def with_tmp(argv: list[str], env: dict[str, str]) -> tuple[str | None, list[str], dict[str, str]]:
+    """A fresh directory for `{tmp}` where `argv` or `env` holds it (else
+    None), and both with it put in; the environment the command gets
+    (clean_env)."""
+    wants = any("{tmp}" in a for a in argv) or any("{tmp}" in v for v in env.values())
+    tmp = tempfile.mkdtemp(prefix="cdt-bench-") if wants else None
+    sub = lambda s: s.replace("{tmp}", tmp) if tmp else s  # noqa: E731
+    return tmp, [sub(a) for a in argv], clean_env({k: sub(v) for k, v in env.items()})
+
+
+def drop_tmp(tmp: str | None, keep: bool = False, kept: list[str] | None = None) -> None:
+    """Removes a run's `{tmp}` now, or with `keep` and a `kept` list puts it
+    there to be removed after the last round (Cmd.keep_tmp says why)."""
+    if tmp and keep and kept is not None:
+        kept.append(tmp)
+    elif tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _wait(p: subprocess.Popen, timeout: float | None):

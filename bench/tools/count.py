@@ -25,11 +25,9 @@ import argparse
 import ctypes
 import json
 import os
-import shutil
 import statistics
 import struct
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,12 +67,8 @@ def count_once(event: str, words: list[str]) -> int:
     """Runs `[VAR=VALUE...] CMD ARGS` (stdout and stderr to /dev/null; the
     assignments added to the environment, as compare.py does) and returns
     its count."""
-    env, argv = bl.split_env(words)
-    has_tmp = any("{tmp}" in a for a in argv) or any("{tmp}" in v for v in env.values())
-    tmp = tempfile.mkdtemp(prefix="cdt-count-") if has_tmp else None
-    sub = lambda a: a.replace("{tmp}", tmp) if tmp else a  # noqa: E731
-    argv = [sub(a) for a in argv]
-    env = bl.clean_env({k: sub(v) for k, v in env.items()})
+    assigned, words = bl.split_env(words)
+    tmp, argv, env = bl.with_tmp(words, assigned)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child waits until its counter exists, then execs
@@ -99,8 +93,7 @@ def count_once(event: str, words: list[str]) -> int:
     _, status = os.waitpid(pid, 0)
     value = struct.unpack("<Q", os.read(fd, 8))[0]
     os.close(fd)
-    if tmp:
-        shutil.rmtree(tmp, ignore_errors=True)
+    bl.drop_tmp(tmp)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {os.waitstatus_to_exitcode(status)}")
     return value
