@@ -13,10 +13,13 @@
 #     of a CUDA-named one (dlloop, growth from 100 to 600 cycles);
 #   - instructions per re-open of an already-loaded library among 1,000
 #     (dlheavy, growth from 2,000 to 6,000 re-opens);
-#   - memory of a small program (memprobe): RSS, PSS, private.
+#   - memory of a small program (memprobe): RSS, PSS, private;
+#   - the start of python3 -c pass: instructions and page faults;
+#   - whether malloc's main arena grows a brk heap (heapcheck).
+# A fifth module defines la_symbind64 alone (bench/c/heapcheck.c says why).
 # Writes DIR/floor.json (default bench/results/latest) and prints a table;
 # bench/tools/render.py shows it on docs/benchmarks.md. Needs cc, valgrind and
-# the release CLI (built unless --no-build). About 5 minutes on 2 cores.
+# the release CLI (built unless --no-build). About 6 minutes on 2 cores.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,7 +38,7 @@ read -ra cc_cmd <<<"${CC:-cc}"
 cc_() { "${cc_cmd[@]}" -O2 -Wall -Wextra "$@"; }
 
 mkdir -p "$build/lib" "$out"
-for p in dlloop dlheavy memprobe; do
+for p in dlloop dlheavy memprobe heapcheck; do
     cc_ -o "$build/$p" "$root/bench/c/$p.c"
 done
 for name in libcublas_bench.so libplain_bench.so libcublas_bench_XXXX.so; do
@@ -44,6 +47,7 @@ done
 src=$root/bench/c/audit_floor.c
 cc_ -shared -fPIC -DVERSION_ONLY -Wl,--no-as-needed -lc -o "$build/floor-version.so" "$src"
 cc_ -shared -fPIC -Wl,--no-as-needed -lc -o "$build/floor-callbacks.so" "$src"
+cc_ -shared -fPIC -DSYMBIND_ONLY -Wl,--no-as-needed -lc -o "$build/floor-symbind.so" "$src"
 cc_ -shared -fPIC -DVERSION_ONLY -nostdlib -o "$build/floor-version-nolibc.so" "$src"
 cc_ -shared -fPIC -nostdlib -o "$build/floor-callbacks-nolibc.so" "$src"
 if [ "$do_build" = 1 ]; then

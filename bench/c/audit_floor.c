@@ -1,6 +1,9 @@
 /* audit_floor: rtld-audit modules that do nothing, to measure what LD_AUDIT
- * itself costs in glibc (bench/floor.sh). Built three ways:
+ * itself costs in glibc (bench/floor.sh). Built four ways:
  *   -DVERSION_ONLY                    la_version alone;
+ *   -DSYMBIND_ONLY                    la_version and la_symbind64: what
+ *                                     defining la_symbind64 alone costs
+ *                                     (bench/c/heapcheck.c says why);
  *   (default)                         every callback libcdtrace.so defines,
  *                                     each returning at once;
  * and each either linked with libc (-Wl,--no-as-needed -lc: glibc then loads
@@ -16,7 +19,7 @@ unsigned int la_version(unsigned int version)
     return version;
 }
 
-#ifndef VERSION_ONLY
+#if !defined VERSION_ONLY && !defined SYMBIND_ONLY
 char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
     (void)cookie;
@@ -48,6 +51,9 @@ void la_preinit(uintptr_t *cookie)
 {
     (void)cookie;
 }
+#endif
+
+#ifndef VERSION_ONLY
 
 uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
                        unsigned int *flags, const char *symname)

@@ -628,12 +628,16 @@ def sec_floor(f: dict) -> str:
     import floor  # noqa: E402 (only when there is a floor.json)
     return ("\n## 3b. The floor: what LD_AUDIT itself costs (`bench/floor.sh`)\n\n"
             "Added to the program bare by do-nothing audit modules (`bench/c/audit_floor.c`: "
-            "`la_version` alone, or every callback the shim defines returning at once; linked "
+            "`la_version` alone, `la_version` and `la_symbind64`, or every callback the shim "
+            "defines returning at once; linked "
             "with libc, which makes glibc load a second `libc.so.6` into the audit namespace as "
             "it does for the shim, or without), and by the shim with the launcher's environment. "
             "Instructions from callgrind (growth between two loop sizes), memory from "
             "`/proc/PID/smaps_rollup` at `memprobe`'s pause (medians of "
-            f"{floor.MEM_RUNS}).\n\n" + floor.render(f) + meta_note(f))
+            f"{floor.MEM_RUNS}). For `python3 -c pass` (hash seed fixed): instructions from "
+            f"callgrind, page faults from the process's rusage (medians of {floor.FAULT_RUNS}); "
+            "*malloc's main arena*: whether `bench/c/heapcheck.c`'s first `malloc` grew a brk "
+            "heap.\n\n" + floor.render(f) + meta_note(f))
 
 
 def main() -> None:
