@@ -20,7 +20,8 @@
 #                 (default: all). The page is written from what is in --out.
 #   --out DIR     results folder (default bench/results/latest): JSON per section
 #                 plus small raw outputs under raw/
-#   --doc FILE    the page to write (default docs/benchmarks.md; '-' for none)
+#   --doc FILE    the page to write (default docs/benchmarks.md, and with it the
+#                 README's cost table; '-' for none)
 #   --label TEXT  a line under the page's title (say what state was measured)
 #   --shim PATH   inject this libcdtrace.so instead of the one the CLI embeds
 #                 (to compare two builds of the shim; the launcher rows still use
@@ -188,5 +189,11 @@ if [ -n "$to_run" ]; then
 fi
 if [ "$doc" != - ]; then
     say "writing $doc"
-    python3 "$bench/tools/render.py" --results "$out" --doc "$doc" --label "$label"
+    # The README's cost table follows the page of record, not a page elsewhere.
+    readme=()
+    if [ "$doc" = "$root/docs/benchmarks.md" ]; then
+        readme=(--readme "$root/README.md")
+    fi
+    python3 "$bench/tools/render.py" --results "$out" --doc "$doc" --label "$label" \
+        ${readme[@]+"${readme[@]}"}
 fi

@@ -12,6 +12,8 @@ import statistics
 import sys
 from pathlib import Path
 
+import cost
+
 
 def load(results: Path, name: str) -> dict | None:
     f = results / f"{name}.json"
@@ -645,6 +647,8 @@ def main() -> None:
     ap.add_argument("--results", type=Path, required=True)
     ap.add_argument("--doc", type=Path, required=True)
     ap.add_argument("--label", default="")
+    ap.add_argument("--readme", type=Path,
+                    help="also write the README's cost table from these results (cost.py)")
     a = ap.parse_args()
     r = {n: load(a.results, n) for n in ("events", "idle", "heavy", "floor", "startup", "memory",
                                           "calls", "report", "progress", "fleet")}
@@ -678,6 +682,8 @@ def main() -> None:
     parts.append(f"\nRaw outputs: [`{rel}`]({rel}) (one JSON per section, strace tables and "
                  "system-call sites under `raw/`).\n")
     a.doc.write_text("".join(parts))
+    if a.readme:
+        cost.write_readme(a.readme, table(["what", "cost"], cost.rows(r)))
 
 
 if __name__ == "__main__":
