@@ -82,6 +82,9 @@ class Sample:
     values: dict[str, float]
     timed_out: bool = False
     stderr_tail: str = ""
+    # page faults that needed no I/O (wait4's ru_minflt): what the process
+    # touched for the first time, a count the machine's load does not move
+    minflt: int = 0
 
     @property
     def cpu_s(self) -> float:
@@ -137,7 +140,8 @@ def run_once(cmd: Cmd, timeout: float | None = None, kept: list[str] | None = No
         drop_tmp(tmp, cmd.keep_tmp, kept)
         if rss_file:
             rss_file.close()
-    return Sample(wall, ru.ru_utime, ru.ru_stime, maxrss, rc, values, timed_out, tail)
+    return Sample(wall, ru.ru_utime, ru.ru_stime, maxrss, rc, values, timed_out, tail,
+                  ru.ru_minflt)
 
 
 def run_in_terminal(cmd: Cmd, kept: list[str] | None = None) -> Sample:
@@ -166,7 +170,7 @@ def run_in_terminal(cmd: Cmd, kept: list[str] | None = None) -> Sample:
         os.close(master)
         drop_tmp(tmp, cmd.keep_tmp, kept)
     return Sample(wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status),
-                  {}, False, "")
+                  {}, False, "", ru.ru_minflt)
 
 
 def _drain(master: int) -> None:

@@ -115,12 +115,22 @@ def report_row(rep: dict) -> list[str]:
     return ["`cudnn-trace report` (§7)", "; ".join(parts)]
 
 
-def gpu_row(gpu: dict) -> list[str] | None:
+def gpu_ratios(gpu: dict) -> tuple[dict, dict] | None:
+    """`bench/gpu.sh`'s PyTorch results (`gpu/torch_conv.json`) and their
+    ratios of medians to bare, by (wall_s | cpu_s, shim | traced); None
+    when the results folder has none."""
     t = gpu.get("torch_conv")
     if not t or "cpu_s" not in t:
         return None
-    r = {(k, s): t[k][s]["median"] / t[k]["bare"]["median"]
-         for k in ("wall_s", "cpu_s") for s in ("shim", "traced")}
+    return t, {(k, s): t[k][s]["median"] / t[k]["bare"]["median"]
+               for k in ("wall_s", "cpu_s") for s in ("shim", "traced")}
+
+
+def gpu_row(gpu: dict) -> list[str] | None:
+    got = gpu_ratios(gpu)
+    if not got:
+        return None
+    t, r = got
     return ["PyTorch import and one convolution on the GPU machine (§8)",
             f"the launcher {r['wall_s', 'traced']:.3f}× bare in wall time, "
             f"{r['cpu_s', 'traced']:.3f}× in CPU time; the shim alone {r['wall_s', 'shim']:.3f}× "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -48,16 +47,10 @@ def per_cycle(argv_of, env: dict, sizes: tuple[int, int]) -> float:
 
 
 def minor_faults(argv: list[str], env: dict) -> int:
-    """Page faults of one run of the program (its rusage: what it touched
-    for the first time), the median of a few runs."""
-    runs = []
-    for _ in range(FAULT_RUNS):
-        p = subprocess.Popen(argv, env=bl.clean_env(env), stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        _, _, ru = os.wait4(p.pid, 0)
-        p.returncode = 0
-        runs.append(ru.ru_minflt)
-    return int(bl.stats(runs)["median"])
+    """Page faults of the program (what it touched for the first time), the
+    median of a few runs."""
+    cmd = bl.Cmd("faults", argv, env, stdout="null")
+    return int(bl.stats([bl.run_once(cmd).minflt for _ in range(FAULT_RUNS)])["median"])
 
 
 def brk_heap(build: Path, env: dict) -> bool:
@@ -67,9 +60,9 @@ def brk_heap(build: Path, env: dict) -> bool:
     return "heap=1" in out
 
 
-def python_start(env: dict) -> dict:
+def python_start(python: str, env: dict) -> dict:
     """`python3 -c pass`: instructions (callgrind) and page faults."""
-    argv = [suite.real_python(), "-c", "pass"]
+    argv = [python, "-c", "pass"]
     env = dict(env, **PY_ENV)
     return {"py_instructions": bl.callgrind_instructions(argv, env),
             "py_faults": minor_faults(argv, env)}
@@ -95,6 +88,7 @@ def main() -> None:
     shim_env = suite.launcher_env(a.cli)
     nlibs, re1, re2 = HEAVY
     libs = heavy_libs(b, nlibs)
+    python = suite.real_python()
     res: dict = {"_meta": {"command": "bench/floor.sh", "mode": "floor", "cycles": CYCLES,
                            "heavy": HEAVY, "loadavg_before": suite.loadavg()}}
     t0 = time.time()
@@ -112,7 +106,7 @@ def main() -> None:
                 [str(b / "dlheavy"), str(libs), str(nlibs), "0"], env)
             mem = [suite.probe_memory([str(b / "memprobe")], env) for _ in range(MEM_RUNS)]
             row["memory"] = {k: bl.stats([m[k] for m in mem])["median"] for k in mem[0]}
-            row.update(python_start(env))
+            row.update(python_start(python, env))
             row["brk_heap"] = brk_heap(b, env)
             res[name] = row
     base = res["bare"]
@@ -142,8 +136,7 @@ def render(res: dict) -> str:
     rows = ["| | per dlopen+dlclose, plain | per dlopen+dlclose, CUDA-named (2 events) "
             "| per re-open among 1,000 | 1,000 opens | RSS | private |",
             "|---|---|---|---|---|---|---|"]
-    order = ORDER
-    for name in [n for n in order if n in res]:
+    for name in [n for n in ORDER if n in res]:
         d = res[name]["added"]
         rows.append(f"| {name} | {d['cycle_plain']:+,.0f} | {d['cycle_cuda']:+,.0f} "
                     f"| {d['reopen']:+,.0f} | {d['heavy_opens'] / 1e6:+,.1f} M "

@@ -154,11 +154,10 @@ def gpu_target_row(gpu: dict) -> list[str]:
     results folder holds them (`gpu/torch_conv.json`): the launcher's and the
     shim's ratios of medians, wall and CPU time."""
     name = "GPU: PyTorch import + convolution, traced/bare ≤ 1.01 (≥ 10 interleaved runs)"
-    t = gpu.get("torch_conv")
-    if not t or "cpu_s" not in t:
+    got = cost.gpu_ratios(gpu)
+    if not got:
         return [name, "`bench/gpu.sh` on the GPU machine", verdict(None)]
-    ratio = {(kind, side): t[kind][side]["median"] / t[kind]["bare"]["median"]
-             for kind in ("wall_s", "cpu_s") for side in ("shim", "traced")}
+    t, ratio = got
     what = (f"launcher {ratio['wall_s', 'traced']:.3f} wall, {ratio['cpu_s', 'traced']:.3f} CPU; "
             f"shim alone {ratio['wall_s', 'shim']:.3f} wall, {ratio['cpu_s', 'shim']:.3f} CPU "
             f"(n={t['runs']}; §8 for the spread and the bound from counts)")
